@@ -1,0 +1,247 @@
+//! Command-line flags, spelled as redis-benchmark spells them. Parsing only: no I/O, no validation beyond types.
+
+use clap::{ArgAction, Parser};
+
+/// Flags of a benchmark run. `-h` is the host (as in redis-benchmark); help is `--help` only.
+#[derive(Parser, Debug, Clone)]
+#[command(
+    name = "ringbench",
+    version,
+    about = "A thread-per-core load generator for Redis, Valkey and any RESP server; a drop-in for redis-benchmark.",
+    disable_help_flag = true,
+    disable_version_flag = true,
+    override_usage = "ringbench [OPTIONS] [COMMAND ARGS...]"
+)]
+pub struct Cli {
+    /// Server hostname
+    #[arg(short = 'h', value_name = "hostname", default_value = "127.0.0.1")]
+    pub host: String,
+    /// Server port
+    #[arg(short = 'p', value_name = "port", default_value_t = 6379)]
+    pub port: i64,
+    /// Server unix socket (overrides host and port)
+    #[arg(short = 's', value_name = "socket")]
+    pub socket: Option<String>,
+    /// Password for AUTH (REDISCLI_AUTH in the environment works too)
+    #[arg(short = 'a', value_name = "password")]
+    pub password: Option<String>,
+    /// User name for ACL-style AUTH user pass; needs -a
+    #[arg(long = "user", value_name = "username")]
+    pub user: Option<String>,
+    /// Server URI: redis://[user:pass@]host[:port][/db]
+    #[arg(short = 'u', value_name = "uri")]
+    pub uri: Option<String>,
+    /// Number of parallel connections
+    #[arg(short = 'c', value_name = "clients", default_value_t = 50)]
+    pub clients: i64,
+    /// Total number of requests per test
+    #[arg(short = 'n', value_name = "requests", default_value_t = 100_000)]
+    pub requests: i64,
+    /// Data size of SET/GET values in bytes
+    #[arg(short = 'd', value_name = "size", default_value_t = 3)]
+    pub data_size: i64,
+    /// SELECT this db number before the run
+    #[arg(long = "dbnum", value_name = "db", default_value_t = 0)]
+    pub dbnum: i64,
+    /// Start sessions in RESP3 mode (HELLO 3)
+    #[arg(short = '3', long = "resp3", action = ArgAction::SetTrue)]
+    pub resp3: bool,
+    /// Number of executors (each pinned to its own core)
+    #[arg(long = "threads", value_name = "num")]
+    pub threads: Option<i64>,
+    /// Send CLIENT TRACKING on before the run
+    #[arg(long = "enable-tracking", action = ArgAction::SetTrue)]
+    pub enable_tracking: bool,
+    /// 1 = keep alive, 0 = reconnect after each batch
+    #[arg(short = 'k', value_name = "boolean", default_value_t = 1)]
+    pub keepalive: i64,
+    /// Replace __rand_int__ with a 12-digit random number in [0, keyspacelen)
+    #[arg(short = 'r', value_name = "keyspacelen")]
+    pub keyspace: Option<i64>,
+    /// Pipeline <numreq> requests per connection
+    #[arg(short = 'P', value_name = "numreq", default_value_t = 1)]
+    pub pipeline: i64,
+    /// Quiet: one line per test
+    #[arg(short = 'q', action = ArgAction::SetTrue)]
+    pub quiet: bool,
+    /// Output in CSV format
+    #[arg(long = "csv", action = ArgAction::SetTrue)]
+    pub csv: bool,
+    /// Loop: run the tests until interrupted
+    #[arg(short = 'l', action = ArgAction::SetTrue)]
+    pub loop_forever: bool,
+    /// Only run this comma-separated list of tests
+    #[arg(short = 't', value_name = "tests")]
+    pub tests: Option<String>,
+    /// Idle mode: open the connections and wait
+    #[arg(short = 'I', action = ArgAction::SetTrue)]
+    pub idle: bool,
+    /// Read the last argument of the command from stdin
+    #[arg(short = 'x', action = ArgAction::SetTrue)]
+    pub stdin_last_arg: bool,
+    /// Random seed (default: time based)
+    #[arg(long = "seed", value_name = "n")]
+    pub seed: Option<u64>,
+    /// Latency histogram significant figures (1 to 5)
+    #[arg(long = "precision", value_name = "n", default_value_t = 3)]
+    pub precision: i64,
+    /// Print server error replies as they come (at most one per second)
+    #[arg(short = 'e', action = ArgAction::SetTrue)]
+    pub show_errors: bool,
+    /// Print help
+    #[arg(long = "help", action = ArgAction::Help)]
+    pub help: Option<bool>,
+    /// Print version
+    #[arg(long = "version", action = ArgAction::Version)]
+    pub version: Option<bool>,
+    /// A command to benchmark instead of the default suite
+    #[arg(value_name = "COMMAND ARGS", allow_negative_numbers = true)]
+    pub command: Vec<String>,
+}
+
+impl Cli {
+    /// Parses arguments as redis-benchmark reads them. `-3` is a flag even though it looks like
+    /// a negative number (which a command may take as an argument, e.g. `zadd z -1 m`).
+    pub fn parse_args<I, T>(args: I) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString>,
+    {
+        let mut options_ended = false;
+        let args = args.into_iter().map(|a| {
+            let a: std::ffi::OsString = a.into();
+            if a == "--" {
+                options_ended = true;
+            }
+            if !options_ended && a == "-3" {
+                "--resp3".into()
+            } else {
+                a
+            }
+        });
+        <Cli as Parser>::try_parse_from(args.collect::<Vec<_>>())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Cli {
+        Cli::parse_args(std::iter::once("ringbench").chain(args.iter().copied())).unwrap()
+    }
+
+    #[test]
+    fn defaults_match_redis_benchmark() {
+        let c = parse(&[]);
+        assert_eq!(c.host, "127.0.0.1");
+        assert_eq!(c.port, 6379);
+        assert_eq!(c.clients, 50);
+        assert_eq!(c.requests, 100_000);
+        assert_eq!(c.data_size, 3);
+        assert_eq!(c.pipeline, 1);
+        assert_eq!(c.keepalive, 1);
+        assert_eq!(c.dbnum, 0);
+        assert!(c.keyspace.is_none() && c.threads.is_none() && c.command.is_empty());
+    }
+
+    #[test]
+    fn dash_h_is_the_host() {
+        assert_eq!(parse(&["-h", "::1"]).host, "::1");
+    }
+
+    #[test]
+    fn each_flag_parses() {
+        let c = parse(&[
+            "-p",
+            "7000",
+            "-s",
+            "/tmp/r.sock",
+            "-a",
+            "pw",
+            "--user",
+            "u",
+            "-c",
+            "7",
+            "-n",
+            "9",
+            "-d",
+            "100",
+            "--dbnum",
+            "3",
+            "-3",
+            "--threads",
+            "2",
+            "--enable-tracking",
+            "-k",
+            "0",
+            "-r",
+            "1000",
+            "-P",
+            "16",
+            "-q",
+            "--csv",
+            "-l",
+            "-t",
+            "set,get",
+            "-I",
+            "-x",
+            "--seed",
+            "42",
+            "--precision",
+            "2",
+            "-e",
+            "-u",
+            "redis://h:1",
+        ]);
+        assert_eq!(c.port, 7000);
+        assert_eq!(c.socket.as_deref(), Some("/tmp/r.sock"));
+        assert_eq!(c.password.as_deref(), Some("pw"));
+        assert_eq!(c.user.as_deref(), Some("u"));
+        assert_eq!(
+            (c.clients, c.requests, c.data_size, c.dbnum),
+            (7, 9, 100, 3)
+        );
+        assert!(
+            c.resp3 && c.enable_tracking && c.quiet && c.csv && c.loop_forever,
+            "{c:?}"
+        );
+        assert!(c.idle && c.stdin_last_arg && c.show_errors);
+        assert_eq!(c.threads, Some(2));
+        assert_eq!(c.keepalive, 0);
+        assert_eq!(c.keyspace, Some(1000));
+        assert_eq!(c.pipeline, 16);
+        assert_eq!(c.tests.as_deref(), Some("set,get"));
+        assert_eq!(c.seed, Some(42));
+        assert_eq!(c.precision, 2);
+        assert_eq!(c.uri.as_deref(), Some("redis://h:1"));
+    }
+
+    #[test]
+    fn options_after_the_command_are_options() {
+        let c = parse(&[
+            "lpush",
+            "mylist",
+            "ele:__rand_int__",
+            "-r",
+            "100",
+            "-n",
+            "5",
+        ]);
+        assert_eq!(c.command, ["lpush", "mylist", "ele:__rand_int__"]);
+        assert_eq!((c.keyspace, c.requests), (Some(100), 5));
+    }
+
+    #[test]
+    fn double_dash_ends_options() {
+        let c = parse(&["-n", "5", "--", "set", "k", "-q"]);
+        assert_eq!(c.command, ["set", "k", "-q"]);
+        assert!(!c.quiet);
+    }
+
+    #[test]
+    fn negative_numbers_in_a_command_are_arguments() {
+        let c = parse(&["zadd", "z", "-1", "m"]);
+        assert_eq!(c.command, ["zadd", "z", "-1", "m"]);
+    }
+}

@@ -1,0 +1,427 @@
+//! Turns parsed flags into one validated, immutable `Config`; every user mistake is caught here.
+
+use crate::cli::Cli;
+use crate::workload::{self, SuiteParams, TestSpec};
+use std::io::Read;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+
+/// A usage error: one line naming the flag and the value; exit code 2.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+fn usage(msg: impl Into<String>) -> UsageError {
+    UsageError(msg.into())
+}
+
+/// Largest value size accepted by `-d` (the server's default proto-max-bulk-len).
+pub const MAX_DATA_SIZE: i64 = 512 * 1024 * 1024;
+/// Most executors `--threads` accepts.
+pub const MAX_THREADS: i64 = 1024;
+/// Most connections `-c` accepts.
+pub const MAX_CLIENTS: i64 = 1_000_000;
+
+/// Where the server is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A TCP server: the name as given, and the address it resolved to.
+    Tcp {
+        host: String,
+        port: u16,
+        addr: SocketAddr,
+    },
+    /// A unix socket.
+    Unix(PathBuf),
+}
+
+impl Target {
+    /// The address as a user would write it.
+    pub fn display(&self) -> String {
+        match self {
+            Target::Tcp { host, port, .. } if host.contains(':') => format!("[{host}]:{port}"),
+            Target::Tcp { host, port, .. } => format!("{host}:{port}"),
+            Target::Unix(p) => p.display().to_string(),
+        }
+    }
+}
+
+/// How results are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputMode {
+    /// The full per-test block.
+    Normal,
+    /// `-q`: one line per test.
+    Quiet,
+    /// `--csv`.
+    Csv,
+}
+
+/// Credentials and per-connection setup.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Setup {
+    pub user: Option<String>,
+    pub password: Option<String>,
+    pub dbnum: u32,
+    pub resp3: bool,
+    pub tracking: bool,
+}
+
+impl std::fmt::Debug for Setup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The password is never printed, not even in debug output.
+        f.debug_struct("Setup")
+            .field("user", &self.user)
+            .field("password", &self.password.as_ref().map(|_| "<hidden>"))
+            .field("dbnum", &self.dbnum)
+            .field("resp3", &self.resp3)
+            .field("tracking", &self.tracking)
+            .finish()
+    }
+}
+
+/// Everything a run needs, validated.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub target: Target,
+    pub setup: Setup,
+    pub clients: usize,
+    pub requests: u64,
+    pub data_size: usize,
+    pub keyspace: Option<u64>,
+    pub pipeline: usize,
+    /// Executors to start (1 without `--threads`).
+    pub threads: usize,
+    /// Whether `--threads` was given (the header says `multi-thread: yes`).
+    pub multi_thread: bool,
+    pub keepalive: bool,
+    pub output: OutputMode,
+    pub loop_forever: bool,
+    pub idle: bool,
+    pub seed: u64,
+    pub precision: u8,
+    pub show_errors: bool,
+    pub tests: Vec<TestSpec>,
+}
+
+fn in_range(flag: &str, v: i64, lo: i64, hi: i64) -> Result<i64, UsageError> {
+    if v < lo || v > hi {
+        Err(usage(format!(
+            "invalid value '{v}' for '{flag}': must be between {lo} and {hi}"
+        )))
+    } else {
+        Ok(v)
+    }
+}
+
+/// What a `redis://` URI says.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Uri {
+    pub tls: bool,
+    pub user: Option<String>,
+    pub password: Option<String>,
+    pub host: Option<String>,
+    pub port: Option<u16>,
+    pub db: Option<u32>,
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%'
+            && i + 2 < b.len()
+            && let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16)
+        {
+            out.push(v);
+            i += 3;
+            continue;
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Parses `redis://[[user]:pass@]host[:port][/db]` (and `rediss://`).
+pub fn parse_uri(uri: &str) -> Result<Uri, UsageError> {
+    let bad = |why: &str| usage(format!("invalid value for '-u': {why}"));
+    let (tls, rest) = if let Some(r) = uri.strip_prefix("redis://") {
+        (false, r)
+    } else if let Some(r) = uri.strip_prefix("rediss://") {
+        (true, r)
+    } else {
+        return Err(bad("the URI must start with redis:// or rediss://"));
+    };
+    let mut out = Uri {
+        tls,
+        ..Uri::default()
+    };
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i + 1..]),
+        None => (rest, ""),
+    };
+    let hostport = match authority.rfind('@') {
+        Some(i) => {
+            let cred = &authority[..i];
+            match cred.find(':') {
+                Some(j) => {
+                    if j > 0 {
+                        out.user = Some(percent_decode(&cred[..j]));
+                    }
+                    out.password = Some(percent_decode(&cred[j + 1..]));
+                }
+                None => out.password = Some(percent_decode(cred)),
+            }
+            &authority[i + 1..]
+        }
+        None => authority,
+    };
+    let (host, port) = if let Some(r) = hostport.strip_prefix('[') {
+        let end = r.find(']').ok_or_else(|| bad("unclosed '[' in the host"))?;
+        (&r[..end], r[end + 1..].strip_prefix(':'))
+    } else {
+        match hostport.rfind(':') {
+            Some(i) => (&hostport[..i], Some(&hostport[i + 1..])),
+            None => (hostport, None),
+        }
+    };
+    if !host.is_empty() {
+        out.host = Some(host.to_string());
+    }
+    if let Some(p) = port {
+        out.port = Some(
+            p.parse()
+                .map_err(|_| bad(&format!("port '{p}' is not a number from 0 to 65535")))?,
+        );
+    }
+    if !path.is_empty() {
+        out.db = Some(
+            path.parse()
+                .map_err(|_| bad(&format!("database '{path}' is not a number")))?,
+        );
+    }
+    Ok(out)
+}
+
+fn resolve(host: &str, port: u16) -> Result<SocketAddr, String> {
+    match (host, port).to_socket_addrs() {
+        Ok(mut addrs) => addrs
+            .next()
+            .ok_or_else(|| format!("Could not connect to {host}:{port}: no address for the name")),
+        Err(e) => Err(format!("Could not connect to {host}:{port}: {e}")),
+    }
+}
+
+/// A failure while building the config: a usage error (exit 2) or an unreachable name (exit 1).
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error(transparent)]
+    Usage(#[from] UsageError),
+    #[error("{0}")]
+    Resolve(String),
+}
+
+impl Config {
+    /// Validates `cli` into a config. `stdin` is read only with `-x`.
+    pub fn from_cli(cli: &Cli, stdin: &mut dyn Read) -> Result<Config, ConfigError> {
+        let clients = in_range("-c", cli.clients, 1, MAX_CLIENTS)? as usize;
+        let requests = in_range("-n", cli.requests, 1, i64::MAX)? as u64;
+        let data_size = in_range("-d", cli.data_size, 1, MAX_DATA_SIZE)? as usize;
+        let pipeline = in_range("-P", cli.pipeline, 1, 1_000_000)? as usize;
+        let dbnum = in_range("--dbnum", cli.dbnum, 0, u32::MAX as i64)? as u32;
+        let keyspace = match cli.keyspace {
+            Some(r) => Some(in_range("-r", r, 1, i64::MAX)? as u64),
+            None => None,
+        };
+        let threads = match cli.threads {
+            Some(t) => in_range("--threads", t, 1, MAX_THREADS)? as usize,
+            None => 1,
+        };
+        let keepalive = match cli.keepalive {
+            0 => false,
+            1 => true,
+            v => return Err(usage(format!("invalid value '{v}' for '-k': must be 0 or 1")).into()),
+        };
+        let precision = in_range("--precision", cli.precision, 1, 5)? as u8;
+        let mut port = in_range("-p", cli.port, 0, 65535)? as u16;
+        let mut host = cli.host.clone();
+        let mut user = cli.user.clone();
+        let mut password = cli.password.clone();
+        let mut dbnum = dbnum;
+        if let Some(u) = &cli.uri {
+            let uri = parse_uri(u)?;
+            if uri.tls {
+                return Err(
+                    usage("invalid value for '-u': rediss:// (TLS) is not supported yet").into(),
+                );
+            }
+            host = uri.host.unwrap_or(host);
+            port = uri.port.unwrap_or(port);
+            user = uri.user.or(user);
+            password = uri.password.or(password);
+            dbnum = uri.db.unwrap_or(dbnum);
+        }
+        if password.is_none()
+            && let Ok(p) = std::env::var("REDISCLI_AUTH")
+            && !p.is_empty()
+        {
+            password = Some(p);
+        }
+        if user.is_some() && password.is_none() {
+            return Err(usage("'--user' needs a password: give it with -a").into());
+        }
+        if cli.stdin_last_arg && cli.command.is_empty() {
+            return Err(
+                usage("'-x' needs a command whose last argument it reads from stdin").into(),
+            );
+        }
+        let output = if cli.csv {
+            OutputMode::Csv
+        } else if cli.quiet {
+            OutputMode::Quiet
+        } else {
+            OutputMode::Normal
+        };
+
+        let tests = if cli.command.is_empty() {
+            let selection: Option<Vec<String>> = cli.tests.as_ref().map(|t| {
+                t.split(',')
+                    .map(|s| s.trim().to_ascii_lowercase())
+                    .filter(|s| !s.is_empty())
+                    .collect()
+            });
+            let params = SuiteParams {
+                value: vec![b'x'; data_size],
+                randomize: keyspace.is_some(),
+                tag: String::new(),
+            };
+            workload::default_suite(selection.as_deref(), &params).map_err(|bad| {
+                usage(format!(
+                    "invalid value '{bad}' for '-t': valid tests are {}",
+                    workload::test_names().join(", ")
+                ))
+            })?
+        } else {
+            if cli.tests.is_some() {
+                eprintln!("WARNING: -t is ignored when a command is given");
+            }
+            let mut args: Vec<Vec<u8>> =
+                cli.command.iter().map(|a| a.clone().into_bytes()).collect();
+            let title = cli.command.join(" ");
+            if cli.stdin_last_arg {
+                let mut last = Vec::new();
+                stdin
+                    .read_to_end(&mut last)
+                    .map_err(|e| usage(format!("'-x': could not read stdin: {e}")))?;
+                args.push(last);
+            }
+            vec![workload::custom_test(&args, title, keyspace.is_some())]
+        };
+
+        let target = match &cli.socket {
+            Some(path) => Target::Unix(PathBuf::from(path)),
+            None => {
+                let addr = resolve(&host, port).map_err(ConfigError::Resolve)?;
+                Target::Tcp { host, port, addr }
+            }
+        };
+        let seed = cli.seed.unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(0)
+        });
+        Ok(Config {
+            target,
+            setup: Setup {
+                user,
+                password,
+                dbnum,
+                resp3: cli.resp3,
+                tracking: cli.enable_tracking,
+            },
+            clients,
+            requests,
+            data_size,
+            keyspace,
+            pipeline,
+            threads,
+            multi_thread: cli.threads.is_some(),
+            keepalive,
+            output,
+            loop_forever: cli.loop_forever,
+            idle: cli.idle,
+            seed,
+            precision,
+            show_errors: cli.show_errors,
+            tests,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(args: &[&str]) -> Result<Config, ConfigError> {
+        let cli =
+            Cli::parse_args(std::iter::once("ringbench").chain(args.iter().copied())).unwrap();
+        Config::from_cli(&cli, &mut std::io::empty())
+    }
+
+    fn usage_msg(args: &[&str]) -> String {
+        match config(args) {
+            Err(ConfigError::Usage(u)) => u.0,
+            other => panic!("expected a usage error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn uri_parts() {
+        let u = parse_uri("redis://bob:s%40cret@example.com:7000/3").unwrap();
+        assert_eq!(u.user.as_deref(), Some("bob"));
+        assert_eq!(u.password.as_deref(), Some("s@cret"));
+        assert_eq!(u.host.as_deref(), Some("example.com"));
+        assert_eq!((u.port, u.db, u.tls), (Some(7000), Some(3), false));
+        let u = parse_uri("rediss://:pw@[::1]:6380").unwrap();
+        assert_eq!(
+            (u.host.as_deref(), u.port, u.tls),
+            (Some("::1"), Some(6380), true)
+        );
+        assert_eq!(u.password.as_deref(), Some("pw"));
+        assert!(u.user.is_none());
+        assert!(parse_uri("http://x").is_err());
+        assert!(parse_uri("redis://h:99999").is_err());
+    }
+
+    #[test]
+    fn bad_values_name_the_flag() {
+        assert!(usage_msg(&["-c", "0"]).contains("'-c'"));
+        assert!(usage_msg(&["-n", "-5"]).contains("'-n'"));
+        assert!(usage_msg(&["-P", "0"]).contains("'-P'"));
+        assert!(usage_msg(&["-k", "2"]).contains("'-k'"));
+        assert!(usage_msg(&["-p", "70000"]).contains("'-p'"));
+        assert!(usage_msg(&["-t", "nope"]).contains("valid tests are ping_inline"));
+        assert!(usage_msg(&["--user", "u"]).contains("'--user'"));
+    }
+
+    #[test]
+    fn uri_sets_target_and_credentials() {
+        let c = config(&["-u", "redis://u:p@127.0.0.1:7001/2"]).unwrap();
+        assert_eq!(c.target.display(), "127.0.0.1:7001");
+        assert_eq!(c.setup.user.as_deref(), Some("u"));
+        assert_eq!(c.setup.dbnum, 2);
+        assert!(!format!("{c:?}").contains("\"p\""));
+    }
+
+    #[test]
+    fn custom_command_title() {
+        let c = config(&["-r", "10", "lpush", "mylist", "ele:__rand_int__"]).unwrap();
+        assert_eq!(c.tests.len(), 1);
+        assert_eq!(c.tests[0].title, "lpush mylist ele:__rand_int__");
+        assert_eq!(c.tests[0].command, "LPUSH");
+        assert_eq!(c.tests[0].template.rand_offsets().len(), 1);
+    }
+}

@@ -1,0 +1,481 @@
+//! The thread-per-core engine: one pinned glommio executor per `--threads`, each driving its own shard of connections.
+
+use crate::config::Config;
+use crate::net::{self, ConnError, Stream};
+use crate::resp::{ReplyScanner, Scanned};
+use crate::stats::{LiveCounters, ShardStats};
+use crate::workload::{PipelineBuffer, TestSpec};
+use glommio::{LocalExecutorBuilder, Placement};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Barrier, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+/// How long a connection attempt may take.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Read buffer per connection; grows only for a single reply line longer than this.
+const READ_BUFFER: usize = 64 * 1024;
+/// io_uring buffer memory per executor. ringbench does no file I/O, so a small registration
+/// stays well under the default memlock limit.
+const IO_MEMORY: usize = 64 * 1024;
+/// How often an executor looks at the stop flag.
+const STOP_POLL: Duration = Duration::from_millis(20);
+
+/// Flags shared by the whole run: set by signal handlers or the caller, read by every executor.
+#[derive(Debug, Default, Clone)]
+pub struct RunControl {
+    /// Stop the current test now and report what completed.
+    pub stop: Arc<AtomicBool>,
+}
+
+impl RunControl {
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+}
+
+/// The cores executors are pinned to, in order; `warning` is set when there are more executors than cores.
+pub fn plan_cores(threads: usize) -> (Vec<Option<usize>>, Option<String>) {
+    let cores: Vec<usize> = core_affinity::get_core_ids()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
+    if cores.is_empty() {
+        return (
+            vec![None; threads],
+            Some("could not read the CPUs this process may use; executors are not pinned".into()),
+        );
+    }
+    let warning = (threads > cores.len()).then(|| {
+        format!(
+            "{threads} threads on {} usable cores: executors are pinned round-robin and share cores",
+            cores.len()
+        )
+    });
+    (
+        (0..threads).map(|i| Some(cores[i % cores.len()])).collect(),
+        warning,
+    )
+}
+
+/// Splits `total` into `parts` shares that differ by at most one.
+pub fn split(total: u64, parts: usize) -> Vec<u64> {
+    let parts = parts as u64;
+    (0..parts)
+        .map(|i| total / parts + u64::from(i < total % parts))
+        .collect()
+}
+
+/// Everything one shard needs; sent to its executor thread.
+struct ShardPlan {
+    cfg: Arc<Config>,
+    test: TestSpec,
+    index: usize,
+    clients: usize,
+    requests: u64,
+    barrier: Arc<Barrier>,
+    setup_failed: Arc<AtomicBool>,
+    control: RunControl,
+    live: Arc<LiveCounters>,
+    error_clock: Arc<AtomicU64>,
+    epoch: Instant,
+}
+
+/// A shard's state, shared by its connection tasks on one thread.
+struct ShardState {
+    remaining: Cell<u64>,
+    stats: RefCell<ShardStats>,
+    latency_sum_ns: Cell<u64>,
+}
+
+impl ShardState {
+    /// Takes up to `want` requests from the shard's share.
+    fn claim(&self, want: usize) -> usize {
+        let rem = self.remaining.get();
+        let k = rem.min(want as u64);
+        self.remaining.set(rem - k);
+        k as usize
+    }
+}
+
+/// Why a test could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Conn(#[from] ConnError),
+    #[error("could not start an executor: {0}")]
+    Executor(String),
+}
+
+/// Runs one test on `cfg.threads` executors; `on_tick` is called about every 250 ms with the live totals
+/// (completed, latency sum in ns) while it runs.
+pub fn run_test(
+    cfg: &Arc<Config>,
+    test: &TestSpec,
+    requests: u64,
+    control: &RunControl,
+    mut on_tick: impl FnMut(u64, u64),
+) -> Result<ShardStats, EngineError> {
+    // A shard with no connection could not send its share, so there are never more shards than connections.
+    let shards = cfg.threads.min(cfg.clients);
+    let (cores, _) = plan_cores(shards);
+    let clients = split(cfg.clients as u64, shards);
+    let shares = split(requests, shards);
+    let barrier = Arc::new(Barrier::new(shards));
+    let setup_failed = Arc::new(AtomicBool::new(false));
+    let error_clock = Arc::new(AtomicU64::new(0));
+    let first_error: Arc<Mutex<Option<ConnError>>> = Arc::new(Mutex::new(None));
+    let epoch = Instant::now();
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let mut handles = Vec::with_capacity(shards);
+    let mut lives = Vec::with_capacity(shards);
+    for (i, core) in cores.iter().enumerate() {
+        let live = Arc::new(LiveCounters::default());
+        lives.push(live.clone());
+        let plan = ShardPlan {
+            cfg: cfg.clone(),
+            test: test.clone(),
+            index: i,
+            clients: clients[i] as usize,
+            requests: shares[i],
+            barrier: barrier.clone(),
+            setup_failed: setup_failed.clone(),
+            control: control.clone(),
+            live,
+            error_clock: error_clock.clone(),
+            epoch,
+        };
+        let placement = match core {
+            Some(c) => Placement::Fixed(*c),
+            None => Placement::Unbound,
+        };
+        let done = done_tx.clone();
+        let first = first_error.clone();
+        let handle = LocalExecutorBuilder::new(placement)
+            .name(&format!("ringbench-{i}"))
+            .io_memory(IO_MEMORY)
+            .spawn(move || async move {
+                let r = run_shard(plan).await;
+                if let Err(e) = &r {
+                    let mut f = first.lock().unwrap_or_else(|p| p.into_inner());
+                    if f.is_none() {
+                        *f = Some(e.clone());
+                    }
+                }
+                let _ = done.send(());
+                r
+            })
+            .map_err(|e| EngineError::Executor(e.to_string()))?;
+        handles.push(handle);
+    }
+    drop(done_tx);
+    let mut finished = 0;
+    while finished < handles.len() {
+        match done_rx.recv_timeout(Duration::from_millis(250)) {
+            Ok(()) => finished += 1,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                let (c, l) = lives
+                    .iter()
+                    .map(|l| l.read())
+                    .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+                on_tick(c, l);
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    let mut merged = ShardStats::new(cfg.precision);
+    for h in handles {
+        match h.join() {
+            Ok(Ok(s)) => merged.merge(&s),
+            Ok(Err(_)) => {}
+            Err(e) => return Err(EngineError::Executor(e.to_string())),
+        }
+    }
+    if let Some(e) = first_error.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        return Err(e.into());
+    }
+    Ok(merged)
+}
+
+async fn connect_and_setup(
+    cfg: &Config,
+    setup: &[u8],
+    names: &[&'static str],
+) -> Result<Stream, ConnError> {
+    let mut s = net::connect(&cfg.target, CONNECT_TIMEOUT).await?;
+    net::run_setup(&mut s, setup, names, &cfg.target.display()).await?;
+    Ok(s)
+}
+
+async fn run_shard(plan: ShardPlan) -> Result<ShardStats, ConnError> {
+    let cfg = plan.cfg.clone();
+    let (setup, names) = net::encode_setup(&cfg.setup);
+    let setup = Rc::new(setup);
+    let names = Rc::new(names);
+
+    // Phase 1: open this shard's connections concurrently (neither counted nor timed).
+    let connecting: Vec<_> = (0..plan.clients)
+        .map(|_| {
+            let cfg = cfg.clone();
+            let setup = setup.clone();
+            let names = names.clone();
+            glommio::spawn_local(async move { connect_and_setup(&cfg, &setup, &names).await })
+        })
+        .collect();
+    let mut streams = Vec::with_capacity(plan.clients);
+    let mut failure = None;
+    for t in connecting {
+        match t.await {
+            Ok(s) => streams.push(s),
+            Err(e) => failure = failure.or(Some(e)),
+        }
+    }
+    if failure.is_some() {
+        plan.setup_failed.store(true, Ordering::Relaxed);
+    }
+    // Phase 2: every shard starts sending at the same moment, or none does.
+    plan.barrier.wait();
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    if plan.setup_failed.load(Ordering::Relaxed) {
+        return Ok(ShardStats::new(cfg.precision));
+    }
+
+    if cfg.idle {
+        let _keep_open = streams;
+        while !plan.control.stopped() {
+            glommio::timer::sleep(STOP_POLL).await;
+        }
+        return Ok(ShardStats::new(cfg.precision));
+    }
+
+    // Phase 3: drive the connections.
+    let state = Rc::new(ShardState {
+        remaining: Cell::new(plan.requests),
+        stats: RefCell::new(ShardStats::new(cfg.precision)),
+        latency_sum_ns: Cell::new(0),
+    });
+    state.stats.borrow_mut().start = Some(Instant::now());
+    let plan = Rc::new(plan);
+    let tasks: Vec<_> = streams
+        .into_iter()
+        .enumerate()
+        .map(|(i, stream)| {
+            let seed = plan
+                .cfg
+                .seed
+                .wrapping_add((plan.index as u64) << 32)
+                .wrapping_add(i as u64)
+                .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            glommio::spawn_local(drive(
+                stream,
+                state.clone(),
+                plan.clone(),
+                setup.clone(),
+                names.clone(),
+                seed,
+            ))
+        })
+        .collect();
+    let all = async {
+        let mut first = None;
+        for t in tasks {
+            if let Err(e) = t.await {
+                first = first.or(Some(e));
+            }
+        }
+        first
+    };
+    let stop = {
+        let control = plan.control.clone();
+        async move {
+            while !control.stopped() {
+                glommio::timer::sleep(STOP_POLL).await;
+            }
+            None
+        }
+    };
+    let _outcome = futures_lite::future::or(all, stop).await;
+    let mut stats = state.stats.borrow().clone();
+    // Requests claimed but never answered are failures; those never claimed were not sent.
+    if stats.end.is_none() {
+        stats.end = Some(Instant::now());
+    }
+    Ok(stats)
+}
+
+/// Maps 64 random bits into [0, range) without division.
+#[inline]
+fn bounded(x: u64, range: u64) -> u64 {
+    ((x as u128 * range as u128) >> 64) as u64
+}
+
+async fn drive(
+    mut stream: Stream,
+    state: Rc<ShardState>,
+    plan: Rc<ShardPlan>,
+    setup: Rc<Vec<u8>>,
+    names: Rc<Vec<&'static str>>,
+    seed: u64,
+) -> Result<(), ConnError> {
+    let cfg = &plan.cfg;
+    let addr = cfg.target.display();
+    let mut pipe = PipelineBuffer::new(&plan.test.template, cfg.pipeline);
+    let mut rbuf = vec![0u8; READ_BUFFER];
+    let mut scanner = ReplyScanner::new();
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let range = cfg.keyspace.unwrap_or(1);
+    let lost = |reason: String| ConnError::Lost {
+        addr: addr.clone(),
+        reason,
+    };
+    loop {
+        if plan.control.stopped() {
+            return Ok(());
+        }
+        let k = state.claim(cfg.pipeline);
+        if k == 0 {
+            return Ok(());
+        }
+        let bytes = pipe.fill(k, || bounded(rng.next_u64(), range));
+        let sent = Instant::now();
+        if let Err(e) = stream.write_all(bytes).await {
+            state.stats.borrow_mut().failed += k as u64;
+            return Err(lost(net::io_reason(e)));
+        }
+        let mut got = 0usize;
+        let (mut start, mut end) = (0usize, 0usize);
+        while got < k {
+            if end == rbuf.len() {
+                if start > 0 {
+                    rbuf.copy_within(start..end, 0);
+                    end -= start;
+                    start = 0;
+                } else {
+                    rbuf.resize(rbuf.len() * 2, 0);
+                }
+            }
+            let n = match stream.read(&mut rbuf[end..]).await {
+                Ok(0) => {
+                    state.stats.borrow_mut().failed += (k - got) as u64;
+                    return Err(lost("closed by the server".into()));
+                }
+                Ok(n) => n,
+                Err(e) => {
+                    state.stats.borrow_mut().failed += (k - got) as u64;
+                    return Err(lost(net::io_reason(e)));
+                }
+            };
+            let now = Instant::now();
+            end += n;
+            let mut replies = 0u64;
+            while start < end {
+                let (used, event) = match scanner.scan(&rbuf[start..end]) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        state.stats.borrow_mut().failed += (k - got) as u64 - replies;
+                        return Err(ConnError::Protocol(format!("{addr}: {e}")));
+                    }
+                };
+                let at = start;
+                start += used;
+                match event {
+                    Some(Scanned::Reply { error }) => {
+                        replies += 1;
+                        if error {
+                            note_error(&state, &plan, &rbuf[at..start]);
+                        }
+                    }
+                    Some(Scanned::Push) => {}
+                    None if used == 0 => break,
+                    None => {}
+                }
+            }
+            if start == end {
+                start = 0;
+                end = 0;
+            }
+            if replies > 0 {
+                let lat = now.duration_since(sent).as_nanos() as u64;
+                let mut st = state.stats.borrow_mut();
+                st.hist.saturating_record_n(lat.max(1), replies);
+                st.completed += replies;
+                st.end = Some(now);
+                state
+                    .latency_sum_ns
+                    .set(state.latency_sum_ns.get() + lat * replies);
+                got += replies as usize;
+            }
+        }
+        if got > k {
+            return Err(ConnError::Protocol(format!(
+                "{addr}: {} more replies than requests",
+                got - k
+            )));
+        }
+        plan.live
+            .publish(state.stats.borrow().completed, state.latency_sum_ns.get());
+        if !cfg.keepalive {
+            stream = connect_and_setup(cfg, &setup, &names).await?;
+            scanner = ReplyScanner::new();
+        }
+    }
+}
+
+/// Counts an error reply, keeps the first one's text, and prints it with `-e` (at most once a second).
+fn note_error(state: &ShardState, plan: &ShardPlan, raw: &[u8]) {
+    let mut st = state.stats.borrow_mut();
+    st.errors += 1;
+    let text = || {
+        String::from_utf8_lossy(raw)
+            .trim_start_matches(['-', '!'])
+            .trim_end()
+            .to_string()
+    };
+    if st.first_error.is_none() {
+        st.first_error = Some(text());
+    }
+    if plan.cfg.show_errors {
+        let now_ms = plan.epoch.elapsed().as_millis() as u64 + 1000;
+        let last = plan.error_clock.load(Ordering::Relaxed);
+        if now_ms >= last + 1000
+            && plan
+                .error_clock
+                .compare_exchange(last, now_ms, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            eprintln!("Error from server: {}", text());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_is_exact() {
+        assert_eq!(split(10, 3), [4, 3, 3]);
+        assert_eq!(split(30000, 2).iter().sum::<u64>(), 30000);
+        assert_eq!(split(1, 2), [1, 0]);
+    }
+
+    #[test]
+    fn bounded_stays_in_range() {
+        assert_eq!(bounded(u64::MAX, 1000), 999);
+        assert_eq!(bounded(0, 1000), 0);
+        assert_eq!(bounded(u64::MAX / 2, 1000), 499);
+    }
+
+    #[test]
+    fn more_threads_than_cores_are_pinned_round_robin() {
+        let (cores, warning) = plan_cores(64);
+        assert_eq!(cores.len(), 64);
+        assert!(warning.is_some() || std::thread::available_parallelism().unwrap().get() >= 64);
+    }
+}

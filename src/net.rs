@@ -1,0 +1,195 @@
+//! Connections to the server on an executor: TCP or unix socket, connected and set up (AUTH, SELECT, HELLO, TRACKING).
+
+use crate::config::{Setup, Target};
+use crate::resp::{self, Value};
+use futures_lite::{AsyncReadExt, AsyncWriteExt};
+use glommio::net::{TcpStream, UnixStream};
+use std::io;
+use std::time::Duration;
+
+/// A connection's failure, worded for the user.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum ConnError {
+    /// The server could not be reached.
+    #[error("Could not connect to {addr}: {reason}")]
+    Connect { addr: String, reason: String },
+    /// A setup command (AUTH, SELECT, HELLO, CLIENT TRACKING) was refused; fatal for the run.
+    #[error("{command} failed: {message}")]
+    Setup {
+        command: &'static str,
+        message: String,
+    },
+    /// The connection broke during the run.
+    #[error("connection to {addr} lost: {reason}")]
+    Lost { addr: String, reason: String },
+    /// The server sent bytes that are not RESP.
+    #[error("{0}")]
+    Protocol(String),
+}
+
+/// The setup commands for `setup`, each with the name used in messages.
+pub fn setup_commands(setup: &Setup) -> Vec<(&'static str, Vec<Vec<u8>>)> {
+    let mut cmds = Vec::new();
+    if let Some(pass) = &setup.password {
+        let mut a = vec![b"AUTH".to_vec()];
+        if let Some(user) = &setup.user {
+            a.push(user.as_bytes().to_vec());
+        }
+        a.push(pass.as_bytes().to_vec());
+        cmds.push(("AUTH", a));
+    }
+    if setup.dbnum != 0 {
+        cmds.push((
+            "SELECT",
+            vec![b"SELECT".to_vec(), setup.dbnum.to_string().into_bytes()],
+        ));
+    }
+    if setup.resp3 {
+        cmds.push(("HELLO 3", vec![b"HELLO".to_vec(), b"3".to_vec()]));
+    }
+    if setup.tracking {
+        cmds.push((
+            "CLIENT TRACKING on",
+            vec![b"CLIENT".to_vec(), b"TRACKING".to_vec(), b"on".to_vec()],
+        ));
+    }
+    cmds
+}
+
+/// The setup commands encoded as one pipelined request, and their names in order.
+pub fn encode_setup(setup: &Setup) -> (Vec<u8>, Vec<&'static str>) {
+    let mut bytes = Vec::new();
+    let mut names = Vec::new();
+    for (name, args) in setup_commands(setup) {
+        let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
+        resp::encode_command(&mut bytes, &refs);
+        names.push(name);
+    }
+    (bytes, names)
+}
+
+/// Checks one setup reply; an error reply ends the run with the server's message.
+pub fn check_setup_reply(name: &'static str, v: &Value) -> Result<(), ConnError> {
+    match v {
+        Value::Error(msg) => Err(ConnError::Setup {
+            command: name,
+            message: msg.clone(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// A stream to the server, owned by one connection task.
+pub enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Stream {
+    /// Writes all of `buf`.
+    pub async fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.write_all(buf).await,
+            Stream::Unix(s) => s.write_all(buf).await,
+        }
+    }
+
+    /// Reads what is available into `buf`; 0 means the server closed the connection.
+    pub async fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(buf).await,
+            Stream::Unix(s) => s.read(buf).await,
+        }
+    }
+}
+
+/// Opens a stream to `target` within `timeout`.
+pub async fn connect(target: &Target, timeout: Duration) -> Result<Stream, ConnError> {
+    let fail = |e: String| ConnError::Connect {
+        addr: target.display(),
+        reason: e,
+    };
+    match target {
+        Target::Tcp { addr, .. } => {
+            let s = TcpStream::connect_timeout(*addr, timeout)
+                .await
+                .map_err(|e| fail(io_reason(e.into())))?;
+            s.set_nodelay(true).map_err(|e| fail(e.to_string()))?;
+            Ok(Stream::Tcp(s))
+        }
+        Target::Unix(path) => {
+            let fut = UnixStream::connect(path);
+            let s = glommio::timer::timeout(timeout, async {
+                fut.await
+                    .map_err(|e| glommio::GlommioError::IoError(io::Error::from(e)))
+            })
+            .await
+            .map_err(|e| fail(io_reason(e.into())))?;
+            Ok(Stream::Unix(s))
+        }
+    }
+}
+
+/// The plain reason of an I/O error, without glommio's decorations.
+pub fn io_reason(e: io::Error) -> String {
+    match e.kind() {
+        io::ErrorKind::ConnectionRefused => "Connection refused".into(),
+        io::ErrorKind::NotFound => "No such file or directory".into(),
+        io::ErrorKind::TimedOut => "Connection timed out".into(),
+        _ => match e.raw_os_error() {
+            Some(code) => io::Error::from_raw_os_error(code).to_string(),
+            None => e.to_string(),
+        },
+    }
+}
+
+/// Runs the setup commands on a fresh stream (not counted, not timed).
+pub async fn run_setup(
+    stream: &mut Stream,
+    setup: &[u8],
+    names: &[&'static str],
+    addr: &str,
+) -> Result<(), ConnError> {
+    if names.is_empty() {
+        return Ok(());
+    }
+    let lost = |reason: String| ConnError::Lost {
+        addr: addr.to_string(),
+        reason,
+    };
+    stream
+        .write_all(setup)
+        .await
+        .map_err(|e| lost(io_reason(e)))?;
+    let mut buf = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 4096];
+    let mut done = 0;
+    while done < names.len() {
+        let n = stream
+            .read(&mut chunk)
+            .await
+            .map_err(|e| lost(io_reason(e)))?;
+        if n == 0 {
+            return Err(lost("closed by the server during setup".into()));
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        loop {
+            match resp::decode(&buf) {
+                Ok(Some((v, used))) => {
+                    buf.drain(..used);
+                    if matches!(v, Value::Push(_)) {
+                        continue;
+                    }
+                    check_setup_reply(names[done], &v)?;
+                    done += 1;
+                    if done == names.len() {
+                        break;
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => return Err(ConnError::Protocol(e.to_string())),
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,278 @@
+//! Formats finished test results as text: the normal block, the `-q` line, CSV, and the live progress line.
+
+use crate::stats::{TestResult, ns_to_ms};
+use std::fmt::Write;
+
+/// What the header of the normal block says about the run and the server.
+#[derive(Debug, Clone, Default)]
+pub struct Header {
+    pub clients: usize,
+    pub data_size: usize,
+    pub keepalive: bool,
+    /// `CONFIG GET save`, when the server answered it.
+    pub save: Option<String>,
+    /// `CONFIG GET appendonly`, when the server answered it.
+    pub appendonly: Option<String>,
+    pub multi_thread: bool,
+    pub threads: usize,
+}
+
+/// The CSV header line (with its newline).
+pub const CSV_HEADER: &str = "\"test\",\"rps\",\"avg_latency_ms\",\"min_latency_ms\",\"p50_latency_ms\",\"p95_latency_ms\",\"p99_latency_ms\",\"max_latency_ms\"\n";
+
+/// One CSV row (with its newline); the title's quotes are doubled.
+pub fn csv_row(r: &TestResult) -> String {
+    format!(
+        "\"{}\",\"{:.2}\",\"{:.3}\",\"{:.3}\",\"{:.3}\",\"{:.3}\",\"{:.3}\",\"{:.3}\"\n",
+        r.title.replace('"', "\"\""),
+        r.rps(),
+        r.avg_ms(),
+        r.min_ms(),
+        r.quantile_ms(0.50),
+        r.quantile_ms(0.95),
+        r.quantile_ms(0.99),
+        r.max_ms()
+    )
+}
+
+/// The `-q` line (with its newline).
+pub fn quiet_line(r: &TestResult) -> String {
+    let mut s = format!(
+        "{}: {:.2} requests per second, p50={:.3} msec",
+        r.title,
+        r.rps(),
+        r.quantile_ms(0.50)
+    );
+    append_failures(&mut s, r, ", ");
+    s.push('\n');
+    s
+}
+
+fn append_failures(s: &mut String, r: &TestResult, sep: &str) {
+    if r.stats.errors > 0 {
+        let _ = write!(s, "{sep}{} error replies", r.stats.errors);
+    }
+    if r.stats.failed > 0 {
+        let _ = write!(s, "{sep}{} failed", r.stats.failed);
+    }
+}
+
+/// The live progress line, without its leading `\r`.
+pub fn progress_line(
+    title: &str,
+    rps: f64,
+    overall_rps: f64,
+    avg_ms: f64,
+    overall_avg_ms: f64,
+) -> String {
+    format!(
+        "{title}: rps={rps:.1} (overall: {overall_rps:.1}) avg_msec={avg_ms:.3} (overall: {overall_avg_ms:.3})"
+    )
+}
+
+/// The full per-test block.
+pub fn normal_block(r: &TestResult, h: &Header) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "====== {} ======", r.title);
+    let _ = writeln!(
+        s,
+        "  {} requests completed in {:.2} seconds",
+        r.stats.completed, r.seconds
+    );
+    let _ = writeln!(s, "  {} parallel clients", h.clients);
+    let _ = writeln!(s, "  {} bytes payload", h.data_size);
+    let _ = writeln!(s, "  keep alive: {}", u8::from(h.keepalive));
+    if let Some(save) = &h.save {
+        let _ = writeln!(s, "  host configuration \"save\": {save}");
+    }
+    if let Some(aof) = &h.appendonly {
+        let _ = writeln!(s, "  host configuration \"appendonly\": {aof}");
+    }
+    let _ = writeln!(
+        s,
+        "  multi-thread: {}",
+        if h.multi_thread { "yes" } else { "no" }
+    );
+    if h.multi_thread {
+        let _ = writeln!(s, "  threads: {}", h.threads);
+    }
+    s.push('\n');
+    let hist = &r.stats.hist;
+    let total = hist.len();
+    if total > 0 {
+        s.push_str("Latency by percentile distribution:\n");
+        let line = |s: &mut String, pct: f64, ns: u64| {
+            let count = hist.count_between(0, ns);
+            let _ = writeln!(
+                s,
+                "{pct:.3}% <= {:.3} milliseconds (cumulative count {count})",
+                ns_to_ms(ns)
+            );
+            count
+        };
+        line(&mut s, 0.0, hist.min());
+        // Halving steps: 50, 75, 87.5, ... until every request is covered.
+        let mut pct = 50.0;
+        loop {
+            let ns = hist.value_at_percentile(pct);
+            if line(&mut s, pct, ns) >= total || pct >= 99.9999 {
+                break;
+            }
+            pct += (100.0 - pct) / 2.0;
+        }
+        line(&mut s, 100.0, hist.max());
+        s.push('\n');
+
+        s.push_str("Cumulative distribution of latencies:\n");
+        // 0.1 ms steps up to 2 ms, then 1 ms steps; a line where the count changed.
+        let mut last = None;
+        let mut bound_us: u64 = 100;
+        loop {
+            let ns = bound_us * 1000;
+            let count = hist.count_between(0, ns).min(total);
+            if last != Some(count) {
+                let _ = writeln!(
+                    s,
+                    "{:.3}% <= {:.3} milliseconds (cumulative count {count})",
+                    count as f64 * 100.0 / total as f64,
+                    bound_us as f64 / 1000.0
+                );
+                last = Some(count);
+            }
+            if count >= total {
+                break;
+            }
+            bound_us += if bound_us < 2000 { 100 } else { 1000 };
+            // Past a second, jump to the bucket that holds the next recorded value.
+            if bound_us > 1_000_000 {
+                let next = hist.value_at_quantile((count + 1) as f64 / total as f64) / 1000;
+                bound_us = bound_us.max(next.div_ceil(1000) * 1000);
+            }
+        }
+        s.push('\n');
+    }
+    s.push_str("Summary:\n");
+    let _ = writeln!(
+        s,
+        "  throughput summary: {:.2} requests per second",
+        r.rps()
+    );
+    s.push_str("  latency summary (msec):\n");
+    let _ = writeln!(
+        s,
+        "  {:>11} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "avg", "min", "p50", "p95", "p99", "max"
+    );
+    let _ = writeln!(
+        s,
+        "  {:>11.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3}",
+        r.avg_ms(),
+        r.min_ms(),
+        r.quantile_ms(0.50),
+        r.quantile_ms(0.95),
+        r.quantile_ms(0.99),
+        r.max_ms()
+    );
+    if r.stats.errors > 0 {
+        let _ = writeln!(
+            s,
+            "  error replies: {} (first: {})",
+            r.stats.errors,
+            r.stats.first_error.as_deref().unwrap_or("")
+        );
+    }
+    if r.stats.failed > 0 || r.stats.completed < r.requested {
+        let _ = writeln!(
+            s,
+            "  requests: {} requested, {} completed, {} failed",
+            r.requested, r.stats.completed, r.stats.failed
+        );
+    }
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::ShardStats;
+    use std::time::{Duration, Instant};
+
+    fn result() -> TestResult {
+        let mut st = ShardStats::new(3);
+        for v in [150_000u64, 300_000, 300_000, 450_000, 2_500_000] {
+            st.hist.record(v).unwrap();
+        }
+        st.completed = 5;
+        let t = Instant::now();
+        st.start = Some(t);
+        st.end = Some(t + Duration::from_millis(500));
+        TestResult::new("SET".into(), 5, st)
+    }
+
+    #[test]
+    fn csv_shape() {
+        let row = csv_row(&result());
+        let fields: Vec<&str> = row.trim_end().split(',').collect();
+        assert_eq!(fields.len(), 8);
+        assert!(
+            fields
+                .iter()
+                .all(|f| f.starts_with('"') && f.ends_with('"'))
+        );
+        assert_eq!(fields[0], "\"SET\"");
+        assert_eq!(fields[1], "\"10.00\"");
+        assert_eq!(CSV_HEADER.trim_end().split(',').count(), 8);
+    }
+
+    #[test]
+    fn quiet_shape() {
+        let l = quiet_line(&result());
+        assert!(
+            l.starts_with("SET: 10.00 requests per second, p50=0.300 msec"),
+            "{l}"
+        );
+    }
+
+    #[test]
+    fn normal_sections() {
+        let h = Header {
+            clients: 50,
+            data_size: 3,
+            keepalive: true,
+            save: Some(String::new()),
+            appendonly: Some("no".into()),
+            multi_thread: true,
+            threads: 2,
+        };
+        let b = normal_block(&result(), &h);
+        for want in [
+            "====== SET ======",
+            "  5 requests completed in 0.50 seconds",
+            "  50 parallel clients",
+            "  3 bytes payload",
+            "  keep alive: 1",
+            "  host configuration \"appendonly\": no",
+            "  multi-thread: yes",
+            "  threads: 2",
+            "Latency by percentile distribution:",
+            "Cumulative distribution of latencies:",
+            "Summary:",
+            "  throughput summary: 10.00 requests per second",
+            "  latency summary (msec):",
+        ] {
+            assert!(b.contains(want), "missing {want:?} in\n{b}");
+        }
+        assert!(b.contains("100.000% <= 2.50"), "{b}");
+        let cum: Vec<&str> = b
+            .lines()
+            .skip_while(|l| !l.starts_with("Cumulative"))
+            .skip(1)
+            .take_while(|l| !l.is_empty())
+            .collect();
+        assert!(
+            cum.last().unwrap().starts_with("100.000% <= 3.000"),
+            "{cum:?}"
+        );
+    }
+}
