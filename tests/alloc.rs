@@ -1,0 +1,134 @@
+//! Allocation counts of whole runs, taken with a counting global allocator, in-process.
+
+mod common;
+use common::*;
+use ringbench::cli::Cli;
+use ringbench::config::Config;
+use ringbench::engine::RunControl;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+struct Counting;
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+/// The counter is process-wide: tests that read it take turns.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+thread_local! {
+    /// Allocations made by the current thread (other test threads do not count here).
+    static THREAD_ALLOCS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+fn count() {
+    ALLOCS.fetch_add(1, Ordering::Relaxed);
+    let _ = THREAD_ALLOCS.try_with(|c| c.set(c.get() + 1));
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        count();
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        count();
+        unsafe { System.realloc(p, l, n) }
+    }
+}
+
+#[global_allocator]
+static A: Counting = Counting;
+
+fn allocations_of_run(s: &RedisServer, args: &[&str]) -> u64 {
+    let mut argv = vec![
+        "ringbench".to_string(),
+        "-p".into(),
+        s.port.to_string(),
+        "-q".into(),
+    ];
+    argv.extend(args.iter().map(|a| a.to_string()));
+    let cfg = Config::from_cli(&Cli::parse_args(argv).unwrap(), &mut std::io::empty()).unwrap();
+    let mut out = Vec::with_capacity(1 << 16);
+    let before = ALLOCS.load(Ordering::Relaxed);
+    ringbench::run(cfg, &RunControl::default(), &mut out, None).unwrap();
+    ALLOCS.load(Ordering::Relaxed) - before
+}
+
+// glommio 0.9 allocates one small reference-counted `Source` inside its reactor each time a socket has to
+// wait for readiness (`Reactor::poll_read_ready`), so a whole run's count grows with the number of waits,
+// about one or two per batch. ringbench's own per-request path allocates nothing: the test below holds
+// the run to fewer than 3 allocations per batch (one allocation per request would add 16), and the
+// second test holds the request fill and reply scan, run in-process, to exactly zero.
+
+#[test]
+fn allocations_per_batch_stay_below_glommios_readiness_waits() {
+    let _turn = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let s = RedisServer::start();
+    let base = ["-t", "set,get", "-c", "8", "-P", "16", "-r", "1000"];
+    let small = allocations_of_run(&s, &[&base[..], &["-n", "10000"]].concat());
+    let large = allocations_of_run(&s, &[&base[..], &["-n", "200000"]].concat());
+    let extra_batches = 2.0 * (200_000.0 - 10_000.0) / 16.0;
+    let per_batch = (large.saturating_sub(small)) as f64 / extra_batches;
+    eprintln!(
+        "allocations: -n 10000: {small}, -n 200000: {large}, per extra batch: {per_batch:.2}"
+    );
+    assert!(
+        per_batch < 3.0,
+        "allocations per batch: {per_batch:.2} ({small} -> {large})"
+    );
+}
+
+#[test]
+fn request_fill_and_reply_scan_allocate_nothing() {
+    let _turn = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    use ringbench::resp::{ReplyScanner, Scanned};
+    use ringbench::workload::{PipelineBuffer, RequestTemplate};
+    let t = RequestTemplate::from_args(
+        &[
+            b"SET".to_vec(),
+            b"key:__rand_int__".to_vec(),
+            b"xxx".to_vec(),
+        ],
+        true,
+    );
+    let mut pipe = PipelineBuffer::new(&t, 64);
+    let mut replies = Vec::new();
+    for i in 0..64 {
+        replies.extend_from_slice(match i % 4 {
+            0 => b"+OK\r\n".as_slice(),
+            1 => b"$3\r\nxxx\r\n",
+            2 => b":42\r\n",
+            _ => b"*2\r\n$1\r\na\r\n%1\r\n+k\r\n_\r\n",
+        });
+    }
+    let mut scanner = ReplyScanner::new();
+    let mut x = 0u64;
+    let before = THREAD_ALLOCS.with(|c| c.get());
+    let mut counted = 0;
+    for _ in 0..1000 {
+        let bytes = pipe.fill(64, || {
+            x = x.wrapping_add(7919);
+            x
+        });
+        assert!(!bytes.is_empty());
+        // Feed the replies in uneven chunks, as reads deliver them.
+        let mut start = 0;
+        for end in [7usize, 100, 333, replies.len()] {
+            let end = end.min(replies.len());
+            while start < end {
+                let (used, ev) = scanner.scan(&replies[start..end]).unwrap();
+                start += used;
+                if matches!(ev, Some(Scanned::Reply { .. })) {
+                    counted += 1;
+                }
+                if used == 0 {
+                    break;
+                }
+            }
+        }
+    }
+    let after = THREAD_ALLOCS.with(|c| c.get());
+    assert_eq!(counted, 64_000);
+    assert_eq!(after - before, 0, "the hot path allocated");
+}

@@ -1,0 +1,172 @@
+//! Test harness: a real `redis-server` on a free port (or unix socket), `redis-cli` for the server's side
+//! of every check, and the `ringbench` binary under test.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// A `redis-server` process owned by one test; stopped when dropped.
+pub struct RedisServer {
+    child: Child,
+    pub port: u16,
+    pub socket: PathBuf,
+    pub dir: PathBuf,
+}
+
+/// A port nobody listens on right now.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+impl RedisServer {
+    /// Starts a server with no persistence; `extra` are more `--name value` arguments.
+    pub fn start_with(extra: &[&str]) -> RedisServer {
+        for _ in 0..5 {
+            let port = free_port();
+            let dir =
+                std::env::temp_dir().join(format!("ringbench-test-{}-{port}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let socket = dir.join("redis.sock");
+            let mut cmd = Command::new("redis-server");
+            cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1 ::1"])
+                .args(["--save", "", "--appendonly", "no"])
+                .args([
+                    "--unixsocket",
+                    socket.to_str().unwrap(),
+                    "--unixsocketperm",
+                    "700",
+                ])
+                .args(["--dir", dir.to_str().unwrap(), "--maxclients", "20000"])
+                .args(extra)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null());
+            let child = cmd
+                .spawn()
+                .expect("redis-server must be installed (apt-get install redis-server)");
+            let mut server = RedisServer {
+                child,
+                port,
+                socket,
+                dir,
+            };
+            if server.wait_ready() {
+                return server;
+            }
+            let _ = server.child.kill();
+        }
+        panic!("could not start redis-server");
+    }
+
+    pub fn start() -> RedisServer {
+        Self::start_with(&[])
+    }
+
+    fn wait_ready(&mut self) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return false;
+            }
+            let out = Command::new("redis-cli")
+                .args(["-p", &self.port.to_string(), "ping"])
+                .output()
+                .unwrap();
+            let reply = String::from_utf8_lossy(&out.stdout);
+            if reply.trim() == "PONG" || reply.contains("NOAUTH") {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
+    /// Runs `redis-cli` against this server and returns its trimmed stdout.
+    pub fn cli(&self, args: &[&str]) -> String {
+        let out = Command::new("redis-cli")
+            .args(["-p", &self.port.to_string()])
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// `INFO commandstats` as command name -> calls.
+    pub fn commandstats(&self) -> HashMap<String, u64> {
+        parse_commandstats(&self.cli(&["info", "commandstats"]))
+    }
+
+    /// Calls of one command (`set`, `get`, ...) since the last reset.
+    pub fn calls(&self, command: &str) -> u64 {
+        self.commandstats()
+            .get(&command.to_lowercase())
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Empties every db and resets the statistics.
+    pub fn reset(&self) {
+        self.cli(&["flushall"]);
+        self.cli(&["config", "resetstat"]);
+    }
+
+    /// `-p PORT` for ringbench.
+    pub fn port_args(&self) -> Vec<String> {
+        vec!["-p".into(), self.port.to_string()]
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+pub fn parse_commandstats(info: &str) -> HashMap<String, u64> {
+    let mut m = HashMap::new();
+    for line in info.lines() {
+        if let Some(rest) = line.strip_prefix("cmdstat_")
+            && let Some((name, fields)) = rest.split_once(':')
+        {
+            for f in fields.split(',') {
+                if let Some(v) = f.strip_prefix("calls=") {
+                    m.insert(name.to_string(), v.trim().parse().unwrap());
+                }
+            }
+        }
+    }
+    m
+}
+
+/// Runs the ringbench binary with `args`.
+pub fn ringbench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ringbench"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// Runs ringbench against `server` (its port first, then `args`) and asserts success.
+pub fn ringbench_ok(server: &RedisServer, args: &[&str]) -> String {
+    let mut all: Vec<String> = server.port_args();
+    all.extend(args.iter().map(|s| s.to_string()));
+    let refs: Vec<&str> = all.iter().map(|s| s.as_str()).collect();
+    let out = ringbench(&refs);
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "ringbench {args:?} failed: {:?}\nstdout:\n{stdout}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}

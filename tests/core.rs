@@ -1,0 +1,380 @@
+//! End-to-end checks of the core engine against a real redis-server, counted from the server's side.
+
+mod common;
+use common::*;
+
+#[test]
+fn each_command_reaches_the_server_exactly_n_times() {
+    let s = RedisServer::start();
+    s.reset();
+    ringbench_ok(
+        &s,
+        &[
+            "-t",
+            "set,get,incr,lpush,sadd,hset",
+            "-n",
+            "20000",
+            "-c",
+            "20",
+            "-q",
+        ],
+    );
+    let stats = s.commandstats();
+    for cmd in ["set", "get", "incr", "lpush", "sadd", "hset"] {
+        assert_eq!(
+            stats.get(cmd).copied(),
+            Some(20000),
+            "calls of {cmd}: {stats:?}"
+        );
+    }
+}
+
+#[test]
+fn pipelined_threads_without_r_hit_one_literal_key() {
+    let s = RedisServer::start();
+    s.reset();
+    ringbench_ok(
+        &s,
+        &[
+            "-t",
+            "incr",
+            "-n",
+            "30000",
+            "-c",
+            "50",
+            "-P",
+            "16",
+            "--threads",
+            "2",
+            "-q",
+        ],
+    );
+    assert_eq!(s.cli(&["get", "counter:__rand_int__"]), "30000");
+    assert_eq!(s.calls("incr"), 30000);
+}
+
+#[test]
+fn random_keys_stay_in_the_keyspace() {
+    let s = RedisServer::start();
+    s.reset();
+    ringbench_ok(&s, &["-t", "set", "-r", "1000", "-n", "20000", "-q"]);
+    let dbsize: u64 = s.cli(&["dbsize"]).parse().unwrap();
+    assert!(dbsize > 0 && dbsize <= 1000, "dbsize {dbsize}");
+    let keys = s.cli(&["--scan"]);
+    let mut seen = 0;
+    for k in keys.lines() {
+        let digits = k
+            .strip_prefix("key:")
+            .unwrap_or_else(|| panic!("unexpected key {k}"));
+        assert_eq!(digits.len(), 12, "{k}");
+        assert!(digits.bytes().all(|b| b.is_ascii_digit()), "{k}");
+        assert!(digits.parse::<u64>().unwrap() < 1000, "{k}");
+        seen += 1;
+    }
+    assert_eq!(seen, dbsize);
+    assert_eq!(s.calls("set"), 20000);
+}
+
+#[test]
+fn custom_command_with_random_elements() {
+    let s = RedisServer::start();
+    s.reset();
+    ringbench_ok(
+        &s,
+        &[
+            "-r",
+            "100",
+            "-n",
+            "5000",
+            "lpush",
+            "mylist",
+            "ele:__rand_int__",
+            "-q",
+        ],
+    );
+    assert_eq!(s.cli(&["llen", "mylist"]), "5000");
+    let first = s.cli(&["lindex", "mylist", "0"]);
+    assert!(first.starts_with("ele:") && first.len() == 16, "{first}");
+}
+
+#[test]
+fn value_size_follows_d() {
+    let s = RedisServer::start();
+    s.reset();
+    ringbench_ok(&s, &["-d", "100", "-t", "set", "-n", "100", "-q"]);
+    assert_eq!(s.cli(&["strlen", "key:__rand_int__"]), "100");
+    assert_eq!(s.cli(&["get", "key:__rand_int__"]), "x".repeat(100));
+}
+
+#[test]
+fn dbnum_selects_the_db() {
+    let s = RedisServer::start();
+    s.reset();
+    ringbench_ok(&s, &["--dbnum", "3", "-t", "set", "-n", "100", "-q"]);
+    assert_eq!(s.cli(&["-n", "3", "dbsize"]), "1");
+    assert_eq!(s.cli(&["-n", "0", "dbsize"]), "0");
+}
+
+#[test]
+fn wrong_password_ends_the_run_with_the_servers_message() {
+    let s = RedisServer::start_with(&["--requirepass", "right-one"]);
+    let mut args = s.port_args();
+    args.extend(["-a", "wrong", "-t", "set", "-n", "100"].map(String::from));
+    let refs: Vec<&str> = args.iter().map(|a| a.as_str()).collect();
+    let out = ringbench(&refs);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("WRONGPASS") || err.contains("invalid password"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("wrong\n") && !err.contains(" wrong "),
+        "password echoed: {err}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).is_empty());
+}
+
+#[test]
+fn right_password_and_user_work() {
+    let s = RedisServer::start_with(&["--requirepass", "right-one"]);
+    let mut args = s.port_args();
+    args.extend(
+        [
+            "--user",
+            "default",
+            "-a",
+            "right-one",
+            "-t",
+            "set",
+            "-n",
+            "300",
+            "-q",
+        ]
+        .map(String::from),
+    );
+    let refs: Vec<&str> = args.iter().map(|a| a.as_str()).collect();
+    let out = ringbench(&refs);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let calls = s.cli(&[
+        "-a",
+        "right-one",
+        "--no-auth-warning",
+        "info",
+        "commandstats",
+    ]);
+    assert_eq!(parse_commandstats(&calls).get("set"), Some(&300));
+}
+
+#[test]
+fn unix_socket_resp3_and_tracking() {
+    let s = RedisServer::start();
+    s.reset();
+    let sock = s.socket.to_str().unwrap().to_string();
+    let out = ringbench(&[
+        "-s",
+        &sock,
+        "-3",
+        "--enable-tracking",
+        "-t",
+        "get,set",
+        "-n",
+        "2000",
+        "-c",
+        "4",
+        "-q",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Every GET's key is then overwritten by SET: the server sends invalidation pushes, which are not replies.
+    assert_eq!(s.calls("get"), 2000);
+    assert_eq!(s.calls("set"), 2000);
+    assert_eq!(
+        s.calls("hello"),
+        9,
+        "one HELLO per connection per test (4 x 2) plus the control connection"
+    );
+}
+
+#[test]
+fn error_replies_are_counted_and_the_run_goes_on() {
+    let s = RedisServer::start();
+    s.reset();
+    s.cli(&["set", "notalist", "x"]);
+    let out = ringbench_ok(&s, &["-n", "500", "-c", "5", "lpush", "notalist", "a"]);
+    assert!(out.contains("error replies: 500"), "{out}");
+    assert!(out.contains("WRONGTYPE"), "{out}");
+    assert_eq!(s.calls("lpush"), 500);
+}
+
+#[test]
+fn keepalive_zero_reconnects_per_batch() {
+    let s = RedisServer::start();
+    s.reset();
+    let before: u64 = connections_received(&s);
+    ringbench_ok(
+        &s,
+        &["-k", "0", "-t", "ping_mbulk", "-n", "200", "-c", "4", "-q"],
+    );
+    let after = connections_received(&s);
+    assert_eq!(s.calls("ping"), 200);
+    // 200 batches of one request each reconnect after the batch: about 200 connections.
+    assert!(after - before >= 200, "{before} -> {after}");
+}
+
+fn connections_received(s: &RedisServer) -> u64 {
+    let info = s.cli(&["info", "stats"]);
+    info.lines()
+        .find_map(|l| l.strip_prefix("total_connections_received:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn stdin_gives_the_last_argument() {
+    let s = RedisServer::start();
+    s.reset();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ringbench"))
+        .args([
+            "-p",
+            &s.port.to_string(),
+            "-x",
+            "-n",
+            "10",
+            "-q",
+            "set",
+            "fromstdin",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(b"hello\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("set fromstdin: "));
+    assert_eq!(s.cli(&["strlen", "fromstdin"]), "6");
+}
+
+#[test]
+fn csv_output_shape() {
+    let s = RedisServer::start();
+    let out = ringbench_ok(&s, &["--csv", "-t", "set,get", "-n", "1000"]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert_eq!(
+        lines[0],
+        r#""test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms""#
+    );
+    for (line, title) in lines[1..].iter().zip(["SET", "GET"]) {
+        let f: Vec<&str> = line.split(',').map(|f| f.trim_matches('"')).collect();
+        assert_eq!(f.len(), 8);
+        assert_eq!(f[0], title);
+        assert!(f[1].parse::<f64>().unwrap() > 0.0);
+        assert_eq!(
+            f[1].split('.').nth(1).unwrap().len(),
+            2,
+            "rps has 2 decimals: {line}"
+        );
+        for v in &f[2..] {
+            assert_eq!(
+                v.split('.').nth(1).unwrap().len(),
+                3,
+                "latency has 3 decimals: {line}"
+            );
+        }
+        let min: f64 = f[3].parse().unwrap();
+        let max: f64 = f[7].parse().unwrap();
+        assert!(min <= max);
+    }
+}
+
+#[test]
+fn quiet_line_shape() {
+    let s = RedisServer::start();
+    let out = ringbench_ok(&s, &["-q", "-t", "get", "-n", "1000"]);
+    let line = out.trim_end();
+    let rest = line
+        .strip_prefix("GET: ")
+        .unwrap_or_else(|| panic!("{line}"));
+    let (rps, tail) = rest.split_once(" requests per second, p50=").unwrap();
+    assert!(rps.parse::<f64>().unwrap() > 0.0);
+    assert!(tail.ends_with(" msec"));
+    tail.trim_end_matches(" msec").parse::<f64>().unwrap();
+}
+
+#[test]
+fn normal_block_sections() {
+    let s = RedisServer::start();
+    let out = ringbench_ok(&s, &["-t", "set", "-n", "2000", "--threads", "2"]);
+    let want = [
+        "====== SET ======",
+        "  2000 requests completed in ",
+        "  50 parallel clients",
+        "  3 bytes payload",
+        "  keep alive: 1",
+        "  host configuration \"save\":",
+        "  host configuration \"appendonly\": no",
+        "  multi-thread: yes",
+        "  threads: 2",
+        "Latency by percentile distribution:",
+        "Cumulative distribution of latencies:",
+        "Summary:",
+        "  throughput summary: ",
+        "  latency summary (msec):",
+    ];
+    let mut pos = 0;
+    for w in want {
+        let at = out[pos..]
+            .find(w)
+            .unwrap_or_else(|| panic!("missing {w:?} after byte {pos}:\n{out}"));
+        pos += at + w.len();
+    }
+    assert!(out.contains("100.000% <= "), "{out}");
+    assert!(out.contains("(cumulative count 2000)"), "{out}");
+}
+
+#[test]
+fn no_progress_line_in_pipes() {
+    let s = RedisServer::start();
+    let mut args = s.port_args();
+    args.extend(["-t", "set", "-n", "20000", "-c", "5", "-q"].map(String::from));
+    let refs: Vec<&str> = args.iter().map(|a| a.as_str()).collect();
+    let out = ringbench(&refs);
+    assert!(out.status.success());
+    let all = [out.stdout, out.stderr].concat();
+    assert!(!all.contains(&b'\r'), "{}", String::from_utf8_lossy(&all));
+    assert!(!String::from_utf8_lossy(&all).contains("rps="));
+}
+
+#[test]
+fn same_titles_as_redis_benchmark() {
+    let s = RedisServer::start();
+    let ours = ringbench_ok(&s, &["-q", "-n", "200", "-c", "5"]);
+    let theirs = std::process::Command::new("redis-benchmark")
+        .args(["-p", &s.port.to_string(), "-q", "-n", "200", "-c", "5"])
+        .output()
+        .unwrap();
+    let theirs = String::from_utf8_lossy(&theirs.stdout).to_string();
+    // redis-benchmark writes its progress with \r even into pipes: keep what follows the last \r of each line.
+    let titles = |text: &str| -> Vec<String> {
+        text.lines()
+            .map(|l| l.rsplit('\r').next().unwrap().trim())
+            .filter(|l| l.contains(" requests per second"))
+            .map(|l| l.split(": ").next().unwrap().to_string())
+            .collect()
+    };
+    let (a, b) = (titles(&ours), titles(&theirs));
+    assert_eq!(a.len(), 20, "{ours}");
+    assert_eq!(a, b);
+}
