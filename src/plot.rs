@@ -58,7 +58,7 @@ pub fn points(h: &Histogram<u64>) -> Vec<(f64, f64)> {
 pub fn render(title: &str, series: &[Series<'_>]) -> Result<String, PlotError> {
     let lines: Vec<(String, Vec<(f64, f64)>)> = series
         .iter()
-        .filter(|s| s.hist.len() > 0)
+        .filter(|s| !s.hist.is_empty())
         .map(|s| (s.label.clone(), points(s.hist)))
         .collect();
     if lines.is_empty() {
