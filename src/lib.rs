@@ -7,6 +7,7 @@ pub mod cli;
 pub mod config;
 pub mod control;
 pub mod engine;
+pub mod limits;
 pub mod net;
 pub mod report;
 pub mod resp;
@@ -28,6 +29,8 @@ pub enum RunError {
     Conn(#[from] ConnError),
     #[error("{0}")]
     Engine(String),
+    #[error("{0}")]
+    Limit(String),
     #[error("could not write the output: {0}")]
     Output(#[from] std::io::Error),
 }
@@ -67,8 +70,8 @@ pub fn run(
     mut progress: ProgressSink<'_>,
 ) -> Result<RunOutcome, RunError> {
     let cfg = Arc::new(cfg);
-    let mut ctl =
-        control::ControlClient::connect(&cfg.target, &cfg.setup, engine::CONNECT_TIMEOUT)?;
+    limits::prepare(cfg.clients, cfg.threads).map_err(RunError::Limit)?;
+    let mut ctl = control::ControlClient::connect(&cfg.target, &cfg.setup, cfg.connect_timeout)?;
     let header = report::Header {
         clients: cfg.clients,
         data_size: cfg.data_size,
@@ -140,6 +143,15 @@ pub fn run(
             if let Some(p) = progress.as_deref_mut() {
                 let _ = write!(p, "\r\x1b[K");
                 let _ = p.flush();
+            }
+            for e in &stats.conn_errors {
+                eprintln!("ringbench: {}: {e}", test.title);
+            }
+            if stats.failed > 0 && cfg.output == OutputMode::Csv {
+                eprintln!(
+                    "ringbench: {}: {} of {} requests failed",
+                    test.title, stats.failed, cfg.requests
+                );
             }
             let result = TestResult::new(test.title.clone(), cfg.requests, stats);
             let text = match cfg.output {
