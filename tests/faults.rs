@@ -343,3 +343,84 @@ fn the_password_never_appears_in_any_output() {
     assert!(!text(&out.stderr).contains("may not be safe"));
     assert!(!(text(&out.stdout) + &text(&out.stderr)).contains(secret));
 }
+
+#[test]
+fn ten_thousand_connections_work_and_print_no_warning() {
+    let s = RedisServer::start();
+    s.reset();
+    let port = s.port.to_string();
+    let out = ringbench(&[
+        "-p",
+        &port,
+        "-c",
+        "10000",
+        "-n",
+        "20000",
+        "-t",
+        "ping_mbulk",
+        "--threads",
+        "2",
+        "-q",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stderr),
+        "",
+        "nothing on stderr (no memlock or limit warning)"
+    );
+    assert_eq!(s.calls("ping"), 20000);
+}
+
+#[test]
+fn a_too_low_memlock_limit_is_named() {
+    let s = RedisServer::start();
+    let port = s.port.to_string();
+    // Lower both limits so ringbench cannot raise the soft one: glommio needs 512 KiB of locked memory.
+    let out = std::process::Command::new("prlimit")
+        .args([
+            "--memlock=65536:65536",
+            env!("CARGO_BIN_EXE_ringbench"),
+            "-p",
+            &port,
+            "-t",
+            "set",
+            "-n",
+            "10",
+        ])
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("RLIMIT_MEMLOCK") && err.contains("ulimit -l"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn too_many_connections_for_the_open_files_limit_are_named() {
+    let s = RedisServer::start();
+    let port = s.port.to_string();
+    let out = std::process::Command::new("prlimit")
+        .args([
+            "--nofile=256:256",
+            env!("CARGO_BIN_EXE_ringbench"),
+            "-p",
+            &port,
+            "-c",
+            "1000",
+            "-t",
+            "set",
+            "-n",
+            "10",
+        ])
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("RLIMIT_NOFILE") && err.contains("ulimit -n"),
+        "{err}"
+    );
+}
