@@ -10,6 +10,7 @@ pub mod control;
 pub mod engine;
 pub mod hdrlog;
 pub mod intervals;
+pub mod limits;
 pub mod merge;
 pub mod net;
 pub mod plot;
@@ -38,6 +39,8 @@ pub enum RunError {
     Conn(#[from] ConnError),
     #[error("{0}")]
     Engine(String),
+    #[error("{0}")]
+    Limit(String),
     #[error("could not write the output: {0}")]
     Output(#[from] std::io::Error),
     #[error("{0}")]
@@ -86,8 +89,8 @@ pub fn run(
         stdout
     };
     let cfg = Arc::new(cfg);
-    let mut ctl =
-        control::ControlClient::connect(&cfg.target, &cfg.setup, engine::CONNECT_TIMEOUT)?;
+    limits::prepare(cfg.clients, cfg.threads).map_err(RunError::Limit)?;
+    let mut ctl = control::ControlClient::connect(&cfg.target, &cfg.setup, cfg.connect_timeout)?;
     let header = report::Header {
         clients: cfg.clients,
         data_size: cfg.data_size,
@@ -97,7 +100,7 @@ pub fn run(
         multi_thread: cfg.multi_thread,
         threads: cfg.threads,
     };
-    let mut watch = server_view::ServerWatch::new(ctl);
+    let mut ctl = Some(ctl);
     if cfg.threads > 1
         && let (_, Some(w)) = engine::plan_cores(cfg.threads.min(cfg.clients))
     {
@@ -112,10 +115,14 @@ pub fn run(
             cfg.clients
         )?;
         out.flush()?;
+        // Idle mode opens exactly -c connections.
+        drop(ctl.take());
         engine::run_test(&cfg, &cfg.tests[0], 0, control, |_, _| {})?;
         outcome.stopped = true;
         return Ok(outcome);
     }
+    let mut watch =
+        server_view::ServerWatch::new(ctl.take(), &cfg.target, &cfg.setup, cfg.connect_timeout);
     if let Some(t) = cfg.start_at {
         eprintln!(
             "ringbench: waiting {:.1} s for --start-at {t}",
@@ -172,8 +179,17 @@ pub fn run(
                 let _ = write!(p, "\r\x1b[K");
                 let _ = p.flush();
             }
+            for e in &stats.conn_errors {
+                eprintln!("ringbench: {}: {e}", test.title);
+            }
+            if stats.failed > 0 && cfg.output == OutputMode::Csv {
+                eprintln!(
+                    "ringbench: {}: {} of {} requests failed",
+                    test.title, stats.failed, cfg.requests
+                );
+            }
             let mut result = TestResult::new(test.title.clone(), cfg.requests, stats);
-            result.server = watch.end(result.stats.completed);
+            result.server = watch.end(result.stats.completed, control.stopped());
             results::after_test(&cfg, &result).map_err(RunError::Results)?;
             let text = match cfg.output {
                 OutputMode::Normal => results::normal_text(&result, &header),

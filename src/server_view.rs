@@ -4,6 +4,7 @@
 //! io-threads and Redis-vs-Valkey comparisons readable. Nothing here touches the hot path: the watch
 //! samples `INFO clients` from the main thread while the executors run, at most once a second.
 
+use crate::config::{Setup, Target};
 use crate::control::ControlClient;
 use crate::resp::Value;
 use serde::{Deserialize, Serialize};
@@ -12,6 +13,10 @@ use std::time::{Duration, Instant};
 
 /// How often the connected-clients peak is sampled while a test runs.
 const SAMPLE_EVERY: Duration = Duration::from_secs(1);
+/// How long INFO may take before and after a test.
+const INFO_WAIT: Duration = Duration::from_secs(1);
+/// How long INFO may take while a test runs or after a stop: the main thread must stay responsive.
+const SHORT_INFO_WAIT: Duration = Duration::from_millis(250);
 
 /// The figures of one `INFO` reply that the view needs.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -114,8 +119,15 @@ pub fn human_bytes(b: u64) -> String {
 }
 
 /// Watches the server across one test through a control connection.
+///
+/// An INFO that fails or times out (a stalled or paused server) drops the connection: that test has no
+/// server view, and the next test reconnects. A reply without the needed fields (not Redis or Valkey)
+/// turns the view off for the run.
 pub struct ServerWatch {
-    ctl: ControlClient,
+    ctl: Option<ControlClient>,
+    target: Target,
+    setup: Setup,
+    connect_timeout: Duration,
     before: Option<ServerSnapshot>,
     peak_clients: u64,
     /// INFO commands sent since `before` (the server counts them in total_commands_processed).
@@ -126,9 +138,18 @@ pub struct ServerWatch {
 }
 
 impl ServerWatch {
-    pub fn new(ctl: ControlClient) -> Self {
+    /// A watch over `ctl`; `target`, `setup` and `connect_timeout` serve to reconnect after a failure.
+    pub fn new(
+        ctl: Option<ControlClient>,
+        target: &Target,
+        setup: &Setup,
+        connect_timeout: Duration,
+    ) -> Self {
         ServerWatch {
             ctl,
+            target: target.clone(),
+            setup: setup.clone(),
+            connect_timeout,
             before: None,
             peak_clients: 0,
             info_sent: 0,
@@ -137,18 +158,26 @@ impl ServerWatch {
         }
     }
 
-    fn info(&mut self, section: Option<&str>) -> Option<ServerSnapshot> {
+    fn info(&mut self, section: Option<&str>, wait: Duration) -> Option<ServerSnapshot> {
         if self.unavailable {
             return None;
         }
+        let ctl = self.ctl.as_mut()?;
+        ctl.set_read_timeout(wait);
         let reply = match section {
-            Some(s) => self.ctl.command(&[b"INFO", s.as_bytes()]),
-            None => self.ctl.command(&[b"INFO"]),
+            Some(s) => ctl.command(&[b"INFO", s.as_bytes()]),
+            None => ctl.command(&[b"INFO"]),
         };
         self.info_sent += 1;
         let text = match &reply {
             Ok(v) if !matches!(v, Value::Error(_)) => v.as_str(),
-            _ => None,
+            Ok(_) => None,
+            Err(_) => {
+                // A late reply would answer the next command: this connection is done.
+                self.ctl = None;
+                self.before = None;
+                return None;
+            }
         };
         if section.is_some() {
             // A partial INFO: only connected_clients is needed.
@@ -170,9 +199,20 @@ impl ServerWatch {
         snap
     }
 
-    /// Takes the "before" snapshot.
+    /// Takes the "before" snapshot (reconnecting first when a previous INFO failed).
     pub fn begin(&mut self) {
-        self.before = self.info(None);
+        // Twice at most: an idle control connection may have been closed by the server's `timeout`
+        // (a long --start-at wait, a long previous test).
+        for _ in 0..2 {
+            if self.ctl.is_none() && !self.unavailable {
+                self.ctl =
+                    ControlClient::connect(&self.target, &self.setup, self.connect_timeout).ok();
+            }
+            self.before = self.info(None, INFO_WAIT);
+            if self.before.is_some() || self.ctl.is_some() {
+                break;
+            }
+        }
         self.info_sent = 0;
         self.peak_clients = self.before.map_or(0, |b| b.connected_clients);
         self.last_sample = Instant::now();
@@ -184,16 +224,18 @@ impl ServerWatch {
             return;
         }
         self.last_sample = Instant::now();
-        if let Some(s) = self.info(Some("clients")) {
+        if let Some(s) = self.info(Some("clients"), SHORT_INFO_WAIT) {
             self.peak_clients = self.peak_clients.max(s.connected_clients);
         }
     }
 
     /// Takes the "after" snapshot and returns the view of the test, given the requests it completed.
-    pub fn end(&mut self, completed: u64) -> Option<ServerView> {
+    /// `stopped` (a signal) allows only a short wait: the report must not hang on a stalled server.
+    pub fn end(&mut self, completed: u64, stopped: bool) -> Option<ServerView> {
         let before = self.before.take()?;
         let own = self.info_sent + 1; // the "before" INFO is counted once it has run
-        let after = self.info(None)?;
+        let wait = if stopped { SHORT_INFO_WAIT } else { INFO_WAIT };
+        let after = self.info(None, wait)?;
         let cpu_user_s = (after.used_cpu_user - before.used_cpu_user).max(0.0);
         let cpu_sys_s = (after.used_cpu_sys - before.used_cpu_sys).max(0.0);
         let cpu_us = (cpu_user_s + cpu_sys_s) * 1e6;
