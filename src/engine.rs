@@ -1,13 +1,14 @@
 //! The thread-per-core engine: one pinned glommio executor per `--threads`, each driving its own shard of connections.
 
 use crate::config::Config;
+use crate::keys::KeyGen;
 use crate::net::{self, ConnError, Stream};
 use crate::resp::{ReplyScanner, Scanned};
 use crate::stats::{LiveCounters, ShardStats};
 use crate::workload::{PipelineBuffer, TestSpec};
 use glommio::{LocalExecutorBuilder, Placement};
 use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -17,7 +18,7 @@ use std::time::{Duration, Instant};
 /// How long a connection attempt may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Read buffer per connection; grows only for a single reply line longer than this.
-const READ_BUFFER: usize = 64 * 1024;
+pub(crate) const READ_BUFFER: usize = 64 * 1024;
 /// io_uring buffer memory per executor. ringbench does no file I/O, so a small registration
 /// stays well under the default memlock limit.
 const IO_MEMORY: usize = 64 * 1024;
@@ -71,30 +72,42 @@ pub fn split(total: u64, parts: usize) -> Vec<u64> {
 }
 
 /// Everything one shard needs; sent to its executor thread.
-struct ShardPlan {
-    cfg: Arc<Config>,
+pub(crate) struct ShardPlan {
+    pub(crate) cfg: Arc<Config>,
     test: TestSpec,
     index: usize,
     clients: usize,
+    /// Global index of this shard's first connection (open-loop schedules are staggered by it).
+    first_client: usize,
     requests: u64,
+    duration: Option<Duration>,
     barrier: Arc<Barrier>,
     setup_failed: Arc<AtomicBool>,
-    control: RunControl,
-    live: Arc<LiveCounters>,
+    pub(crate) control: RunControl,
+    pub(crate) live: Arc<LiveCounters>,
     error_clock: Arc<AtomicU64>,
     epoch: Instant,
 }
 
+/// How much one test (or its warmup) runs: `requests` in total, or for `duration` when set.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    pub requests: u64,
+    pub duration: Option<Duration>,
+}
+
 /// A shard's state, shared by its connection tasks on one thread.
-struct ShardState {
+pub(crate) struct ShardState {
     remaining: Cell<u64>,
-    stats: RefCell<ShardStats>,
-    latency_sum_ns: Cell<u64>,
+    pub(crate) stats: RefCell<ShardStats>,
+    pub(crate) latency_sum_ns: Cell<u64>,
+    /// When this shard stops claiming requests (`--duration`); checked on the shard's own clock.
+    pub(crate) deadline: Option<Instant>,
 }
 
 impl ShardState {
     /// Takes up to `want` requests from the shard's share.
-    fn claim(&self, want: usize) -> usize {
+    pub(crate) fn claim(&self, want: usize) -> usize {
         let rem = self.remaining.get();
         let k = rem.min(want as u64);
         self.remaining.set(rem - k);
@@ -118,8 +131,28 @@ pub fn run_test(
     test: &TestSpec,
     requests: u64,
     control: &RunControl,
+    on_tick: impl FnMut(u64, u64),
+) -> Result<ShardStats, EngineError> {
+    let budget = Budget {
+        requests: if cfg.shape.duration.is_some() {
+            u64::MAX
+        } else {
+            requests
+        },
+        duration: cfg.shape.duration,
+    };
+    run_phase(cfg, test, budget, control, on_tick)
+}
+
+/// Runs one test, or one warmup, with an explicit budget.
+pub fn run_phase(
+    cfg: &Arc<Config>,
+    test: &TestSpec,
+    budget: Budget,
+    control: &RunControl,
     mut on_tick: impl FnMut(u64, u64),
 ) -> Result<ShardStats, EngineError> {
+    let requests = budget.requests;
     // A shard with no connection could not send its share, so there are never more shards than connections.
     let shards = cfg.threads.min(cfg.clients);
     let (cores, _) = plan_cores(shards);
@@ -141,7 +174,9 @@ pub fn run_test(
             test: test.clone(),
             index: i,
             clients: clients[i] as usize,
+            first_client: clients[..i].iter().sum::<u64>() as usize,
             requests: shares[i],
+            duration: budget.duration,
             barrier: barrier.clone(),
             setup_failed: setup_failed.clone(),
             control: control.clone(),
@@ -255,12 +290,19 @@ async fn run_shard(plan: ShardPlan) -> Result<ShardStats, ConnError> {
     }
 
     // Phase 3: drive the connections.
+    let began = Instant::now();
+    let mut stats = ShardStats::new(cfg.precision);
+    stats.start = Some(began);
+    crate::schedule::prepare_stats(&mut stats, &cfg, &plan.test);
     let state = Rc::new(ShardState {
         remaining: Cell::new(plan.requests),
-        stats: RefCell::new(ShardStats::new(cfg.precision)),
+        stats: RefCell::new(stats),
         latency_sum_ns: Cell::new(0),
+        deadline: plan.duration.map(|d| began + d),
     });
-    state.stats.borrow_mut().start = Some(Instant::now());
+    let cursor = Rc::new(Cell::new(0u64));
+    let shards = cfg.threads.min(cfg.clients);
+    let composer = crate::schedule::composer_for(&cfg, &plan.test);
     let plan = Rc::new(plan);
     let tasks: Vec<_> = streams
         .into_iter()
@@ -272,14 +314,31 @@ async fn run_shard(plan: ShardPlan) -> Result<ShardStats, ConnError> {
                 .wrapping_add((plan.index as u64) << 32)
                 .wrapping_add(i as u64)
                 .wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            glommio::spawn_local(drive(
+            let keys = KeyGen::new(
+                cfg.shape.distribution,
+                cfg.keyspace.unwrap_or(1),
+                plan.index,
+                shards,
+                &cursor,
+            );
+            let conn = Conn {
                 stream,
-                state.clone(),
-                plan.clone(),
-                setup.clone(),
-                names.clone(),
+                state: state.clone(),
+                plan: plan.clone(),
+                setup: setup.clone(),
+                names: names.clone(),
+                keys,
                 seed,
-            ))
+            };
+            match &composer {
+                Some(c) => {
+                    let pacing = cfg.shape.rps.map(|rps| {
+                        crate::schedule::Pacing::new(began, plan.first_client + i, cfg.clients, rps)
+                    });
+                    glommio::spawn_local(crate::schedule::drive_composed(conn, c.clone(), pacing))
+                }
+                None => glommio::spawn_local(drive(conn)),
+            }
         })
         .collect();
     let all = async {
@@ -309,27 +368,39 @@ async fn run_shard(plan: ShardPlan) -> Result<ShardStats, ConnError> {
     Ok(stats)
 }
 
-/// Maps 64 random bits into [0, range) without division.
-#[inline]
-fn bounded(x: u64, range: u64) -> u64 {
-    ((x as u128 * range as u128) >> 64) as u64
+/// One connection and what its task needs.
+pub(crate) struct Conn {
+    pub(crate) stream: Stream,
+    pub(crate) state: Rc<ShardState>,
+    pub(crate) plan: Rc<ShardPlan>,
+    pub(crate) setup: Rc<Vec<u8>>,
+    pub(crate) names: Rc<Vec<&'static str>>,
+    pub(crate) keys: KeyGen,
+    pub(crate) seed: u64,
 }
 
-async fn drive(
-    mut stream: Stream,
-    state: Rc<ShardState>,
-    plan: Rc<ShardPlan>,
-    setup: Rc<Vec<u8>>,
-    names: Rc<Vec<&'static str>>,
-    seed: u64,
-) -> Result<(), ConnError> {
+/// Reopens a connection (`-k 0`).
+pub(crate) async fn reconnect(cfg: &Config, setup: &[u8], names: &[&'static str]) -> Result<Stream, ConnError> {
+    connect_and_setup(cfg, setup, names).await
+}
+
+/// The closed-loop driver for fixed-layout requests: claim up to `-P`, patch digits, send, count replies.
+async fn drive(conn: Conn) -> Result<(), ConnError> {
+    let Conn {
+        mut stream,
+        state,
+        plan,
+        setup,
+        names,
+        mut keys,
+        seed,
+    } = conn;
     let cfg = &plan.cfg;
     let addr = cfg.target.display();
     let mut pipe = PipelineBuffer::new(&plan.test.template, cfg.pipeline);
     let mut rbuf = vec![0u8; READ_BUFFER];
     let mut scanner = ReplyScanner::new();
     let mut rng = SmallRng::seed_from_u64(seed);
-    let range = cfg.keyspace.unwrap_or(1);
     let lost = |reason: String| ConnError::Lost {
         addr: addr.clone(),
         reason,
@@ -338,11 +409,14 @@ async fn drive(
         if plan.control.stopped() {
             return Ok(());
         }
+        if state.deadline.is_some_and(|d| Instant::now() >= d) {
+            return Ok(());
+        }
         let k = state.claim(cfg.pipeline);
         if k == 0 {
             return Ok(());
         }
-        let bytes = pipe.fill(k, || bounded(rng.next_u64(), range));
+        let bytes = pipe.fill(k, || keys.next(&mut rng));
         let sent = Instant::now();
         if let Err(e) = stream.write_all(bytes).await {
             state.stats.borrow_mut().failed += k as u64;
@@ -428,7 +502,7 @@ async fn drive(
 }
 
 /// Counts an error reply, keeps the first one's text, and prints it with `-e` (at most once a second).
-fn note_error(state: &ShardState, plan: &ShardPlan, raw: &[u8]) {
+pub(crate) fn note_error(state: &ShardState, plan: &ShardPlan, raw: &[u8]) {
     let mut st = state.stats.borrow_mut();
     st.errors += 1;
     let text = || {
@@ -467,6 +541,7 @@ mod tests {
 
     #[test]
     fn bounded_stays_in_range() {
+        use crate::keys::bounded;
         assert_eq!(bounded(u64::MAX, 1000), 999);
         assert_eq!(bounded(0, 1000), 0);
         assert_eq!(bounded(u64::MAX / 2, 1000), 499);

@@ -4,12 +4,17 @@
 //! so integration tests exercise exactly what the binary does.
 
 pub mod cli;
+pub mod compose;
 pub mod config;
 pub mod control;
 pub mod engine;
+pub mod keys;
 pub mod net;
 pub mod report;
+pub mod rate_report;
 pub mod resp;
+pub mod schedule;
+pub mod shape;
 pub mod stats;
 pub mod workload;
 
@@ -136,16 +141,36 @@ pub fn run(
                 );
                 let _ = p.flush();
             };
+            if let Some(warmup) = cfg.shape.warmup {
+                // The server sees the warmup; its figures are dropped.
+                let budget = engine::Budget {
+                    requests: u64::MAX,
+                    duration: Some(warmup),
+                };
+                engine::run_phase(&cfg, test, budget, control, |_, _| {})?;
+                if control.stopped() {
+                    break;
+                }
+            }
             let stats = engine::run_test(&cfg, test, cfg.requests, control, &mut tick)?;
             if let Some(p) = progress.as_deref_mut() {
                 let _ = write!(p, "\r\x1b[K");
                 let _ = p.flush();
             }
-            let result = TestResult::new(test.title.clone(), cfg.requests, stats);
+            let requested = if cfg.shape.duration.is_some() {
+                stats.completed + stats.failed
+            } else {
+                cfg.requests
+            };
+            let mut result = TestResult::new(test.title.clone(), requested, stats);
+            result.rate = cfg.shape.rps.map(|rps| rate_report::RateTarget {
+                rps,
+                slots: cfg.clients * cfg.pipeline,
+            });
             let text = match cfg.output {
                 OutputMode::Normal => report::normal_block(&result, &header),
-                OutputMode::Quiet => report::quiet_line(&result),
-                OutputMode::Csv => report::csv_row(&result),
+                OutputMode::Quiet => report::quiet_line(&result) + &rate_report::quiet_parts(&result),
+                OutputMode::Csv => report::csv_row(&result) + &rate_report::csv_parts(&result),
             };
             out.write_all(text.as_bytes())?;
             out.flush()?;

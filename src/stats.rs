@@ -29,6 +29,24 @@ pub struct ShardStats {
     pub start: Option<Instant>,
     /// When this shard received its last reply.
     pub end: Option<Instant>,
+    /// Open loop (`--rps`) only: latency from the actual send (service time); `hist` then holds the
+    /// latency from each request's intended send time.
+    pub service: Option<Histogram<u64>>,
+    /// `--mix` only: figures per command, in the mix's order.
+    pub parts: Vec<PartStats>,
+    /// Open loop: requests sent over 1 ms late because their connection already had `-P` waiting.
+    pub late_full: u64,
+    /// Open loop: requests sent over 1 ms late although their connection had room (the client was busy).
+    pub late_free: u64,
+}
+
+/// One command's figures inside a mix.
+#[derive(Debug, Clone)]
+pub struct PartStats {
+    pub title: String,
+    pub hist: Histogram<u64>,
+    pub completed: u64,
+    pub errors: u64,
 }
 
 impl ShardStats {
@@ -41,6 +59,10 @@ impl ShardStats {
             failed: 0,
             start: None,
             end: None,
+            service: None,
+            parts: Vec::new(),
+            late_full: 0,
+            late_free: 0,
         }
     }
 
@@ -52,6 +74,22 @@ impl ShardStats {
         self.completed += other.completed;
         self.errors += other.errors;
         self.failed += other.failed;
+        self.late_full += other.late_full;
+        self.late_free += other.late_free;
+        match (&mut self.service, &other.service) {
+            (Some(a), Some(b)) => a.add(b).expect("histograms share their bounds"),
+            (None, Some(b)) => self.service = Some(b.clone()),
+            _ => {}
+        }
+        if self.parts.is_empty() {
+            self.parts = other.parts.clone();
+        } else {
+            for (a, b) in self.parts.iter_mut().zip(&other.parts) {
+                a.hist.add(&b.hist).expect("histograms share their bounds");
+                a.completed += b.completed;
+                a.errors += b.errors;
+            }
+        }
         if self.first_error.is_none() {
             self.first_error = other.first_error.clone();
         }
@@ -104,6 +142,8 @@ pub struct TestResult {
     pub stats: ShardStats,
     /// Seconds used to compute throughput.
     pub seconds: f64,
+    /// Open loop: the target the test aimed at.
+    pub rate: Option<crate::rate_report::RateTarget>,
 }
 
 impl TestResult {
@@ -114,6 +154,7 @@ impl TestResult {
             requested,
             stats,
             seconds,
+            rate: None,
         }
     }
 
