@@ -7,6 +7,7 @@ use crate::workload::{RAND_INT, RequestTemplate};
 use memchr::memmem;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use std::cell::Cell;
 
 /// The value placeholder: replaced by a value of `-d` bytes.
 pub const DATA: &[u8] = b"__data__";
@@ -151,8 +152,12 @@ pub struct Variant {
 pub struct Composer {
     lit: Vec<u8>,
     variants: Vec<Variant>,
-    /// Running sums of the weights, for choosing a variant.
+    /// Running sums of the weights, for choosing a variant at random when `order` is empty.
     cumulative: Vec<u64>,
+    /// One cycle of variant indices in their weights' proportions, spread evenly (smooth weighted
+    /// round-robin over the weights divided by their gcd). An executor walks it with one counter, so its
+    /// requests follow the weights exactly, not just on average.
+    order: Vec<u16>,
     value: ValueSpec,
     /// Bytes values are copied from: random letters and digits, or `x` without `--random-data`.
     pool: Vec<u8>,
@@ -190,6 +195,7 @@ impl Composer {
                 max_len,
             });
         }
+        let order = weighted_order(&entries.iter().map(|e| e.3).collect::<Vec<_>>());
         let pool = if value.random {
             let mut rng = SmallRng::seed_from_u64(seed ^ 0x5EED_DA7A);
             const ALPHABET: &[u8] =
@@ -204,6 +210,7 @@ impl Composer {
             lit,
             variants,
             cumulative,
+            order,
             value,
             pool,
         }
@@ -219,11 +226,22 @@ impl Composer {
         self.variants.iter().map(|v| v.max_len).max().unwrap_or(0)
     }
 
-    /// Appends one request to `out` and returns the index of the variant chosen.
+    /// Appends one request to `out` and returns the index of the variant chosen. `turn` is the executor's
+    /// position in the mix's cycle, shared by its connections.
     #[inline]
-    pub fn write_request(&self, out: &mut Vec<u8>, keys: &mut KeyGen, rng: &mut SmallRng) -> usize {
+    pub fn write_request(
+        &self,
+        out: &mut Vec<u8>,
+        keys: &mut KeyGen,
+        rng: &mut SmallRng,
+        turn: &Cell<u64>,
+    ) -> usize {
         let kind = if self.variants.len() == 1 {
             0
+        } else if !self.order.is_empty() {
+            let t = turn.get();
+            turn.set(t + 1);
+            self.order[(t % self.order.len() as u64) as usize] as usize
         } else {
             let total = *self.cumulative.last().unwrap_or(&1);
             let r = bounded(rng.next_u64(), total);
@@ -266,6 +284,34 @@ impl Composer {
         }
         kind
     }
+}
+
+/// Longest mix cycle kept; longer ones (huge coprime weights) fall back to random draws.
+const MAX_ORDER: u64 = 1 << 16;
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+/// One cycle of indices in proportion to `weights`, evenly interleaved (smooth weighted round-robin).
+fn weighted_order(weights: &[u64]) -> Vec<u16> {
+    let g = weights.iter().fold(0, |a, &w| gcd(a, w)).max(1);
+    let w: Vec<i64> = weights.iter().map(|&x| (x / g) as i64).collect();
+    let total: i64 = w.iter().sum();
+    if weights.len() < 2 || total as u64 > MAX_ORDER || weights.len() > u16::MAX as usize {
+        return Vec::new();
+    }
+    let mut current = vec![0i64; w.len()];
+    (0..total)
+        .map(|_| {
+            for (c, x) in current.iter_mut().zip(&w) {
+                *c += x;
+            }
+            let best = (0..w.len()).max_by_key(|&i| (current[i], -(i as i64))).unwrap_or(0);
+            current[best] -= total;
+            best as u16
+        })
+        .collect()
 }
 
 /// Appends `v` in decimal without formatting machinery.
@@ -362,7 +408,6 @@ fn split_resp_args(b: &[u8]) -> Option<Vec<&[u8]>> {
 mod tests {
     use super::*;
     use crate::keys::Distribution;
-    use std::cell::Cell;
     use std::rc::Rc;
 
     fn tpl(args: &[&str]) -> RequestTemplate {
@@ -411,7 +456,7 @@ mod tests {
         );
         let mut out = Vec::with_capacity(c.max_request_len());
         let mut rng = SmallRng::seed_from_u64(9);
-        c.write_request(&mut out, &mut keys(), &mut rng);
+        c.write_request(&mut out, &mut keys(), &mut rng, &Cell::new(0));
         let args = split_resp_args(&out).unwrap();
         assert_eq!(args[0], b"MSET");
         assert_eq!(&args[1][2..], args[2]);
@@ -432,7 +477,7 @@ mod tests {
         let mut vals = std::collections::HashSet::new();
         for _ in 0..8 {
             out.clear();
-            c.write_request(&mut out, &mut k, &mut rng);
+            c.write_request(&mut out, &mut k, &mut rng, &Cell::new(0));
             let args = split_resp_args(&out).unwrap();
             assert!((5..=40).contains(&args[2].len()));
             assert!(args[2].iter().all(u8::is_ascii_alphanumeric));
@@ -459,15 +504,24 @@ mod tests {
         let mut rng = SmallRng::seed_from_u64(4);
         let mut n = [0u32; 2];
         let mut out = Vec::new();
+        let turn = Cell::new(0);
+        let mut first = Vec::new();
         for _ in 0..40_000 {
             out.clear();
-            n[c.write_request(&mut out, &mut keys(), &mut rng)] += 1;
+            let k = c.write_request(&mut out, &mut keys(), &mut rng, &turn);
+            n[k] += 1;
+            if first.len() < 8 {
+                first.push(k);
+            }
         }
-        assert!((n[0] as f64 / 40_000.0 - 0.75).abs() < 0.01, "{n:?}");
+        assert_eq!(n, [30_000, 10_000]);
+        assert_eq!(first, [0, 0, 1, 0, 0, 0, 1, 0], "interleaved, not in runs");
+        assert_eq!(weighted_order(&[80, 20]).len(), 5);
+        assert!(weighted_order(&[1_000_000, 999_999]).is_empty());
         let inline = RequestTemplate::inline("PING");
         let c = Composer::new(&[("P".into(), "PING".into(), &inline, 1)], true, ValueSpec { min: 1, max: 1, random: false }, 0);
         out.clear();
-        c.write_request(&mut out, &mut keys(), &mut rng);
+        c.write_request(&mut out, &mut keys(), &mut rng, &Cell::new(0));
         assert_eq!(out, b"PING\r\n");
     }
 }

@@ -301,6 +301,7 @@ async fn run_shard(plan: ShardPlan) -> Result<ShardStats, ConnError> {
         deadline: plan.duration.map(|d| began + d),
     });
     let cursor = Rc::new(Cell::new(0u64));
+    let turn = Rc::new(Cell::new(0u64));
     let shards = cfg.threads.min(cfg.clients);
     let composer = crate::schedule::composer_for(&cfg, &plan.test);
     let plan = Rc::new(plan);
@@ -329,6 +330,7 @@ async fn run_shard(plan: ShardPlan) -> Result<ShardStats, ConnError> {
                 names: names.clone(),
                 keys,
                 seed,
+                turn: turn.clone(),
             };
             match &composer {
                 Some(c) => {
@@ -377,6 +379,8 @@ pub(crate) struct Conn {
     pub(crate) names: Rc<Vec<&'static str>>,
     pub(crate) keys: KeyGen,
     pub(crate) seed: u64,
+    /// The executor's position in a mix's cycle, shared by its connections.
+    pub(crate) turn: Rc<Cell<u64>>,
 }
 
 /// Reopens a connection (`-k 0`).
@@ -394,6 +398,7 @@ async fn drive(conn: Conn) -> Result<(), ConnError> {
         names,
         mut keys,
         seed,
+        ..
     } = conn;
     let cfg = &plan.cfg;
     let addr = cfg.target.display();

@@ -236,10 +236,8 @@ mod tests {
         let mut a = KeyGen::new(Distribution::Sequential, 10, 0, 2, &c0);
         let mut b = KeyGen::new(Distribution::Sequential, 10, 1, 2, &c1);
         let mut rng = SmallRng::seed_from_u64(1);
-        let mut seen: Vec<u64> = (0..5)
-            .map(|_| a.next(&mut rng))
-            .chain((0..5).map(|_| b.next(&mut rng)))
-            .collect();
+        let mut seen: Vec<u64> = (0..5).map(|_| a.next(&mut rng)).collect();
+        seen.extend((0..5).map(|_| b.next(&mut rng)));
         seen.sort();
         assert_eq!(seen, (0..10).collect::<Vec<_>>());
         assert_eq!(a.next(&mut rng), 0, "wraps around");

@@ -116,6 +116,7 @@ pub(crate) async fn drive_composed(
         names,
         mut keys,
         seed,
+        turn,
     } = conn;
     let cfg = &plan.cfg;
     let addr = cfg.target.display();
@@ -167,7 +168,7 @@ pub(crate) async fn drive_composed(
                             st.late_free += 1;
                         }
                     }
-                    let kind = composer.write_request(&mut out, &mut keys, &mut rng);
+                    let kind = composer.write_request(&mut out, &mut keys, &mut rng, &turn);
                     inflight.push_back(Flight {
                         intended: due,
                         sent: now,
@@ -189,7 +190,7 @@ pub(crate) async fn drive_composed(
                         done_sending = true;
                     }
                     for _ in 0..n {
-                        let kind = composer.write_request(&mut out, &mut keys, &mut rng);
+                        let kind = composer.write_request(&mut out, &mut keys, &mut rng, &turn);
                         inflight.push_back(Flight {
                             intended: now,
                             sent: now,
