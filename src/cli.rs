@@ -188,7 +188,10 @@ mod tests {
             "-d",
             "10-20",
         ]);
-        assert_eq!((c.rps, c.duration, c.warmup), (Some(5000.0), Some(3.0), Some(0.5)));
+        assert_eq!(
+            (c.rps, c.duration, c.warmup),
+            (Some(5000.0), Some(3.0), Some(0.5))
+        );
         assert_eq!(c.distribution, "zipf:0.9");
         assert!(c.random_data && !c.requests_given);
         assert_eq!(c.mix.as_deref(), Some("get:80,set:20"));

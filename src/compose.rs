@@ -46,7 +46,9 @@ pub fn parse_data_size(s: &str, limit: usize) -> Result<(usize, usize), String> 
         Some((a, b)) => {
             let (a, b) = (num(a)?, num(b)?);
             if a > b {
-                return Err(format!("the range {a}-{b} has its minimum above its maximum"));
+                return Err(format!(
+                    "the range {a}-{b} has its minimum above its maximum"
+                ));
             }
             Ok((a, b))
         }
@@ -66,7 +68,9 @@ pub fn parse_mix(s: &str) -> Result<Vec<(String, u64)>, String> {
             .parse()
             .ok()
             .filter(|w| *w > 0 && *w <= 1_000_000)
-            .ok_or_else(|| format!("the weight in '{part}' must be a whole number from 1 to 1000000"))?;
+            .ok_or_else(|| {
+                format!("the weight in '{part}' must be a whole number from 1 to 1000000")
+            })?;
         out.push((name.trim().to_ascii_lowercase(), w));
     }
     if out.is_empty() {
@@ -106,7 +110,8 @@ fn replace_all(hay: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
 pub fn needs_composer(template: &RequestTemplate, randomize: bool) -> bool {
     let b = template.bytes();
     memmem::find(b, DATA).is_some()
-        || (randomize && memmem::find_iter(b, b"__rand_").any(|i| rand_group(&b[i..]).unwrap_or(0) > 0))
+        || (randomize
+            && memmem::find_iter(b, b"__rand_").any(|i| rand_group(&b[i..]).unwrap_or(0) > 0))
 }
 
 /// The group of the 12-byte placeholder at the start of `b`: 0 for `__rand_int__` (a fresh number at each
@@ -307,7 +312,9 @@ fn weighted_order(weights: &[u64]) -> Vec<u16> {
             for (c, x) in current.iter_mut().zip(&w) {
                 *c += x;
             }
-            let best = (0..w.len()).max_by_key(|&i| (current[i], -(i as i64))).unwrap_or(0);
+            let best = (0..w.len())
+                .max_by_key(|&i| (current[i], -(i as i64)))
+                .unwrap_or(0);
             current[best] -= total;
             best as u16
         })
@@ -436,22 +443,40 @@ mod tests {
 
     #[test]
     fn expand_rewrites_key_and_fixed_data() {
-        let fixed = ValueSpec { min: 3, max: 3, random: false };
+        let fixed = ValueSpec {
+            min: 3,
+            max: 3,
+            random: false,
+        };
         let a = expand_args(&[b"set".to_vec(), KEY.to_vec(), DATA.to_vec()], &fixed);
         assert_eq!(a, [b"set".to_vec(), RAND_INT.to_vec(), b"xxx".to_vec()]);
-        let varying = ValueSpec { min: 3, max: 9, random: false };
+        let varying = ValueSpec {
+            min: 3,
+            max: 9,
+            random: false,
+        };
         let a = expand_args(&[b"v:__data__".to_vec(), DATA.to_vec()], &varying);
         assert_eq!(a, [b"v:xxx".to_vec(), DATA.to_vec()]);
     }
 
     #[test]
     fn shared_numbers_repeat_within_one_command() {
-        let t = tpl(&["MSET", "a:__rand_1st__", "__rand_1st__", "b:__rand_int__", "__rand_2nd__"]);
+        let t = tpl(&[
+            "MSET",
+            "a:__rand_1st__",
+            "__rand_1st__",
+            "b:__rand_int__",
+            "__rand_2nd__",
+        ]);
         assert!(needs_composer(&t, true));
         let c = Composer::new(
             &[("MSET".into(), "MSET".into(), &t, 1)],
             true,
-            ValueSpec { min: 3, max: 3, random: false },
+            ValueSpec {
+                min: 3,
+                max: 3,
+                random: false,
+            },
             1,
         );
         let mut out = Vec::with_capacity(c.max_request_len());
@@ -467,7 +492,11 @@ mod tests {
     #[test]
     fn values_vary_in_length_and_content() {
         let t = tpl(&["SET", "key:__rand_int__", "__data__"]);
-        let spec = ValueSpec { min: 5, max: 40, random: true };
+        let spec = ValueSpec {
+            min: 5,
+            max: 40,
+            random: true,
+        };
         let c = Composer::new(&[("SET".into(), "SET".into(), &t, 1)], true, spec, 2);
         let mut out = Vec::with_capacity(8 * c.max_request_len());
         let cap = out.capacity();
@@ -498,7 +527,11 @@ mod tests {
                 ("SET".into(), "SET".into(), &set, 1),
             ],
             false,
-            ValueSpec { min: 1, max: 1, random: false },
+            ValueSpec {
+                min: 1,
+                max: 1,
+                random: false,
+            },
             0,
         );
         let mut rng = SmallRng::seed_from_u64(4);
@@ -519,7 +552,16 @@ mod tests {
         assert_eq!(weighted_order(&[80, 20]).len(), 5);
         assert!(weighted_order(&[1_000_000, 999_999]).is_empty());
         let inline = RequestTemplate::inline("PING");
-        let c = Composer::new(&[("P".into(), "PING".into(), &inline, 1)], true, ValueSpec { min: 1, max: 1, random: false }, 0);
+        let c = Composer::new(
+            &[("P".into(), "PING".into(), &inline, 1)],
+            true,
+            ValueSpec {
+                min: 1,
+                max: 1,
+                random: false,
+            },
+            0,
+        );
         out.clear();
         c.write_request(&mut out, &mut keys(), &mut rng, &Cell::new(0));
         assert_eq!(out, b"PING\r\n");

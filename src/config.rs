@@ -297,7 +297,10 @@ impl Config {
         });
         let mut tests = if let Some(mix) = &cli.mix {
             if !cli.command.is_empty() || cli.tests.is_some() {
-                return Err(usage("'--mix' names its own tests: it cannot be combined with -t or a command").into());
+                return Err(usage(
+                    "'--mix' names its own tests: it cannot be combined with -t or a command",
+                )
+                .into());
             }
             let params = SuiteParams {
                 value: shape.suite_value(),

@@ -7,8 +7,8 @@ use crate::resp::{ReplyScanner, Scanned};
 use crate::stats::{LiveCounters, ShardStats};
 use crate::workload::{PipelineBuffer, TestSpec};
 use glommio::{LocalExecutorBuilder, Placement};
-use rand::rngs::SmallRng;
 use rand::SeedableRng;
+use rand::rngs::SmallRng;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -384,7 +384,11 @@ pub(crate) struct Conn {
 }
 
 /// Reopens a connection (`-k 0`).
-pub(crate) async fn reconnect(cfg: &Config, setup: &[u8], names: &[&'static str]) -> Result<Stream, ConnError> {
+pub(crate) async fn reconnect(
+    cfg: &Config,
+    setup: &[u8],
+    names: &[&'static str],
+) -> Result<Stream, ConnError> {
     connect_and_setup(cfg, setup, names).await
 }
 

@@ -29,7 +29,9 @@ impl Distribution {
             _ => match lower.strip_prefix("zipf:") {
                 Some(e) => match e.parse::<f64>() {
                     Ok(x) if x.is_finite() && x > 0.0 && x <= 10.0 => Ok(Distribution::Zipf(x)),
-                    _ => Err(format!("the zipf exponent '{e}' must be a number in (0, 10]")),
+                    _ => Err(format!(
+                        "the zipf exponent '{e}' must be a number in (0, 10]"
+                    )),
                 },
                 None => Err("must be uniform, sequential, zipf[:exponent] or gaussian".into()),
             },

@@ -10,8 +10,8 @@ pub mod control;
 pub mod engine;
 pub mod keys;
 pub mod net;
-pub mod report;
 pub mod rate_report;
+pub mod report;
 pub mod resp;
 pub mod schedule;
 pub mod shape;
@@ -169,7 +169,9 @@ pub fn run(
             });
             let text = match cfg.output {
                 OutputMode::Normal => report::normal_block(&result, &header),
-                OutputMode::Quiet => report::quiet_line(&result) + &rate_report::quiet_parts(&result),
+                OutputMode::Quiet => {
+                    report::quiet_line(&result) + &rate_report::quiet_parts(&result)
+                }
                 OutputMode::Csv => report::csv_row(&result) + &rate_report::csv_parts(&result),
             };
             out.write_all(text.as_bytes())?;

@@ -102,7 +102,9 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
     let total = hist.len();
     if total > 0 {
         if r.stats.service.is_some() {
-            s.push_str("Latency by percentile distribution (from each request's intended send time):\n");
+            s.push_str(
+                "Latency by percentile distribution (from each request's intended send time):\n",
+            );
         } else {
             s.push_str("Latency by percentile distribution:\n");
         }

@@ -59,12 +59,7 @@ pub(crate) fn composer_for(cfg: &Config, test: &TestSpec) -> Option<Arc<Composer
     match (&test.compose, cfg.shape.rps) {
         (Some(c), _) => Some(c.clone()),
         (None, Some(_)) => Some(Arc::new(Composer::new(
-            &[(
-                test.title.clone(),
-                test.command.clone(),
-                &test.template,
-                1,
-            )],
+            &[(test.title.clone(), test.command.clone(), &test.template, 1)],
             cfg.keyspace.is_some(),
             cfg.shape.value,
             cfg.seed,
@@ -131,7 +126,7 @@ pub(crate) async fn drive_composed(
     let mut seq = 0u64;
     let mut next_due = pacing.map(|p| p.intended(0));
     let mut done_sending = false;
-    // Set while this connection waits with `-P` requests in flight although the next one is due.
+    // Set when the next request fell due while this connection waited with `-P` requests in flight.
     let mut was_full = false;
     let lost = |reason: String| ConnError::Lost {
         addr: addr.clone(),
@@ -257,12 +252,7 @@ pub(crate) async fn drive_composed(
                     None => continue,
                 }
             }
-            _ => {
-                if !done_sending && !room && pacing.is_some() {
-                    was_full = true;
-                }
-                stream.read(&mut rbuf[end..]).await
-            }
+            _ => stream.read(&mut rbuf[end..]).await,
         };
         let n = match read {
             Ok(0) => {
@@ -277,6 +267,9 @@ pub(crate) async fn drive_composed(
         };
         let now = Instant::now();
         end += n;
+        // A request that fell due while this connection had no room is late because of `-P`/`-c`
+        // (or the server), not because the client was busy.
+        was_full = !room && !done_sending && next_due.is_some_and(|d| now > d + LATE);
         let mut got = 0u64;
         while start < end {
             let (used, event) = match scanner.scan(&rbuf[start..end]) {
@@ -313,9 +306,7 @@ pub(crate) async fn drive_composed(
                     st.completed += 1;
                     st.end = Some(now);
                     drop(st);
-                    state
-                        .latency_sum_ns
-                        .set(state.latency_sum_ns.get() + lat);
+                    state.latency_sum_ns.set(state.latency_sum_ns.get() + lat);
                     got += 1;
                 }
                 Some(Scanned::Push) => {}

@@ -64,8 +64,10 @@ impl Shape {
                 cli.distribution
             ))
         })?;
-        let (min, max) = compose::parse_data_size(&cli.data_size, MAX_DATA_SIZE as usize)
-            .map_err(|why| UsageError(format!("invalid value '{}' for '-d': {why}", cli.data_size)))?;
+        let (min, max) =
+            compose::parse_data_size(&cli.data_size, MAX_DATA_SIZE as usize).map_err(|why| {
+                UsageError(format!("invalid value '{}' for '-d': {why}", cli.data_size))
+            })?;
         Ok(Shape {
             rps,
             duration,
@@ -113,16 +115,19 @@ impl Shape {
             .map_err(|why| UsageError(format!("invalid value '{spec}' for '--mix': {why}")))?;
         let mut picked = Vec::with_capacity(parts.len());
         for (name, weight) in &parts {
-            let tests = workload::default_suite(Some(std::slice::from_ref(name)), params)
-                .map_err(|bad| {
+            let tests = workload::default_suite(Some(std::slice::from_ref(name)), params).map_err(
+                |bad| {
                     UsageError(format!(
                         "invalid value '{bad}' for '--mix': valid tests are {}",
                         workload::test_names().join(", ")
                     ))
-                })?;
+                },
+            )?;
             // A name that selects a group (lrange_100 brings its LPUSH) stands for its last test.
             let t = tests.into_iter().last().ok_or_else(|| {
-                UsageError(format!("invalid value '{name}' for '--mix': selects no test"))
+                UsageError(format!(
+                    "invalid value '{name}' for '--mix': selects no test"
+                ))
             })?;
             picked.push((t, *weight));
         }
@@ -186,6 +191,11 @@ mod tests {
         let c = t.compose.unwrap();
         let names: Vec<&str> = c.variants().iter().map(|v| v.command.as_str()).collect();
         assert_eq!(names, ["GET", "SET"]);
-        assert!(s.mix_test("get:80,nope:20", &p, 1).unwrap_err().0.contains("'nope'"));
+        assert!(
+            s.mix_test("get:80,nope:20", &p, 1)
+                .unwrap_err()
+                .0
+                .contains("'nope'")
+        );
     }
 }

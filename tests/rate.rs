@@ -25,7 +25,9 @@ fn number_after(out: &str, prefix: &str) -> f64 {
 /// The six figures (avg min p50 p95 p99 max) on the line after the line containing `label`.
 fn summary_row(out: &str, label: &str) -> Vec<f64> {
     let mut lines = out.lines().skip_while(|l| !l.contains(label)).skip(1);
-    let mut row = lines.next().unwrap_or_else(|| panic!("no {label:?} in\n{out}"));
+    let mut row = lines
+        .next()
+        .unwrap_or_else(|| panic!("no {label:?} in\n{out}"));
     if row.contains("avg") {
         row = lines.next().unwrap();
     }
@@ -48,9 +50,15 @@ fn fixed_rate_for_a_fixed_time() {
     s.reset();
     let out = ringbench_ok(&s, &["--rps", "5000", "--duration", "3", "-t", "set"]);
     let sets = s.calls("set") as f64;
-    assert!((sets - 15000.0).abs() <= 750.0, "server saw {sets} SETs\n{out}");
+    assert!(
+        (sets - 15000.0).abs() <= 750.0,
+        "server saw {sets} SETs\n{out}"
+    );
     let achieved = number_after(&out, "rate: ");
-    assert!((achieved - 5000.0).abs() <= 250.0, "achieved {achieved}\n{out}");
+    assert!(
+        (achieved - 5000.0).abs() <= 250.0,
+        "achieved {achieved}\n{out}"
+    );
     assert!(out.contains("target 5000.00"), "{out}");
     assert_eq!(completed(&out).0 as f64, sets, "{out}");
 }
@@ -82,10 +90,20 @@ fn a_paused_server_shows_in_intended_start_latency() {
     assert_eq!(s.cli(&["client", "pause", "500"]), "OK");
     let outp = child.wait_with_output().unwrap();
     let out = String::from_utf8_lossy(&outp.stdout).to_string();
-    assert!(outp.status.success(), "{out}\n{}", String::from_utf8_lossy(&outp.stderr));
-    assert!(before_pause < 4000, "the pause came too late: {before_pause} GETs before it");
+    assert!(
+        outp.status.success(),
+        "{out}\n{}",
+        String::from_utf8_lossy(&outp.stderr)
+    );
+    assert!(
+        before_pause < 4000,
+        "the pause came too late: {before_pause} GETs before it"
+    );
 
-    let intended = summary_row(&out, "latency summary, from each request's intended send time");
+    let intended = summary_row(
+        &out,
+        "latency summary, from each request's intended send time",
+    );
     let service = summary_row(&out, "service time, from each request's actual send");
     let p99 = intended[4];
     assert!(p99 >= 300.0, "intended-start p99 {p99} ms\n{out}");
@@ -107,7 +125,11 @@ fn a_paused_server_shows_in_intended_start_latency() {
     assert!(over_100 >= 8.0, "{over_100}% over 100 ms\n{out}");
     // Only the one request per connection caught in flight by the pause waited in the server (50 of
     // about 8000, under 1%), so the service-time p99 stays far below the intended-start p99.
-    assert!(service[4] < p99 / 2.0, "service p99 {} vs {p99}\n{out}", service[4]);
+    assert!(
+        service[4] < p99 / 2.0,
+        "service p99 {} vs {p99}\n{out}",
+        service[4]
+    );
     let (n, _) = completed(&out);
     assert_eq!(n, s.calls("get"), "{out}");
 }
@@ -140,12 +162,26 @@ fn warmup_is_sent_but_not_reported() {
     s.reset();
     let out = ringbench_ok(
         &s,
-        &["--warmup", "1", "--duration", "1", "--rps", "1000", "-t", "get", "-c", "10"],
+        &[
+            "--warmup",
+            "1",
+            "--duration",
+            "1",
+            "--rps",
+            "1000",
+            "-t",
+            "get",
+            "-c",
+            "10",
+        ],
     );
     let (n, _) = completed(&out);
     let server = s.calls("get");
     assert!((950..=1050).contains(&n), "reported {n}\n{out}");
-    assert!((1900..=2100).contains(&server), "server saw {server}\n{out}");
+    assert!(
+        (1900..=2100).contains(&server),
+        "server saw {server}\n{out}"
+    );
 }
 
 #[test]
@@ -154,15 +190,34 @@ fn sequential_keys_cover_the_keyspace_once() {
     s.reset();
     ringbench_ok(
         &s,
-        &["--distribution", "sequential", "-r", "1000", "-n", "1000", "-t", "set", "-q"],
+        &[
+            "--distribution",
+            "sequential",
+            "-r",
+            "1000",
+            "-n",
+            "1000",
+            "-t",
+            "set",
+            "-q",
+        ],
     );
     assert_eq!(s.cli(&["dbsize"]), "1000");
     s.reset();
     ringbench_ok(
         &s,
         &[
-            "--distribution", "sequential", "-r", "1000", "-n", "1000", "-t", "set", "-q",
-            "--threads", "2",
+            "--distribution",
+            "sequential",
+            "-r",
+            "1000",
+            "-n",
+            "1000",
+            "-t",
+            "set",
+            "-q",
+            "--threads",
+            "2",
         ],
     );
     assert_eq!(s.cli(&["dbsize"]), "1000");
@@ -174,7 +229,17 @@ fn zipf_makes_a_hot_key() {
     s.reset();
     ringbench_ok(
         &s,
-        &["--distribution", "zipf:1.0", "-r", "10000", "-n", "50000", "-t", "incr", "-q"],
+        &[
+            "--distribution",
+            "zipf:1.0",
+            "-r",
+            "10000",
+            "-n",
+            "50000",
+            "-t",
+            "incr",
+            "-q",
+        ],
     );
     // Under zipf 1.0 over 10000 keys, key 0 gets 1 / H(10000) = 1 / 9.79 of the requests: about 5100 of
     // 50000, where a uniform draw gives each key 5. The bound asks for half the expected count, which is
@@ -182,7 +247,10 @@ fn zipf_makes_a_hot_key() {
     let hottest: u64 = s.cli(&["get", "counter:000000000000"]).parse().unwrap();
     let h: f64 = (1..=10000).map(|k| 1.0 / k as f64).sum();
     let expected = 50000.0 / h;
-    assert!(hottest as f64 >= expected / 2.0, "hottest key {hottest}, expected about {expected:.0}");
+    assert!(
+        hottest as f64 >= expected / 2.0,
+        "hottest key {hottest}, expected about {expected:.0}"
+    );
     assert_eq!(s.calls("incr"), 50000);
 }
 
@@ -190,7 +258,19 @@ fn zipf_makes_a_hot_key() {
 fn random_data_makes_values_differ() {
     let s = RedisServer::start();
     s.reset();
-    ringbench_ok(&s, &["--random-data", "-t", "set", "-r", "100", "-n", "2000", "-q"]);
+    ringbench_ok(
+        &s,
+        &[
+            "--random-data",
+            "-t",
+            "set",
+            "-r",
+            "100",
+            "-n",
+            "2000",
+            "-q",
+        ],
+    );
     let keys = s.cli(&["--scan"]);
     let values: HashSet<String> = keys.lines().map(|k| s.cli(&["get", k])).collect();
     assert!(values.len() > 1, "{values:?}");
@@ -202,11 +282,19 @@ fn random_data_makes_values_differ() {
 fn data_placeholder_takes_d_bytes() {
     let s = RedisServer::start();
     s.reset();
-    ringbench_ok(&s, &["-d", "50", "-r", "100", "-n", "1000", "-q", "set", "__key__", "__data__"]);
+    ringbench_ok(
+        &s,
+        &[
+            "-d", "50", "-r", "100", "-n", "1000", "-q", "set", "__key__", "__data__",
+        ],
+    );
     let keys = s.cli(&["--scan"]);
     assert!(keys.lines().count() > 1);
     for k in keys.lines() {
-        assert!(k.len() == 12 && k.bytes().all(|b| b.is_ascii_digit()), "{k}");
+        assert!(
+            k.len() == 12 && k.bytes().all(|b| b.is_ascii_digit()),
+            "{k}"
+        );
         assert_eq!(s.cli(&["strlen", k]), "50", "{k}");
     }
 }
@@ -215,7 +303,23 @@ fn data_placeholder_takes_d_bytes() {
 fn value_sizes_follow_a_range() {
     let s = RedisServer::start();
     s.reset();
-    ringbench_ok(&s, &["-d", "10-20", "--random-data", "-t", "set", "-r", "200", "-n", "3000", "-P", "8", "-q"]);
+    ringbench_ok(
+        &s,
+        &[
+            "-d",
+            "10-20",
+            "--random-data",
+            "-t",
+            "set",
+            "-r",
+            "200",
+            "-n",
+            "3000",
+            "-P",
+            "8",
+            "-q",
+        ],
+    );
     let mut lens = HashSet::new();
     for k in s.cli(&["--scan"]).lines() {
         let n: usize = s.cli(&["strlen", k]).parse().unwrap();
@@ -232,7 +336,17 @@ fn shared_random_numbers_repeat_within_a_command() {
     s.reset();
     ringbench_ok(
         &s,
-        &["-r", "1000", "-n", "500", "-q", "hset", "h:__rand_1st__", "f", "__rand_1st__"],
+        &[
+            "-r",
+            "1000",
+            "-n",
+            "500",
+            "-q",
+            "hset",
+            "h:__rand_1st__",
+            "f",
+            "__rand_1st__",
+        ],
     );
     for k in s.cli(&["--scan"]).lines() {
         assert_eq!(s.cli(&["hget", k, "f"]), &k[2..], "{k}");
