@@ -141,13 +141,15 @@ pub fn run(
                 );
                 let _ = p.flush();
             };
+            let mut warmed = None;
             if let Some(warmup) = cfg.shape.warmup {
                 // The server sees the warmup; its figures are dropped.
                 let budget = engine::Budget {
                     requests: u64::MAX,
                     duration: Some(warmup),
                 };
-                engine::run_phase(&cfg, test, budget, control, |_, _| {})?;
+                let w = engine::run_phase(&cfg, test, budget, control, |_, _| {})?;
+                warmed = Some((w.completed, w.elapsed().as_secs_f64()));
                 if control.stopped() {
                     break;
                 }
@@ -163,6 +165,7 @@ pub fn run(
                 cfg.requests
             };
             let mut result = TestResult::new(test.title.clone(), requested, stats);
+            result.warmup = warmed;
             result.rate = cfg.shape.rps.map(|rps| rate_report::RateTarget {
                 rps,
                 slots: cfg.clients * cfg.pipeline,

@@ -69,6 +69,12 @@ pub fn shortfall(r: &TestResult, t: &RateTarget) -> Option<String> {
 /// Lines added to the normal block's summary: service time, rate against target, per-command figures.
 pub fn summary_lines(r: &TestResult) -> String {
     let mut s = String::new();
+    if let Some((n, secs)) = r.warmup {
+        let _ = writeln!(
+            s,
+            "  warmup: {n} requests in {secs:.2} seconds before the run (sent, not counted above)"
+        );
+    }
     if let Some(svc) = &r.stats.service {
         s.push_str("  service time, from each request's actual send (msec):\n");
         summary_row(&mut s, svc);

@@ -144,6 +144,8 @@ pub struct TestResult {
     pub seconds: f64,
     /// Open loop: the target the test aimed at.
     pub rate: Option<crate::rate_report::RateTarget>,
+    /// `--warmup`: requests completed in the warmup (sent, then dropped from every figure) and its seconds.
+    pub warmup: Option<(u64, f64)>,
 }
 
 impl TestResult {
@@ -155,6 +157,7 @@ impl TestResult {
             stats,
             seconds,
             rate: None,
+            warmup: None,
         }
     }
 
