@@ -48,7 +48,12 @@ fn completed(out: &str) -> (u64, f64) {
 fn fixed_rate_for_a_fixed_time() {
     let s = RedisServer::start();
     s.reset();
-    let out = ringbench_ok(&s, &["--rps", "5000", "--duration", "3", "-t", "set"]);
+    // -P 4 gives each connection slack: when the (debug) client is descheduled for a few ms on a busy
+    // machine, the requests that fell due go out together instead of holding back the schedule.
+    let out = ringbench_ok(
+        &s,
+        &["--rps", "5000", "--duration", "3", "-t", "set", "-P", "4"],
+    );
     let sets = s.calls("set") as f64;
     assert!(
         (sets - 15000.0).abs() <= 750.0,
