@@ -10,6 +10,7 @@ use clap::{ArgAction, Parser};
     about = "A thread-per-core load generator for Redis, Valkey and any RESP server; a drop-in for redis-benchmark.",
     disable_help_flag = true,
     disable_version_flag = true,
+    args_override_self = true,
     override_usage = "ringbench [OPTIONS] [COMMAND ARGS...]"
 )]
 pub struct Cli {
@@ -109,6 +110,12 @@ pub struct Cli {
     /// Whether -n was given on the command line (not a flag: filled in by `parse_args`)
     #[arg(skip)]
     pub requests_given: bool,
+    /// Fail a request whose reply takes longer than this many milliseconds (default: wait forever)
+    #[arg(long = "timeout", value_name = "ms")]
+    pub timeout: Option<i64>,
+    /// Give up connecting after this many milliseconds
+    #[arg(long = "connect-timeout", value_name = "ms", default_value_t = 5000)]
+    pub connect_timeout: i64,
     /// Print help
     #[arg(long = "help", action = ArgAction::Help)]
     pub help: Option<bool>,

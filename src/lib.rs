@@ -9,6 +9,7 @@ pub mod config;
 pub mod control;
 pub mod engine;
 pub mod keys;
+pub mod limits;
 pub mod net;
 pub mod rate_report;
 pub mod report;
@@ -33,6 +34,8 @@ pub enum RunError {
     Conn(#[from] ConnError),
     #[error("{0}")]
     Engine(String),
+    #[error("{0}")]
+    Limit(String),
     #[error("could not write the output: {0}")]
     Output(#[from] std::io::Error),
 }
@@ -72,8 +75,8 @@ pub fn run(
     mut progress: ProgressSink<'_>,
 ) -> Result<RunOutcome, RunError> {
     let cfg = Arc::new(cfg);
-    let mut ctl =
-        control::ControlClient::connect(&cfg.target, &cfg.setup, engine::CONNECT_TIMEOUT)?;
+    limits::prepare(cfg.clients, cfg.threads).map_err(RunError::Limit)?;
+    let mut ctl = control::ControlClient::connect(&cfg.target, &cfg.setup, cfg.connect_timeout)?;
     let header = report::Header {
         clients: cfg.clients,
         data_size: cfg.data_size,
@@ -159,11 +162,20 @@ pub fn run(
                 let _ = write!(p, "\r\x1b[K");
                 let _ = p.flush();
             }
+            for e in &stats.conn_errors {
+                eprintln!("ringbench: {}: {e}", test.title);
+            }
             let requested = if cfg.shape.duration.is_some() {
                 stats.completed + stats.failed
             } else {
                 cfg.requests
             };
+            if stats.failed > 0 && cfg.output == OutputMode::Csv {
+                eprintln!(
+                    "ringbench: {}: {} of {} requests failed",
+                    test.title, stats.failed, requested
+                );
+            }
             let mut result = TestResult::new(test.title.clone(), requested, stats);
             result.warmup = warmed;
             result.rate = cfg.shape.rps.map(|rps| rate_report::RateTarget {

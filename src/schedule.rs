@@ -98,11 +98,8 @@ struct Flight {
 }
 
 /// Drives one connection with composed requests: open loop when `pacing` is set, closed loop otherwise.
-pub(crate) async fn drive_composed(
-    conn: Conn,
-    composer: Arc<Composer>,
-    pacing: Option<Pacing>,
-) -> Result<(), ConnError> {
+/// A lost connection fails its in-flight requests and is reconnected; the schedule goes on.
+pub(crate) async fn drive_composed(conn: Conn, composer: Arc<Composer>, pacing: Option<Pacing>) {
     let Conn {
         mut stream,
         state,
@@ -134,7 +131,7 @@ pub(crate) async fn drive_composed(
     };
     loop {
         if plan.control.stopped() {
-            return Ok(());
+            return;
         }
         // Send whatever is due (open loop) or a new batch (closed loop).
         let now = Instant::now();
@@ -206,13 +203,21 @@ pub(crate) async fn drive_composed(
                 }
             }
             if let Err(e) = stream.write_all(&out).await {
-                state.stats.borrow_mut().failed += inflight.len() as u64;
-                return Err(lost(net::io_reason(e)));
+                fail(&state, &mut inflight, &lost(net::io_reason(e)));
+                match reconnect(&plan, &setup, &names).await {
+                    Some(s) => {
+                        stream = s;
+                        scanner = ReplyScanner::new();
+                        (start, end) = (0, 0);
+                        continue;
+                    }
+                    None => return,
+                }
             }
         }
         if inflight.is_empty() {
             if done_sending {
-                return Ok(());
+                return;
             }
             if let Some(due) = next_due {
                 // Nothing to read: sleep until the next request is due.
@@ -242,7 +247,8 @@ pub(crate) async fn drive_composed(
                     continue;
                 }
                 // glommio reads are readiness-based: a read dropped because the timer won consumed nothing.
-                let reading = async { Some(stream.read(&mut rbuf[end..]).await) };
+                let reading =
+                    async { Some(stream.read_within(&mut rbuf[end..], cfg.timeout).await) };
                 let timer = async {
                     glommio::timer::sleep(wait).await;
                     None
@@ -252,17 +258,30 @@ pub(crate) async fn drive_composed(
                     None => continue,
                 }
             }
-            _ => stream.read(&mut rbuf[end..]).await,
+            _ => stream.read_within(&mut rbuf[end..], cfg.timeout).await,
         };
-        let n = match read {
-            Ok(0) => {
-                state.stats.borrow_mut().failed += inflight.len() as u64;
-                return Err(lost("closed by the server".into()));
-            }
+        let broken = match read {
+            Ok(0) => Err(lost("closed by the server".into())),
+            Ok(n) => Ok(n),
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => Err(ConnError::Timeout {
+                addr: addr.clone(),
+                ms: cfg.timeout.map(|t| t.as_millis()).unwrap_or(0),
+            }),
+            Err(e) => Err(lost(net::io_reason(e))),
+        };
+        let n = match broken {
             Ok(n) => n,
             Err(e) => {
-                state.stats.borrow_mut().failed += inflight.len() as u64;
-                return Err(lost(net::io_reason(e)));
+                fail(&state, &mut inflight, &e);
+                match reconnect(&plan, &setup, &names).await {
+                    Some(s) => {
+                        stream = s;
+                        scanner = ReplyScanner::new();
+                        (start, end) = (0, 0);
+                        continue;
+                    }
+                    None => return,
+                }
             }
         };
         let now = Instant::now();
@@ -271,12 +290,19 @@ pub(crate) async fn drive_composed(
         // (or the server), not because the client was busy.
         was_full = !room && !done_sending && next_due.is_some_and(|d| now > d + LATE);
         let mut got = 0u64;
+        // Set when the stream can no longer be trusted (not RESP, or more replies than requests).
+        let mut garbled = false;
         while start < end {
             let (used, event) = match scanner.scan(&rbuf[start..end]) {
                 Ok(r) => r,
                 Err(e) => {
-                    state.stats.borrow_mut().failed += inflight.len() as u64;
-                    return Err(ConnError::Protocol(format!("{addr}: {e}")));
+                    fail(
+                        &state,
+                        &mut inflight,
+                        &ConnError::Protocol(format!("{addr}: {e}")),
+                    );
+                    garbled = true;
+                    break;
                 }
             };
             let at = start;
@@ -284,9 +310,12 @@ pub(crate) async fn drive_composed(
             match event {
                 Some(Scanned::Reply { error }) => {
                     let Some(f) = inflight.pop_front() else {
-                        return Err(ConnError::Protocol(format!(
-                            "{addr}: more replies than requests"
-                        )));
+                        let e = ConnError::Protocol(format!(
+                            "{addr}: the server sent more replies than requests"
+                        ));
+                        state.stats.borrow_mut().note_conn_error(&e.to_string());
+                        garbled = true;
+                        break;
                     };
                     if error {
                         note_error(&state, &plan, &rbuf[at..start]);
@@ -322,11 +351,25 @@ pub(crate) async fn drive_composed(
             plan.live
                 .publish(state.stats.borrow().completed, state.latency_sum_ns.get());
         }
-        if inflight.is_empty() && !cfg.keepalive && !done_sending {
-            stream = reconnect(cfg, &setup, &names).await?;
-            scanner = ReplyScanner::new();
+        if (inflight.is_empty() && !cfg.keepalive && !done_sending) || garbled {
+            match reconnect(&plan, &setup, &names).await {
+                Some(s) => {
+                    stream = s;
+                    scanner = ReplyScanner::new();
+                    (start, end) = (0, 0);
+                }
+                None => return,
+            }
         }
     }
+}
+
+/// Fails the requests a broken connection had in flight.
+fn fail(state: &crate::engine::ShardState, inflight: &mut VecDeque<Flight>, e: &ConnError) {
+    let mut st = state.stats.borrow_mut();
+    st.failed += inflight.len() as u64;
+    st.note_conn_error(&e.to_string());
+    inflight.clear();
 }
 
 #[cfg(test)]
