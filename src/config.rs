@@ -102,6 +102,8 @@ pub struct Config {
     pub precision: u8,
     pub show_errors: bool,
     pub tests: Vec<TestSpec>,
+    /// TLS settings with `--tls` or `rediss://`.
+    pub tls: Option<crate::tls::TlsClient>,
 }
 
 fn in_range(flag: &str, v: i64, lo: i64, hi: i64) -> Result<i64, UsageError> {
@@ -250,13 +252,10 @@ impl Config {
         let mut user = cli.user.clone();
         let mut password = cli.password.clone();
         let mut dbnum = dbnum;
+        let mut tls_on = cli.tls;
         if let Some(u) = &cli.uri {
             let uri = parse_uri(u)?;
-            if uri.tls {
-                return Err(
-                    usage("invalid value for '-u': rediss:// (TLS) is not supported yet").into(),
-                );
-            }
+            tls_on |= uri.tls;
             host = uri.host.unwrap_or(host);
             port = uri.port.unwrap_or(port);
             user = uri.user.or(user);
@@ -320,6 +319,8 @@ impl Config {
             vec![workload::custom_test(&args, title, keyspace.is_some())]
         };
 
+        let tls = crate::tls::from_cli(cli, tls_on, &host, cli.socket.is_some())
+            .map_err(|e| usage(e.0))?;
         let target = match &cli.socket {
             Some(path) => Target::Unix(PathBuf::from(path)),
             None => {
@@ -357,6 +358,7 @@ impl Config {
             precision,
             show_errors: cli.show_errors,
             tests,
+            tls,
         })
     }
 }

@@ -206,7 +206,7 @@ async fn connect_and_setup(
     setup: &[u8],
     names: &[&'static str],
 ) -> Result<Stream, ConnError> {
-    let mut s = net::connect(&cfg.target, CONNECT_TIMEOUT).await?;
+    let mut s = net::connect(&cfg.target, cfg.tls.as_ref(), CONNECT_TIMEOUT).await?;
     net::run_setup(&mut s, setup, names, &cfg.target.display()).await?;
     Ok(s)
 }

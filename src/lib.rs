@@ -11,6 +11,7 @@ pub mod net;
 pub mod report;
 pub mod resp;
 pub mod stats;
+pub mod tls;
 pub mod workload;
 
 use config::{Config, OutputMode};
@@ -67,14 +68,18 @@ pub fn run(
     mut progress: ProgressSink<'_>,
 ) -> Result<RunOutcome, RunError> {
     let cfg = Arc::new(cfg);
-    let mut ctl =
-        control::ControlClient::connect(&cfg.target, &cfg.setup, engine::CONNECT_TIMEOUT)?;
+    let mut ctl = control::ControlClient::connect(
+        &cfg.target,
+        cfg.tls.as_ref(),
+        &cfg.setup,
+        engine::CONNECT_TIMEOUT,
+    )?;
     let header = report::Header {
         clients: cfg.clients,
         data_size: cfg.data_size,
         keepalive: cfg.keepalive,
-        save: ctl.config_get("save"),
-        appendonly: ctl.config_get("appendonly"),
+        save: ctl.config_get("save")?,
+        appendonly: ctl.config_get("appendonly")?,
         multi_thread: cfg.multi_thread,
         threads: cfg.threads,
     };
