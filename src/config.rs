@@ -419,6 +419,19 @@ mod tests {
     }
 
     #[test]
+    fn rediss_turns_tls_on_and_tls_flags_need_it() {
+        let c = config(&["-u", "rediss://localhost:6380", "--insecure"]).unwrap();
+        let tls = c.tls.expect("rediss:// enables TLS");
+        assert_eq!(tls.server_name.to_str(), "localhost");
+        assert!(config(&["--insecure"]).is_err());
+        assert!(usage_msg(&["--sni", "x"]).contains("'--sni' needs '--tls'"));
+        assert!(usage_msg(&["--tls", "--insecure", "-s", "/tmp/r.sock"]).contains("'-s'"));
+        let c = config(&["--tls", "--insecure", "--sni", "redis.example"]).unwrap();
+        assert_eq!(c.tls.unwrap().server_name.to_str(), "redis.example");
+        assert!(config(&[]).unwrap().tls.is_none());
+    }
+
+    #[test]
     fn custom_command_title() {
         let c = config(&["-r", "10", "lpush", "mylist", "ele:__rand_int__"]).unwrap();
         assert_eq!(c.tests.len(), 1);
