@@ -4,8 +4,31 @@
 
 mod common;
 use common::*;
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Counts allocations of the whole process, for the one in-process test below (the others run the binary).
+struct Counting;
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.realloc(p, l, n) }
+    }
+}
+
+#[global_allocator]
+static A: Counting = Counting;
 
 /// Certificates in a directory of their own, removed when dropped.
 struct Certs {
@@ -508,4 +531,57 @@ fn chosen_ciphers_are_the_ones_offered() {
         "-q",
     ]);
     assert_eq!(s.server.calls("set"), 1000);
+}
+
+// rustls's buffered connection allocates one buffer per TLS record it writes (the encrypted batch) and
+// glommio one readiness source per wait; neither grows with the pipeline depth. The bound below fails if
+// anything allocates per request (-P 16 would add 16 per batch). The counter is process-wide; the other
+// tests of this binary run the ringbench binary in processes of their own, so what they allocate here
+// (arguments, captured output) is a few thousand at most, against a margin of about 90,000.
+#[test]
+fn tls_allocations_stay_per_batch_not_per_request() {
+    let certs = Certs::make("alloc");
+    let s = TlsServer::start(&certs, false);
+    let ca = certs.path("ca.crt");
+    let port = s.tls_port.to_string();
+    let run = |n: &str| {
+        let argv = [
+            "ringbench",
+            "-p",
+            &port,
+            "--tls",
+            "--cacert",
+            &ca,
+            "-q",
+            "-t",
+            "set,get",
+            "-c",
+            "8",
+            "-P",
+            "16",
+            "-r",
+            "1000",
+            "-n",
+            n,
+        ];
+        let cli = ringbench::cli::Cli::parse_args(argv).unwrap();
+        let cfg = ringbench::config::Config::from_cli(&cli, &mut std::io::empty()).unwrap();
+        let mut out = Vec::with_capacity(1 << 16);
+        let before = ALLOCS.load(Ordering::Relaxed);
+        ringbench::run(
+            cfg,
+            &ringbench::engine::RunControl::default(),
+            &mut out,
+            None,
+        )
+        .unwrap();
+        ALLOCS.load(Ordering::Relaxed) - before
+    };
+    let small = run("10000");
+    let large = run("200000");
+    let per_batch = large.saturating_sub(small) as f64 / (2.0 * (200_000.0 - 10_000.0) / 16.0);
+    eprintln!(
+        "TLS allocations: -n 10000: {small}, -n 200000: {large}, per extra batch: {per_batch:.2}"
+    );
+    assert!(per_batch < 8.0, "allocations per batch: {per_batch:.2}");
 }
