@@ -5,6 +5,7 @@ use crate::workload::{self, SuiteParams, TestSpec};
 use std::io::Read;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// A usage error: one line naming the flag and the value; exit code 2.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -101,9 +102,42 @@ pub struct Config {
     pub seed: u64,
     pub precision: u8,
     pub show_errors: bool,
+    /// `--timeout`: how long a request may wait for its reply.
+    pub timeout: Option<Duration>,
+    /// `--connect-timeout`: how long connecting (and setup) may take.
+    pub connect_timeout: Duration,
     pub tests: Vec<TestSpec>,
     /// TLS settings with `--tls` or `rediss://`.
     pub tls: Option<crate::tls::TlsClient>,
+    /// `--json`: a file, or `-` for stdout.
+    pub json: Option<String>,
+    /// `--hdr-out`: interval logs go to `<prefix><test>.hlog`.
+    pub hdr_out: Option<String>,
+    /// `--plot`: an SVG file.
+    pub plot: Option<PathBuf>,
+    /// `--start-at`: Unix time to wait for before the first test.
+    pub start_at: Option<f64>,
+}
+
+/// Checks that an output path can be created: not empty, and its folder exists.
+fn output_path(flag: &str, value: &str) -> Result<(), UsageError> {
+    if value.is_empty() {
+        return Err(usage(format!(
+            "invalid value '' for '{flag}': give a file name"
+        )));
+    }
+    let path = std::path::Path::new(value);
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(usage(format!(
+            "invalid value '{value}' for '{flag}': folder '{}' does not exist",
+            dir.display()
+        )));
+    }
+    Ok(())
 }
 
 fn in_range(flag: &str, v: i64, lo: i64, hi: i64) -> Result<i64, UsageError> {
@@ -148,7 +182,7 @@ fn percent_decode(s: &str) -> String {
 
 /// Parses `redis://[[user]:pass@]host[:port][/db]` (and `rediss://`).
 pub fn parse_uri(uri: &str) -> Result<Uri, UsageError> {
-    let bad = |why: &str| usage(format!("invalid value for '-u': {why}"));
+    let bad = |why: &str| usage(format!("invalid value '{uri}' for '-u': {why}"));
     let (tls, rest) = if let Some(r) = uri.strip_prefix("redis://") {
         (false, r)
     } else if let Some(r) = uri.strip_prefix("rediss://") {
@@ -247,6 +281,16 @@ impl Config {
             v => return Err(usage(format!("invalid value '{v}' for '-k': must be 0 or 1")).into()),
         };
         let precision = in_range("--precision", cli.precision, 1, 5)? as u8;
+        let ms = |flag: &str, v: i64| -> Result<Duration, UsageError> {
+            Ok(Duration::from_millis(
+                in_range(flag, v, 1, 86_400_000)? as u64
+            ))
+        };
+        let timeout = match cli.timeout {
+            Some(t) => Some(ms("--timeout", t)?),
+            None => None,
+        };
+        let connect_timeout = ms("--connect-timeout", cli.connect_timeout)?;
         let mut port = in_range("-p", cli.port, 0, 65535)? as u16;
         let mut host = cli.host.clone();
         let mut user = cli.user.clone();
@@ -284,6 +328,22 @@ impl Config {
             OutputMode::Normal
         };
 
+        if let Some(j) = cli.json.as_deref().filter(|j| *j != "-") {
+            output_path("--json", j)?;
+        }
+        if let Some(p) = &cli.hdr_out {
+            output_path("--hdr-out", &format!("{p}x"))?;
+        }
+        if let Some(p) = &cli.plot {
+            output_path("--plot", p)?;
+        }
+        let start_at = match &cli.start_at {
+            Some(v) => Some(crate::start_at::parse_start_at(
+                v,
+                crate::start_at::unix_now(),
+            )?),
+            None => None,
+        };
         let tests = if cli.command.is_empty() {
             let selection: Option<Vec<String>> = cli.tests.as_ref().map(|t| {
                 t.split(',')
@@ -357,8 +417,14 @@ impl Config {
             seed,
             precision,
             show_errors: cli.show_errors,
+            timeout,
+            connect_timeout,
             tests,
             tls,
+            json: cli.json.clone(),
+            hdr_out: cli.hdr_out.clone(),
+            plot: cli.plot.as_ref().map(PathBuf::from),
+            start_at,
         })
     }
 }
@@ -407,6 +473,10 @@ mod tests {
         assert!(usage_msg(&["-p", "70000"]).contains("'-p'"));
         assert!(usage_msg(&["-t", "nope"]).contains("valid tests are ping_inline"));
         assert!(usage_msg(&["--user", "u"]).contains("'--user'"));
+        assert!(usage_msg(&["--json", "/no/such/dir/r.json"]).contains("'--json'"));
+        assert!(usage_msg(&["--plot", ""]).contains("'--plot'"));
+        assert!(usage_msg(&["--hdr-out", "/no/such/dir/p-"]).contains("'--hdr-out'"));
+        assert!(usage_msg(&["--start-at", "12"]).contains("'--start-at'"));
     }
 
     #[test]

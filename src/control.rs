@@ -123,6 +123,16 @@ impl ControlClient {
         }
     }
 
+    /// Changes how long a reply may take (the server view uses short waits so a stalled server cannot
+    /// hold up the run).
+    pub fn set_read_timeout(&mut self, timeout: Duration) {
+        let _ = match &self.sock {
+            Sock::Tcp(s) => s.set_read_timeout(Some(timeout)),
+            Sock::Unix(s) => s.set_read_timeout(Some(timeout)),
+            Sock::Tls(s) => s.sock.set_read_timeout(Some(timeout)),
+        };
+    }
+
     /// `CONFIG GET name`: the value, or `None` when the server refuses CONFIG or has no such parameter.
     /// Only a TLS failure is an error: it is how a server that wants a client certificate answers the
     /// first request under TLS 1.3, and every connection of the run would meet it.

@@ -4,14 +4,25 @@
 //! so integration tests exercise exactly what the binary does.
 
 pub mod cli;
+pub mod compare;
 pub mod config;
 pub mod control;
 pub mod engine;
+pub mod hdrlog;
+pub mod intervals;
+pub mod limits;
+pub mod merge;
 pub mod net;
+pub mod plot;
 pub mod report;
 pub mod resp;
+pub mod result_file;
+pub mod results;
+pub mod server_view;
+pub mod start_at;
 pub mod stats;
 pub mod tls;
+pub mod tools;
 pub mod workload;
 
 use config::{Config, OutputMode};
@@ -29,8 +40,12 @@ pub enum RunError {
     Conn(#[from] ConnError),
     #[error("{0}")]
     Engine(String),
+    #[error("{0}")]
+    Limit(String),
     #[error("could not write the output: {0}")]
     Output(#[from] std::io::Error),
+    #[error("{0}")]
+    Results(String),
 }
 
 impl From<EngineError> for RunError {
@@ -64,15 +79,23 @@ pub type ProgressSink<'a> = Option<&'a mut dyn Write>;
 pub fn run(
     cfg: Config,
     control: &RunControl,
-    out: &mut dyn Write,
+    stdout: &mut dyn Write,
     mut progress: ProgressSink<'_>,
 ) -> Result<RunOutcome, RunError> {
+    // With `--json -` stdout carries the JSON alone.
+    let mut sink = std::io::sink();
+    let out: &mut dyn Write = if results::json_to_stdout(&cfg) {
+        &mut sink
+    } else {
+        stdout
+    };
     let cfg = Arc::new(cfg);
+    limits::prepare(cfg.clients, cfg.threads).map_err(RunError::Limit)?;
     let mut ctl = control::ControlClient::connect(
         &cfg.target,
         cfg.tls.as_ref(),
         &cfg.setup,
-        engine::CONNECT_TIMEOUT,
+        cfg.connect_timeout,
     )?;
     let header = report::Header {
         clients: cfg.clients,
@@ -83,7 +106,7 @@ pub fn run(
         multi_thread: cfg.multi_thread,
         threads: cfg.threads,
     };
-    drop(ctl);
+    let mut ctl = Some(ctl);
     if cfg.threads > 1
         && let (_, Some(w)) = engine::plan_cores(cfg.threads.min(cfg.clients))
     {
@@ -98,9 +121,28 @@ pub fn run(
             cfg.clients
         )?;
         out.flush()?;
+        // Idle mode opens exactly -c connections.
+        drop(ctl.take());
         engine::run_test(&cfg, &cfg.tests[0], 0, control, |_, _| {})?;
         outcome.stopped = true;
         return Ok(outcome);
+    }
+    let mut watch = server_view::ServerWatch::new(
+        ctl.take(),
+        &cfg.target,
+        cfg.tls.as_ref(),
+        &cfg.setup,
+        cfg.connect_timeout,
+    );
+    if let Some(t) = cfg.start_at {
+        eprintln!(
+            "ringbench: waiting {:.1} s for --start-at {t}",
+            (t - start_at::unix_now()).max(0.0)
+        );
+        if !start_at::wait_until(t, control) {
+            outcome.stopped = true;
+            return Ok(outcome);
+        }
     }
     if cfg.output == OutputMode::Csv {
         out.write_all(report::CSV_HEADER.as_bytes())?;
@@ -113,7 +155,9 @@ pub fn run(
             let started = Instant::now();
             let mut prev = (0u64, 0u64, started);
             let title = test.title.clone();
+            watch.begin();
             let mut tick = |completed: u64, lat_sum: u64| {
+                watch.sample();
                 let Some(p) = progress.as_deref_mut() else {
                     return;
                 };
@@ -146,9 +190,20 @@ pub fn run(
                 let _ = write!(p, "\r\x1b[K");
                 let _ = p.flush();
             }
-            let result = TestResult::new(test.title.clone(), cfg.requests, stats);
+            for e in &stats.conn_errors {
+                eprintln!("ringbench: {}: {e}", test.title);
+            }
+            if stats.failed > 0 && cfg.output == OutputMode::Csv {
+                eprintln!(
+                    "ringbench: {}: {} of {} requests failed",
+                    test.title, stats.failed, cfg.requests
+                );
+            }
+            let mut result = TestResult::new(test.title.clone(), cfg.requests, stats);
+            result.server = watch.end(result.stats.completed, control.stopped());
+            results::after_test(&cfg, &result).map_err(RunError::Results)?;
             let text = match cfg.output {
-                OutputMode::Normal => report::normal_block(&result, &header),
+                OutputMode::Normal => results::normal_text(&result, &header),
                 OutputMode::Quiet => report::quiet_line(&result),
                 OutputMode::Csv => report::csv_row(&result),
             };
@@ -161,5 +216,7 @@ pub fn run(
         }
     }
     outcome.stopped = control.stopped();
+    results::after_run(&cfg, &outcome.results, outcome.stopped, stdout)
+        .map_err(RunError::Results)?;
     Ok(outcome)
 }

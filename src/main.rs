@@ -10,7 +10,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 fn main() -> ExitCode {
-    let cli = match Cli::parse_args(std::env::args_os()) {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(code) = ringbench::tools::dispatch(&args, &mut std::io::stdout().lock()) {
+        return code;
+    }
+    let cli = match Cli::parse_args(args) {
         Ok(c) => c,
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
             let _ = e.print();
@@ -53,6 +57,13 @@ fn main() -> ExitCode {
         (signal_hook::consts::SIGINT, &sigint),
         (signal_hook::consts::SIGTERM, &sigterm),
     ] {
+        // A second signal while the first is still being handled ends the process at once.
+        let code = if sig == signal_hook::consts::SIGINT {
+            130
+        } else {
+            143
+        };
+        let _ = signal_hook::flag::register_conditional_shutdown(sig, code, control.stop.clone());
         let _ = signal_hook::flag::register(sig, control.stop.clone());
         let _ = signal_hook::flag::register(sig, flag.clone());
     }
