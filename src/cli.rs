@@ -29,7 +29,7 @@ pub struct Cli {
     /// User name for ACL-style AUTH user pass; needs -a
     #[arg(long = "user", value_name = "username")]
     pub user: Option<String>,
-    /// Server URI: redis://[user:pass@]host[:port][/db]
+    /// Server URI: redis://[user:pass@]host[:port][/db] (rediss:// for TLS)
     #[arg(short = 'u', value_name = "uri")]
     pub uri: Option<String>,
     /// Number of parallel connections
@@ -89,6 +89,33 @@ pub struct Cli {
     /// Print server error replies as they come (at most one per second)
     #[arg(short = 'e', action = ArgAction::SetTrue)]
     pub show_errors: bool,
+    /// Establish a secure TLS connection
+    #[arg(long = "tls", action = ArgAction::SetTrue)]
+    pub tls: bool,
+    /// Server name indication for TLS (also the name the server's certificate must match)
+    #[arg(long = "sni", value_name = "host")]
+    pub sni: Option<String>,
+    /// CA certificate file to verify with
+    #[arg(long = "cacert", value_name = "file")]
+    pub cacert: Option<String>,
+    /// Directory where trusted CA certificates are stored (default: the system's trusted roots)
+    #[arg(long = "cacertdir", value_name = "dir")]
+    pub cacertdir: Option<String>,
+    /// Allow insecure TLS connection by skipping certificate validation
+    #[arg(long = "insecure", action = ArgAction::SetTrue)]
+    pub insecure: bool,
+    /// Client certificate to authenticate with
+    #[arg(long = "cert", value_name = "file")]
+    pub cert: Option<String>,
+    /// Private key file to authenticate with
+    #[arg(long = "key", value_name = "file")]
+    pub key: Option<String>,
+    /// Preferred TLS 1.2 ciphers (OpenSSL names, ':'-separated)
+    #[arg(long = "tls-ciphers", value_name = "list")]
+    pub tls_ciphers: Option<String>,
+    /// Preferred TLS 1.3 ciphersuites (':'-separated)
+    #[arg(long = "tls-ciphersuites", value_name = "list")]
+    pub tls_ciphersuites: Option<String>,
     /// Write the results as JSON to FILE ('-' for stdout, then no text report)
     #[arg(long = "json", value_name = "FILE")]
     pub json: Option<String>,
@@ -301,6 +328,44 @@ mod tests {
         assert_eq!(c.seed, Some(42));
         assert_eq!(c.precision, 2);
         assert_eq!(c.uri.as_deref(), Some("redis://h:1"));
+    }
+
+    #[test]
+    fn tls_flags_parse() {
+        let c = parse(&[
+            "--tls",
+            "--sni",
+            "redis.example",
+            "--cacert",
+            "ca.pem",
+            "--cacertdir",
+            "/etc/ssl/certs",
+            "--insecure",
+            "--cert",
+            "c.pem",
+            "--key",
+            "k.pem",
+            "--tls-ciphers",
+            "ECDHE-RSA-AES128-GCM-SHA256",
+            "--tls-ciphersuites",
+            "TLS_AES_128_GCM_SHA256",
+        ]);
+        assert!(c.tls && c.insecure);
+        assert_eq!(c.sni.as_deref(), Some("redis.example"));
+        assert_eq!(c.cacert.as_deref(), Some("ca.pem"));
+        assert_eq!(c.cacertdir.as_deref(), Some("/etc/ssl/certs"));
+        assert_eq!(
+            (c.cert.as_deref(), c.key.as_deref()),
+            (Some("c.pem"), Some("k.pem"))
+        );
+        assert_eq!(
+            c.tls_ciphers.as_deref(),
+            Some("ECDHE-RSA-AES128-GCM-SHA256")
+        );
+        assert_eq!(
+            c.tls_ciphersuites.as_deref(),
+            Some("TLS_AES_128_GCM_SHA256")
+        );
     }
 
     #[test]

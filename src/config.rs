@@ -108,6 +108,8 @@ pub struct Config {
     /// `--connect-timeout`: how long connecting (and setup) may take.
     pub connect_timeout: Duration,
     pub tests: Vec<TestSpec>,
+    /// TLS settings with `--tls` or `rediss://`.
+    pub tls: Option<crate::tls::TlsClient>,
     /// `--json`: a file, or `-` for stdout.
     pub json: Option<String>,
     /// `--hdr-out`: interval logs go to `<prefix><test>.hlog`.
@@ -298,13 +300,10 @@ impl Config {
         let mut user = cli.user.clone();
         let mut password = cli.password.clone();
         let mut dbnum = dbnum;
+        let mut tls_on = cli.tls;
         if let Some(u) = &cli.uri {
             let uri = parse_uri(u)?;
-            if uri.tls {
-                return Err(
-                    usage("invalid value for '-u': rediss:// (TLS) is not supported yet").into(),
-                );
-            }
+            tls_on |= uri.tls;
             host = uri.host.unwrap_or(host);
             port = uri.port.unwrap_or(port);
             user = uri.user.or(user);
@@ -404,6 +403,8 @@ impl Config {
         };
         shape.attach_composers(&mut tests, keyspace.is_some(), seed);
 
+        let tls = crate::tls::from_cli(cli, tls_on, &host, cli.socket.is_some())
+            .map_err(|e| usage(e.0))?;
         let target = match &cli.socket {
             Some(path) => Target::Unix(PathBuf::from(path)),
             None => {
@@ -437,6 +438,7 @@ impl Config {
             timeout,
             connect_timeout,
             tests,
+            tls,
             json: cli.json.clone(),
             hdr_out: cli.hdr_out.clone(),
             plot: cli.plot.as_ref().map(PathBuf::from),
@@ -503,6 +505,19 @@ mod tests {
         assert_eq!(c.setup.user.as_deref(), Some("u"));
         assert_eq!(c.setup.dbnum, 2);
         assert!(!format!("{c:?}").contains("\"p\""));
+    }
+
+    #[test]
+    fn rediss_turns_tls_on_and_tls_flags_need_it() {
+        let c = config(&["-u", "rediss://localhost:6380", "--insecure"]).unwrap();
+        let tls = c.tls.expect("rediss:// enables TLS");
+        assert_eq!(tls.server_name.to_str(), "localhost");
+        assert!(config(&["--insecure"]).is_err());
+        assert!(usage_msg(&["--sni", "x"]).contains("'--sni' needs '--tls'"));
+        assert!(usage_msg(&["--tls", "--insecure", "-s", "/tmp/r.sock"]).contains("'-s'"));
+        let c = config(&["--tls", "--insecure", "--sni", "redis.example"]).unwrap();
+        assert_eq!(c.tls.unwrap().server_name.to_str(), "redis.example");
+        assert!(config(&[]).unwrap().tls.is_none());
     }
 
     #[test]

@@ -332,7 +332,7 @@ async fn connect_and_setup(
     setup: &[u8],
     names: &[&'static str],
 ) -> Result<Stream, ConnError> {
-    let mut s = net::connect(&cfg.target, cfg.connect_timeout).await?;
+    let mut s = net::connect(&cfg.target, cfg.tls.as_ref(), cfg.connect_timeout).await?;
     net::run_setup(
         &mut s,
         setup,

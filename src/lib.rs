@@ -26,6 +26,7 @@ pub mod server_view;
 pub mod shape;
 pub mod start_at;
 pub mod stats;
+pub mod tls;
 pub mod tools;
 pub mod workload;
 
@@ -95,13 +96,18 @@ pub fn run(
     };
     let cfg = Arc::new(cfg);
     limits::prepare(cfg.clients, cfg.threads).map_err(RunError::Limit)?;
-    let mut ctl = control::ControlClient::connect(&cfg.target, &cfg.setup, cfg.connect_timeout)?;
+    let mut ctl = control::ControlClient::connect(
+        &cfg.target,
+        cfg.tls.as_ref(),
+        &cfg.setup,
+        cfg.connect_timeout,
+    )?;
     let header = report::Header {
         clients: cfg.clients,
         data_size: cfg.data_size,
         keepalive: cfg.keepalive,
-        save: ctl.config_get("save"),
-        appendonly: ctl.config_get("appendonly"),
+        save: ctl.config_get("save")?,
+        appendonly: ctl.config_get("appendonly")?,
         multi_thread: cfg.multi_thread,
         threads: cfg.threads,
     };
@@ -126,8 +132,13 @@ pub fn run(
         outcome.stopped = true;
         return Ok(outcome);
     }
-    let mut watch =
-        server_view::ServerWatch::new(ctl.take(), &cfg.target, &cfg.setup, cfg.connect_timeout);
+    let mut watch = server_view::ServerWatch::new(
+        ctl.take(),
+        &cfg.target,
+        cfg.tls.as_ref(),
+        &cfg.setup,
+        cfg.connect_timeout,
+    );
     if let Some(t) = cfg.start_at {
         eprintln!(
             "ringbench: waiting {:.1} s for --start-at {t}",
