@@ -101,6 +101,8 @@ pub struct Config {
     pub seed: u64,
     pub precision: u8,
     pub show_errors: bool,
+    /// `--cluster`: route every request to the master that owns its key's slot.
+    pub cluster: bool,
     pub tests: Vec<TestSpec>,
 }
 
@@ -272,6 +274,12 @@ impl Config {
         if user.is_some() && password.is_none() {
             return Err(usage("'--user' needs a password: give it with -a").into());
         }
+        if cli.cluster && dbnum != 0 {
+            return Err(usage(format!(
+                "invalid value '{dbnum}' for '--dbnum': a cluster has only database 0 (--cluster)"
+            ))
+            .into());
+        }
         if cli.stdin_last_arg && cli.command.is_empty() {
             return Err(
                 usage("'-x' needs a command whose last argument it reads from stdin").into(),
@@ -296,6 +304,7 @@ impl Config {
                 value: vec![b'x'; data_size],
                 randomize: keyspace.is_some(),
                 tag: String::new(),
+                cluster: cli.cluster,
             };
             workload::default_suite(selection.as_deref(), &params).map_err(|bad| {
                 usage(format!(
@@ -356,6 +365,7 @@ impl Config {
             seed,
             precision,
             show_errors: cli.show_errors,
+            cluster: cli.cluster,
             tests,
         })
     }
@@ -405,6 +415,7 @@ mod tests {
         assert!(usage_msg(&["-p", "70000"]).contains("'-p'"));
         assert!(usage_msg(&["-t", "nope"]).contains("valid tests are ping_inline"));
         assert!(usage_msg(&["--user", "u"]).contains("'--user'"));
+        assert!(usage_msg(&["--cluster", "--dbnum", "2"]).contains("'--dbnum'"));
     }
 
     #[test]

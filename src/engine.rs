@@ -71,30 +71,30 @@ pub fn split(total: u64, parts: usize) -> Vec<u64> {
 }
 
 /// Everything one shard needs; sent to its executor thread.
-struct ShardPlan {
-    cfg: Arc<Config>,
-    test: TestSpec,
-    index: usize,
-    clients: usize,
-    requests: u64,
-    barrier: Arc<Barrier>,
-    setup_failed: Arc<AtomicBool>,
-    control: RunControl,
-    live: Arc<LiveCounters>,
-    error_clock: Arc<AtomicU64>,
-    epoch: Instant,
+pub(crate) struct ShardPlan {
+    pub(crate) cfg: Arc<Config>,
+    pub(crate) test: TestSpec,
+    pub(crate) index: usize,
+    pub(crate) clients: usize,
+    pub(crate) requests: u64,
+    pub(crate) barrier: Arc<Barrier>,
+    pub(crate) setup_failed: Arc<AtomicBool>,
+    pub(crate) control: RunControl,
+    pub(crate) live: Arc<LiveCounters>,
+    pub(crate) error_clock: Arc<AtomicU64>,
+    pub(crate) epoch: Instant,
 }
 
 /// A shard's state, shared by its connection tasks on one thread.
-struct ShardState {
-    remaining: Cell<u64>,
-    stats: RefCell<ShardStats>,
-    latency_sum_ns: Cell<u64>,
+pub(crate) struct ShardState {
+    pub(crate) remaining: Cell<u64>,
+    pub(crate) stats: RefCell<ShardStats>,
+    pub(crate) latency_sum_ns: Cell<u64>,
 }
 
 impl ShardState {
     /// Takes up to `want` requests from the shard's share.
-    fn claim(&self, want: usize) -> usize {
+    pub(crate) fn claim(&self, want: usize) -> usize {
         let rem = self.remaining.get();
         let k = rem.min(want as u64);
         self.remaining.set(rem - k);
@@ -212,6 +212,9 @@ async fn connect_and_setup(
 }
 
 async fn run_shard(plan: ShardPlan) -> Result<ShardStats, ConnError> {
+    if plan.cfg.cluster {
+        return crate::cluster_engine::run_shard(plan).await;
+    }
     let cfg = plan.cfg.clone();
     let (setup, names) = net::encode_setup(&cfg.setup);
     let setup = Rc::new(setup);
@@ -311,7 +314,7 @@ async fn run_shard(plan: ShardPlan) -> Result<ShardStats, ConnError> {
 
 /// Maps 64 random bits into [0, range) without division.
 #[inline]
-fn bounded(x: u64, range: u64) -> u64 {
+pub(crate) fn bounded(x: u64, range: u64) -> u64 {
     ((x as u128 * range as u128) >> 64) as u64
 }
 
@@ -428,7 +431,7 @@ async fn drive(
 }
 
 /// Counts an error reply, keeps the first one's text, and prints it with `-e` (at most once a second).
-fn note_error(state: &ShardState, plan: &ShardPlan, raw: &[u8]) {
+pub(crate) fn note_error(state: &ShardState, plan: &ShardPlan, raw: &[u8]) {
     let mut st = state.stats.borrow_mut();
     st.errors += 1;
     let text = || {

@@ -4,6 +4,8 @@
 //! so integration tests exercise exactly what the binary does.
 
 pub mod cli;
+pub mod cluster;
+mod cluster_engine;
 pub mod config;
 pub mod control;
 pub mod engine;
@@ -30,6 +32,9 @@ pub enum RunError {
     Engine(String),
     #[error("could not write the output: {0}")]
     Output(#[from] std::io::Error),
+    /// A flag that does not fit the server found (exit code 2, like any usage error).
+    #[error("{0}")]
+    Usage(String),
 }
 
 impl From<EngineError> for RunError {
@@ -59,6 +64,31 @@ impl RunOutcome {
 /// Where progress goes: `Some` only when it should be shown (a terminal).
 pub type ProgressSink<'a> = Option<&'a mut dyn Write>;
 
+/// Reads the cluster's masters for `--cluster`: their configuration for the header, and a check that
+/// `-c` gives every master at least one connection.
+fn cluster_header(cfg: &Config) -> Result<Vec<cluster::NodeConfig>, RunError> {
+    let map =
+        cluster::discover(&cfg.target, &cfg.setup, engine::CONNECT_TIMEOUT).map_err(
+            |e| match e {
+                cluster::ClusterError::Conn(c) => RunError::Conn(c),
+                cluster::ClusterError::NotCluster { .. } => RunError::Usage(e.to_string()),
+                other => RunError::Engine(other.to_string()),
+            },
+        )?;
+    let masters = map.masters().len();
+    if cfg.clients < masters {
+        return Err(RunError::Usage(format!(
+            "invalid value '{}' for '-c': the cluster has {masters} masters and each needs at least one client",
+            cfg.clients
+        )));
+    }
+    Ok(cluster::node_configs(
+        &map,
+        &cfg.setup,
+        engine::CONNECT_TIMEOUT,
+    ))
+}
+
 /// Runs every test of `cfg`, writing reports to `out` as each test ends.
 pub fn run(
     cfg: Config,
@@ -77,8 +107,13 @@ pub fn run(
         appendonly: ctl.config_get("appendonly"),
         multi_thread: cfg.multi_thread,
         threads: cfg.threads,
+        cluster_nodes: None,
     };
     drop(ctl);
+    let mut header = header;
+    if cfg.cluster {
+        header.cluster_nodes = Some(cluster_header(&cfg)?);
+    }
     if cfg.threads > 1
         && let (_, Some(w)) = engine::plan_cores(cfg.threads.min(cfg.clients))
     {

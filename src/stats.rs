@@ -29,6 +29,8 @@ pub struct ShardStats {
     pub start: Option<Instant>,
     /// When this shard received its last reply.
     pub end: Option<Instant>,
+    /// Per-node figures and redirect counts (`--cluster` only).
+    pub cluster: Option<crate::cluster::ClusterStats>,
 }
 
 impl ShardStats {
@@ -41,6 +43,7 @@ impl ShardStats {
             failed: 0,
             start: None,
             end: None,
+            cluster: None,
         }
     }
 
@@ -54,6 +57,9 @@ impl ShardStats {
         self.failed += other.failed;
         if self.first_error.is_none() {
             self.first_error = other.first_error.clone();
+        }
+        if let Some(o) = &other.cluster {
+            self.cluster.get_or_insert_with(Default::default).merge(o);
         }
         self.start = match (self.start, other.start) {
             (Some(a), Some(b)) => Some(a.min(b)),
