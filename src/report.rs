@@ -337,4 +337,41 @@ mod tests {
             "{cum:?}"
         );
     }
+
+    #[test]
+    fn cluster_header_and_per_node_lines() {
+        use crate::cluster::{ClusterStats, NodeConfig};
+        let h = Header {
+            clients: 50,
+            data_size: 3,
+            keepalive: true,
+            cluster_nodes: Some(vec![
+                NodeConfig {
+                    save: Some(String::new()),
+                    appendonly: Some("no".into()),
+                },
+                NodeConfig::default(),
+            ]),
+            ..Header::default()
+        };
+        let mut r = result();
+        let mut cs = ClusterStats::default();
+        let n = cs.node_mut("127.0.0.1:7000", 3);
+        n.completed = 5;
+        n.hist.record(300_000).unwrap();
+        cs.node_mut("127.0.0.1:7001", 3);
+        cs.moved = 2;
+        r.stats.cluster = Some(cs);
+        let b = normal_block(&r, &h);
+        for want in [
+            "  cluster mode: yes (2 masters)\n  node [0] configuration:\n    save: NONE\n    appendonly: no\n  node [1] configuration:\n  multi-thread: no",
+            "    127.0.0.1:7000: 5 requests, 10.00 requests per second, p50=0.300 msec, p99=0.300 msec",
+            "    127.0.0.1:7001: 0 requests",
+            "  redirects: 2 MOVED\n",
+        ] {
+            assert!(b.contains(want), "missing {want:?} in\n{b}");
+        }
+        assert!(!b.contains("host configuration"), "{b}");
+        assert!(quiet_line(&r).ends_with(", 2 MOVED\n"), "{}", quiet_line(&r));
+    }
 }
