@@ -10,6 +10,7 @@ use clap::{ArgAction, Parser};
     about = "A thread-per-core load generator for Redis, Valkey and any RESP server; a drop-in for redis-benchmark.",
     disable_help_flag = true,
     disable_version_flag = true,
+    args_override_self = true,
     override_usage = "ringbench [OPTIONS] [COMMAND ARGS...]"
 )]
 pub struct Cli {
@@ -91,6 +92,12 @@ pub struct Cli {
     /// Print server error replies as they come (at most one per second)
     #[arg(short = 'e', action = ArgAction::SetTrue)]
     pub show_errors: bool,
+    /// Fail a request whose reply takes longer than this many milliseconds (default: wait forever)
+    #[arg(long = "timeout", value_name = "ms")]
+    pub timeout: Option<i64>,
+    /// Give up connecting after this many milliseconds
+    #[arg(long = "connect-timeout", value_name = "ms", default_value_t = 5000)]
+    pub connect_timeout: i64,
     /// Print help
     #[arg(long = "help", action = ArgAction::Help)]
     pub help: Option<bool>,

@@ -4,7 +4,7 @@
 
 use crate::cluster::{self, ClusterError, ClusterStats, Redirect, SLOTS, SlotMap, UNASSIGNED};
 use crate::config::Target;
-use crate::engine::{CONNECT_TIMEOUT, ShardPlan, ShardState, bounded, note_error};
+use crate::engine::{GateGuard, ShardPlan, ShardState, bounded, note_error};
 use crate::net::{self, ConnError, Stream};
 use crate::resp::{self, ReplyScanner, Scanned, Value};
 use crate::stats::{ShardStats, new_histogram};
@@ -119,10 +119,11 @@ async fn connect_node(
     addr: SocketAddr,
     setup: &[u8],
     names: &[&'static str],
+    timeout: Duration,
 ) -> Result<Stream, ConnError> {
     let target = node_target(addr);
-    let mut s = net::connect(&target, CONNECT_TIMEOUT).await?;
-    net::run_setup(&mut s, setup, names, &target.display()).await?;
+    let mut s = net::connect(&target, timeout).await?;
+    net::run_setup(&mut s, setup, names, &target.display(), timeout).await?;
     Ok(s)
 }
 
@@ -131,10 +132,11 @@ async fn fetch_slots(
     target: &Target,
     setup: &[u8],
     names: &[&'static str],
+    timeout: Duration,
 ) -> Result<SlotMap, ClusterError> {
     let display = target.display();
-    let mut s = net::connect(target, CONNECT_TIMEOUT).await?;
-    net::run_setup(&mut s, setup, names, &display).await?;
+    let mut s = net::connect(target, timeout).await?;
+    net::run_setup(&mut s, setup, names, &display, timeout).await?;
     let lost = |reason: String| ConnError::Lost {
         addr: display.clone(),
         reason,
@@ -204,7 +206,14 @@ impl Shard {
             v
         };
         for addr in candidates {
-            if let Ok(fresh) = fetch_slots(&node_target(addr), &self.setup, &self.names).await {
+            if let Ok(fresh) = fetch_slots(
+                &node_target(addr),
+                &self.setup,
+                &self.names,
+                self.plan.cfg.connect_timeout,
+            )
+            .await
+            {
                 self.map.borrow_mut().update_from(&fresh);
                 break;
             }
@@ -242,7 +251,10 @@ impl Shard {
 }
 
 /// Runs one executor's share of a cluster test (called by the engine for `--cluster`).
-pub(crate) async fn run_shard(plan: ShardPlan) -> Result<ShardStats, ConnError> {
+pub(crate) async fn run_shard(
+    plan: ShardPlan,
+    mut guard: GateGuard,
+) -> Result<ShardStats, ConnError> {
     let cfg = plan.cfg.clone();
     let (setup, names) = net::encode_setup(&cfg.setup);
     let depth = cfg.pipeline;
@@ -250,7 +262,7 @@ pub(crate) async fn run_shard(plan: ShardPlan) -> Result<ShardStats, ConnError> 
     // Phase 1: read the layout and open every client's connection to every master (neither counted
     // nor timed).
     let prepared = async {
-        let map = fetch_slots(&cfg.target, &setup, &names)
+        let map = fetch_slots(&cfg.target, &setup, &names, cfg.connect_timeout)
             .await
             .map_err(cluster_to_conn)?;
         let masters = map.masters();
@@ -259,9 +271,12 @@ pub(crate) async fn run_shard(plan: ShardPlan) -> Result<ShardStats, ConnError> 
             for &m in &masters {
                 let addr = map.nodes[m as usize].addr;
                 let (setup, names) = (setup.clone(), names.clone());
+                let timeout = cfg.connect_timeout;
                 pending.push((
                     m,
-                    glommio::spawn_local(async move { connect_node(addr, &setup, &names).await }),
+                    glommio::spawn_local(async move {
+                        connect_node(addr, &setup, &names, timeout).await
+                    }),
                 ));
             }
         }
@@ -288,12 +303,13 @@ pub(crate) async fn run_shard(plan: ShardPlan) -> Result<ShardStats, ConnError> 
     }
     .await;
     if prepared.is_err() {
-        plan.setup_failed.store(true, Ordering::Relaxed);
+        plan.gate.abort.store(true, Ordering::Release);
     }
     // Phase 2: every shard starts sending at the same moment, or none does.
-    plan.barrier.wait();
+    let go = plan.gate.wait(cfg.threads.min(cfg.clients)).await;
+    guard.passed = true;
     let (map, clients) = prepared?;
-    if plan.setup_failed.load(Ordering::Relaxed) {
+    if !go {
         return Ok(ShardStats::new(cfg.precision));
     }
     if cfg.idle {
@@ -492,7 +508,8 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, seed: u64) {
                 }
                 if c.stream.is_none() {
                     let addr = shard.map.borrow().nodes[n].addr;
-                    match connect_node(addr, &shard.setup, &shard.names).await {
+                    match connect_node(addr, &shard.setup, &shard.names, cfg.connect_timeout).await
+                    {
                         Ok(s) => c.stream = Some(s),
                         Err(_) => {
                             c.lose(&mut retry);

@@ -5,6 +5,7 @@ use crate::workload::{self, SuiteParams, TestSpec};
 use std::io::Read;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// A usage error: one line naming the flag and the value; exit code 2.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -103,6 +104,10 @@ pub struct Config {
     pub show_errors: bool,
     /// `--cluster`: route every request to the master that owns its key's slot.
     pub cluster: bool,
+    /// `--timeout`: how long a request may wait for its reply.
+    pub timeout: Option<Duration>,
+    /// `--connect-timeout`: how long connecting (and setup) may take.
+    pub connect_timeout: Duration,
     pub tests: Vec<TestSpec>,
 }
 
@@ -148,7 +153,7 @@ fn percent_decode(s: &str) -> String {
 
 /// Parses `redis://[[user]:pass@]host[:port][/db]` (and `rediss://`).
 pub fn parse_uri(uri: &str) -> Result<Uri, UsageError> {
-    let bad = |why: &str| usage(format!("invalid value for '-u': {why}"));
+    let bad = |why: &str| usage(format!("invalid value '{uri}' for '-u': {why}"));
     let (tls, rest) = if let Some(r) = uri.strip_prefix("redis://") {
         (false, r)
     } else if let Some(r) = uri.strip_prefix("rediss://") {
@@ -247,6 +252,16 @@ impl Config {
             v => return Err(usage(format!("invalid value '{v}' for '-k': must be 0 or 1")).into()),
         };
         let precision = in_range("--precision", cli.precision, 1, 5)? as u8;
+        let ms = |flag: &str, v: i64| -> Result<Duration, UsageError> {
+            Ok(Duration::from_millis(
+                in_range(flag, v, 1, 86_400_000)? as u64
+            ))
+        };
+        let timeout = match cli.timeout {
+            Some(t) => Some(ms("--timeout", t)?),
+            None => None,
+        };
+        let connect_timeout = ms("--connect-timeout", cli.connect_timeout)?;
         let mut port = in_range("-p", cli.port, 0, 65535)? as u16;
         let mut host = cli.host.clone();
         let mut user = cli.user.clone();
@@ -366,6 +381,8 @@ impl Config {
             precision,
             show_errors: cli.show_errors,
             cluster: cli.cluster,
+            timeout,
+            connect_timeout,
             tests,
         })
     }

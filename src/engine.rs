@@ -10,12 +10,14 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Barrier, Mutex, mpsc};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-/// How long a connection attempt may take.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Pauses between attempts to reconnect a dropped connection; after the last, the connection gives up.
+/// They add up to 1.35 s, so a run against a server that died ends within 2 s.
+const RECONNECT_BACKOFF_MS: [u64; 5] = [50, 100, 200, 400, 600];
 /// Read buffer per connection; grows only for a single reply line longer than this.
 const READ_BUFFER: usize = 64 * 1024;
 /// io_uring buffer memory per executor. ringbench does no file I/O, so a small registration
@@ -77,12 +79,48 @@ pub(crate) struct ShardPlan {
     pub(crate) index: usize,
     pub(crate) clients: usize,
     pub(crate) requests: u64,
-    pub(crate) barrier: Arc<Barrier>,
-    pub(crate) setup_failed: Arc<AtomicBool>,
+    pub(crate) gate: Arc<StartGate>,
     pub(crate) control: RunControl,
     pub(crate) live: Arc<LiveCounters>,
     pub(crate) error_clock: Arc<AtomicU64>,
     pub(crate) epoch: Instant,
+}
+
+/// Lets every shard start sending at the same moment, or none: a shard that cannot start
+/// (its executor failed, or its connections did) opens the gate with `abort` set.
+#[derive(Debug, Default)]
+pub(crate) struct StartGate {
+    ready: AtomicUsize,
+    pub(crate) abort: AtomicBool,
+}
+
+impl StartGate {
+    pub(crate) async fn wait(&self, shards: usize) -> bool {
+        self.ready.fetch_add(1, Ordering::AcqRel);
+        loop {
+            if self.abort.load(Ordering::Acquire) {
+                return false;
+            }
+            if self.ready.load(Ordering::Acquire) >= shards {
+                return true;
+            }
+            glommio::timer::sleep(Duration::from_millis(1)).await;
+        }
+    }
+}
+
+/// Marks the gate aborted when dropped before the shard reached it (its executor never ran, or failed).
+pub(crate) struct GateGuard {
+    gate: Arc<StartGate>,
+    pub(crate) passed: bool,
+}
+
+impl Drop for GateGuard {
+    fn drop(&mut self) {
+        if !self.passed {
+            self.gate.abort.store(true, Ordering::Release);
+        }
+    }
 }
 
 /// A shard's state, shared by its connection tasks on one thread.
@@ -107,8 +145,27 @@ impl ShardState {
 pub enum EngineError {
     #[error(transparent)]
     Conn(#[from] ConnError),
-    #[error("could not start an executor: {0}")]
+    #[error("{0}")]
     Executor(String),
+}
+
+/// Words an executor start failure the way a user can act on it.
+fn executor_error(e: glommio::GlommioError<()>) -> EngineError {
+    let text = e.to_string();
+    let lower = text.to_lowercase();
+    EngineError::Executor(if lower.contains("memlock") {
+        format!(
+            "could not start an executor: the locked-memory limit (RLIMIT_MEMLOCK) is too low for io_uring: {text}; raise it with `ulimit -l 512` or more (or in /etc/security/limits.conf)"
+        )
+    } else if lower.contains("function not implemented")
+        || lower.contains("operation not permitted")
+    {
+        format!(
+            "could not start an executor: io_uring is not available here ({text}); a container's seccomp profile or an old kernel blocks it"
+        )
+    } else {
+        format!("could not start an executor: {text}")
+    })
 }
 
 /// Runs one test on `cfg.threads` executors; `on_tick` is called about every 250 ms with the live totals
@@ -125,8 +182,7 @@ pub fn run_test(
     let (cores, _) = plan_cores(shards);
     let clients = split(cfg.clients as u64, shards);
     let shares = split(requests, shards);
-    let barrier = Arc::new(Barrier::new(shards));
-    let setup_failed = Arc::new(AtomicBool::new(false));
+    let gate = Arc::new(StartGate::default());
     let error_clock = Arc::new(AtomicU64::new(0));
     let first_error: Arc<Mutex<Option<ConnError>>> = Arc::new(Mutex::new(None));
     let epoch = Instant::now();
@@ -142,8 +198,7 @@ pub fn run_test(
             index: i,
             clients: clients[i] as usize,
             requests: shares[i],
-            barrier: barrier.clone(),
-            setup_failed: setup_failed.clone(),
+            gate: gate.clone(),
             control: control.clone(),
             live,
             error_clock: error_clock.clone(),
@@ -155,11 +210,15 @@ pub fn run_test(
         };
         let done = done_tx.clone();
         let first = first_error.clone();
+        let guard = GateGuard {
+            gate: gate.clone(),
+            passed: false,
+        };
         let handle = LocalExecutorBuilder::new(placement)
             .name(&format!("ringbench-{i}"))
             .io_memory(IO_MEMORY)
             .spawn(move || async move {
-                let r = run_shard(plan).await;
+                let r = run_shard(plan, guard).await;
                 if let Err(e) = &r {
                     let mut f = first.lock().unwrap_or_else(|p| p.into_inner());
                     if f.is_none() {
@@ -169,8 +228,17 @@ pub fn run_test(
                 let _ = done.send(());
                 r
             })
-            .map_err(|e| EngineError::Executor(e.to_string()))?;
-        handles.push(handle);
+            .map_err(executor_error);
+        match handle {
+            Ok(h) => handles.push(h),
+            Err(e) => {
+                gate.abort.store(true, Ordering::Release);
+                for h in handles {
+                    let _ = h.join();
+                }
+                return Err(e);
+            }
+        }
     }
     drop(done_tx);
     let mut finished = 0;
@@ -188,12 +256,16 @@ pub fn run_test(
         }
     }
     let mut merged = ShardStats::new(cfg.precision);
+    let mut start_failure = None;
     for h in handles {
         match h.join() {
             Ok(Ok(s)) => merged.merge(&s),
             Ok(Err(_)) => {}
-            Err(e) => return Err(EngineError::Executor(e.to_string())),
+            Err(e) => start_failure = start_failure.or(Some(executor_error(e))),
         }
+    }
+    if let Some(e) = start_failure {
+        return Err(e);
     }
     if let Some(e) = first_error.lock().unwrap_or_else(|p| p.into_inner()).take() {
         return Err(e.into());
@@ -206,14 +278,37 @@ async fn connect_and_setup(
     setup: &[u8],
     names: &[&'static str],
 ) -> Result<Stream, ConnError> {
-    let mut s = net::connect(&cfg.target, CONNECT_TIMEOUT).await?;
-    net::run_setup(&mut s, setup, names, &cfg.target.display()).await?;
+    let mut s = net::connect(&cfg.target, cfg.connect_timeout).await?;
+    net::run_setup(
+        &mut s,
+        setup,
+        names,
+        &cfg.target.display(),
+        cfg.connect_timeout,
+    )
+    .await?;
     Ok(s)
 }
 
-async fn run_shard(plan: ShardPlan) -> Result<ShardStats, ConnError> {
+/// Reconnects a dropped connection, with backoff; `None` when the server stays unreachable, refuses
+/// setup, or the run is stopped.
+async fn reconnect(plan: &ShardPlan, setup: &[u8], names: &[&'static str]) -> Option<Stream> {
+    for pause in RECONNECT_BACKOFF_MS {
+        if plan.control.stopped() {
+            return None;
+        }
+        match connect_and_setup(&plan.cfg, setup, names).await {
+            Ok(s) => return Some(s),
+            Err(ConnError::Setup { .. }) => return None,
+            Err(_) => glommio::timer::sleep(Duration::from_millis(pause)).await,
+        }
+    }
+    None
+}
+
+async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, ConnError> {
     if plan.cfg.cluster {
-        return crate::cluster_engine::run_shard(plan).await;
+        return crate::cluster_engine::run_shard(plan, guard).await;
     }
     let cfg = plan.cfg.clone();
     let (setup, names) = net::encode_setup(&cfg.setup);
@@ -238,14 +333,16 @@ async fn run_shard(plan: ShardPlan) -> Result<ShardStats, ConnError> {
         }
     }
     if failure.is_some() {
-        plan.setup_failed.store(true, Ordering::Relaxed);
+        plan.gate.abort.store(true, Ordering::Release);
     }
     // Phase 2: every shard starts sending at the same moment, or none does.
-    plan.barrier.wait();
+    let shards = cfg.threads.min(cfg.clients);
+    let go = plan.gate.wait(shards).await;
+    guard.passed = true;
     if let Some(e) = failure {
         return Err(e);
     }
-    if plan.setup_failed.load(Ordering::Relaxed) {
+    if !go {
         return Ok(ShardStats::new(cfg.precision));
     }
 
@@ -286,13 +383,9 @@ async fn run_shard(plan: ShardPlan) -> Result<ShardStats, ConnError> {
         })
         .collect();
     let all = async {
-        let mut first = None;
         for t in tasks {
-            if let Err(e) = t.await {
-                first = first.or(Some(e));
-            }
+            t.await;
         }
-        first
     };
     let stop = {
         let control = plan.control.clone();
@@ -300,12 +393,15 @@ async fn run_shard(plan: ShardPlan) -> Result<ShardStats, ConnError> {
             while !control.stopped() {
                 glommio::timer::sleep(STOP_POLL).await;
             }
-            None
         }
     };
-    let _outcome = futures_lite::future::or(all, stop).await;
+    futures_lite::future::or(all, stop).await;
     let mut stats = state.stats.borrow().clone();
-    // Requests claimed but never answered are failures; those never claimed were not sent.
+    // Every connection gave up while requests were left: they could not be sent, so they failed.
+    // (After a stop by signal they were simply not sent.)
+    if !plan.control.stopped() {
+        stats.failed += state.remaining.get();
+    }
     if stats.end.is_none() {
         stats.end = Some(Instant::now());
     }
@@ -325,64 +421,125 @@ async fn drive(
     setup: Rc<Vec<u8>>,
     names: Rc<Vec<&'static str>>,
     seed: u64,
-) -> Result<(), ConnError> {
+) {
     let cfg = &plan.cfg;
-    let addr = cfg.target.display();
     let mut pipe = PipelineBuffer::new(&plan.test.template, cfg.pipeline);
-    let mut rbuf = vec![0u8; READ_BUFFER];
-    let mut scanner = ReplyScanner::new();
+    let mut conn = Exchange {
+        rbuf: vec![0u8; READ_BUFFER],
+        scanner: ReplyScanner::new(),
+        addr: cfg.target.display(),
+        timeout: cfg.timeout,
+    };
     let mut rng = SmallRng::seed_from_u64(seed);
     let range = cfg.keyspace.unwrap_or(1);
-    let lost = |reason: String| ConnError::Lost {
-        addr: addr.clone(),
-        reason,
-    };
     loop {
         if plan.control.stopped() {
-            return Ok(());
+            return;
         }
         let k = state.claim(cfg.pipeline);
         if k == 0 {
-            return Ok(());
+            return;
         }
         let bytes = pipe.fill(k, || bounded(rng.next_u64(), range));
+        let outcome = conn.exchange(&mut stream, bytes, k, &state, &plan).await;
+        plan.live
+            .publish(state.stats.borrow().completed, state.latency_sum_ns.get());
+        let fresh = match outcome {
+            Ok(()) if cfg.keepalive => continue,
+            // -k 0: a new connection for every batch, set up like the first.
+            Ok(()) => match connect_and_setup(cfg, &setup, &names).await {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    state.stats.borrow_mut().note_conn_error(&e.to_string());
+                    reconnect(&plan, &setup, &names).await
+                }
+            },
+            Err((answered, e)) => {
+                {
+                    let mut st = state.stats.borrow_mut();
+                    st.failed += (k - answered) as u64;
+                    st.note_conn_error(&e.to_string());
+                }
+                reconnect(&plan, &setup, &names).await
+            }
+        };
+        match fresh {
+            Some(s) => {
+                stream = s;
+                conn.reset();
+            }
+            None => return,
+        }
+    }
+}
+
+/// A connection's read side: its buffer and scanner, reused for every batch.
+struct Exchange {
+    rbuf: Vec<u8>,
+    scanner: ReplyScanner,
+    addr: String,
+    timeout: Option<Duration>,
+}
+
+impl Exchange {
+    /// Forgets a broken connection's partial reply.
+    fn reset(&mut self) {
+        self.scanner = ReplyScanner::new();
+    }
+
+    /// Writes one batch of `k` requests and reads until all `k` replies are counted. On failure,
+    /// returns how many replies did arrive and why the rest will not.
+    async fn exchange(
+        &mut self,
+        stream: &mut Stream,
+        bytes: &[u8],
+        k: usize,
+        state: &ShardState,
+        plan: &ShardPlan,
+    ) -> Result<(), (usize, ConnError)> {
         let sent = Instant::now();
+        let lost = |reason: String| ConnError::Lost {
+            addr: self.addr.clone(),
+            reason,
+        };
         if let Err(e) = stream.write_all(bytes).await {
-            state.stats.borrow_mut().failed += k as u64;
-            return Err(lost(net::io_reason(e)));
+            return Err((0, lost(net::io_reason(e))));
         }
         let mut got = 0usize;
         let (mut start, mut end) = (0usize, 0usize);
         while got < k {
-            if end == rbuf.len() {
+            if end == self.rbuf.len() {
                 if start > 0 {
-                    rbuf.copy_within(start..end, 0);
+                    self.rbuf.copy_within(start..end, 0);
                     end -= start;
                     start = 0;
                 } else {
-                    rbuf.resize(rbuf.len() * 2, 0);
+                    self.rbuf.resize(self.rbuf.len() * 2, 0);
                 }
             }
-            let n = match stream.read(&mut rbuf[end..]).await {
-                Ok(0) => {
-                    state.stats.borrow_mut().failed += (k - got) as u64;
-                    return Err(lost("closed by the server".into()));
-                }
+            let n = match stream
+                .read_within(&mut self.rbuf[end..], self.timeout)
+                .await
+            {
+                Ok(0) => return Err((got, lost("closed by the server".into()))),
                 Ok(n) => n,
-                Err(e) => {
-                    state.stats.borrow_mut().failed += (k - got) as u64;
-                    return Err(lost(net::io_reason(e)));
+                Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+                    let ms = self.timeout.map(|t| t.as_millis()).unwrap_or(0);
+                    let addr = self.addr.clone();
+                    return Err((got, ConnError::Timeout { addr, ms }));
                 }
+                Err(e) => return Err((got, lost(net::io_reason(e)))),
             };
             let now = Instant::now();
             end += n;
-            let mut replies = 0u64;
+            let mut replies = 0usize;
+            let mut failure = None;
             while start < end {
-                let (used, event) = match scanner.scan(&rbuf[start..end]) {
+                let (used, event) = match self.scanner.scan(&self.rbuf[start..end]) {
                     Ok(r) => r,
                     Err(e) => {
-                        state.stats.borrow_mut().failed += (k - got) as u64 - replies;
-                        return Err(ConnError::Protocol(format!("{addr}: {e}")));
+                        failure = Some(ConnError::Protocol(format!("{}: {e}", self.addr)));
+                        break;
                     }
                 };
                 let at = start;
@@ -391,7 +548,7 @@ async fn drive(
                     Some(Scanned::Reply { error }) => {
                         replies += 1;
                         if error {
-                            note_error(&state, &plan, &rbuf[at..start]);
+                            note_error(state, plan, &self.rbuf[at..start]);
                         }
                     }
                     Some(Scanned::Push) => {}
@@ -406,27 +563,26 @@ async fn drive(
             if replies > 0 {
                 let lat = now.duration_since(sent).as_nanos() as u64;
                 let mut st = state.stats.borrow_mut();
-                st.hist.saturating_record_n(lat.max(1), replies);
-                st.completed += replies;
+                st.hist.saturating_record_n(lat.max(1), replies as u64);
+                st.completed += replies as u64;
                 st.end = Some(now);
                 state
                     .latency_sum_ns
-                    .set(state.latency_sum_ns.get() + lat * replies);
-                got += replies as usize;
+                    .set(state.latency_sum_ns.get() + lat * replies as u64);
+                got += replies;
+            }
+            if let Some(e) = failure {
+                return Err((got.min(k), e));
             }
         }
-        if got > k {
-            return Err(ConnError::Protocol(format!(
-                "{addr}: {} more replies than requests",
-                got - k
-            )));
+        if got > k || start < end {
+            let extra = ConnError::Protocol(format!(
+                "{}: the server sent more replies than requests",
+                self.addr
+            ));
+            return Err((k, extra));
         }
-        plan.live
-            .publish(state.stats.borrow().completed, state.latency_sum_ns.get());
-        if !cfg.keepalive {
-            stream = connect_and_setup(cfg, &setup, &names).await?;
-            scanner = ReplyScanner::new();
-        }
+        Ok(())
     }
 }
 

@@ -9,6 +9,7 @@ mod cluster_engine;
 pub mod config;
 pub mod control;
 pub mod engine;
+pub mod limits;
 pub mod net;
 pub mod report;
 pub mod resp;
@@ -30,6 +31,8 @@ pub enum RunError {
     Conn(#[from] ConnError),
     #[error("{0}")]
     Engine(String),
+    #[error("{0}")]
+    Limit(String),
     #[error("could not write the output: {0}")]
     Output(#[from] std::io::Error),
     /// A flag that does not fit the server found (exit code 2, like any usage error).
@@ -68,13 +71,11 @@ pub type ProgressSink<'a> = Option<&'a mut dyn Write>;
 /// `-c` gives every master at least one connection.
 fn cluster_header(cfg: &Config) -> Result<Vec<cluster::NodeConfig>, RunError> {
     let map =
-        cluster::discover(&cfg.target, &cfg.setup, engine::CONNECT_TIMEOUT).map_err(
-            |e| match e {
-                cluster::ClusterError::Conn(c) => RunError::Conn(c),
-                cluster::ClusterError::NotCluster { .. } => RunError::Usage(e.to_string()),
-                other => RunError::Engine(other.to_string()),
-            },
-        )?;
+        cluster::discover(&cfg.target, &cfg.setup, cfg.connect_timeout).map_err(|e| match e {
+            cluster::ClusterError::Conn(c) => RunError::Conn(c),
+            cluster::ClusterError::NotCluster { .. } => RunError::Usage(e.to_string()),
+            other => RunError::Engine(other.to_string()),
+        })?;
     let masters = map.masters().len();
     if cfg.clients < masters {
         return Err(RunError::Usage(format!(
@@ -82,11 +83,7 @@ fn cluster_header(cfg: &Config) -> Result<Vec<cluster::NodeConfig>, RunError> {
             cfg.clients
         )));
     }
-    Ok(cluster::node_configs(
-        &map,
-        &cfg.setup,
-        engine::CONNECT_TIMEOUT,
-    ))
+    Ok(cluster::node_configs(&map, &cfg.setup, cfg.connect_timeout))
 }
 
 /// Runs every test of `cfg`, writing reports to `out` as each test ends.
@@ -97,8 +94,8 @@ pub fn run(
     mut progress: ProgressSink<'_>,
 ) -> Result<RunOutcome, RunError> {
     let cfg = Arc::new(cfg);
-    let mut ctl =
-        control::ControlClient::connect(&cfg.target, &cfg.setup, engine::CONNECT_TIMEOUT)?;
+    limits::prepare(cfg.clients, cfg.threads).map_err(RunError::Limit)?;
+    let mut ctl = control::ControlClient::connect(&cfg.target, &cfg.setup, cfg.connect_timeout)?;
     let header = report::Header {
         clients: cfg.clients,
         data_size: cfg.data_size,
@@ -175,6 +172,15 @@ pub fn run(
             if let Some(p) = progress.as_deref_mut() {
                 let _ = write!(p, "\r\x1b[K");
                 let _ = p.flush();
+            }
+            for e in &stats.conn_errors {
+                eprintln!("ringbench: {}: {e}", test.title);
+            }
+            if stats.failed > 0 && cfg.output == OutputMode::Csv {
+                eprintln!(
+                    "ringbench: {}: {} of {} requests failed",
+                    test.title, stats.failed, cfg.requests
+                );
             }
             let result = TestResult::new(test.title.clone(), cfg.requests, stats);
             let text = match cfg.output {

@@ -53,6 +53,13 @@ fn main() -> ExitCode {
         (signal_hook::consts::SIGINT, &sigint),
         (signal_hook::consts::SIGTERM, &sigterm),
     ] {
+        // A second signal while the first is still being handled ends the process at once.
+        let code = if sig == signal_hook::consts::SIGINT {
+            130
+        } else {
+            143
+        };
+        let _ = signal_hook::flag::register_conditional_shutdown(sig, code, control.stop.clone());
         let _ = signal_hook::flag::register(sig, control.stop.clone());
         let _ = signal_hook::flag::register(sig, flag.clone());
     }

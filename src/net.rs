@@ -25,6 +25,9 @@ pub enum ConnError {
     /// The server sent bytes that are not RESP.
     #[error("{0}")]
     Protocol(String),
+    /// No reply came within `--timeout` (or setup within `--connect-timeout`).
+    #[error("no reply from {addr} within {ms} ms")]
+    Timeout { addr: String, ms: u128 },
 }
 
 /// The setup commands for `setup`, each with the name used in messages.
@@ -101,6 +104,30 @@ impl Stream {
             Stream::Unix(s) => s.read(buf).await,
         }
     }
+
+    /// Like [`Self::read`], failing with `TimedOut` after `timeout`. TCP streams use glommio's own
+    /// read timeout (no extra timer per read); unix streams have none, so a timer wraps the read.
+    pub async fn read_within(
+        &mut self,
+        buf: &mut [u8],
+        timeout: Option<Duration>,
+    ) -> io::Result<usize> {
+        match (self, timeout) {
+            (Stream::Tcp(s), t) => {
+                s.set_read_timeout(t).map_err(io::Error::from)?;
+                s.read(buf).await
+            }
+            (Stream::Unix(s), Some(t)) => glommio::timer::timeout(t, async {
+                s.read(buf).await.map_err(glommio::GlommioError::IoError)
+            })
+            .await
+            .map_err(|e| match e {
+                glommio::GlommioError::IoError(io) => io,
+                other => io::Error::new(io::ErrorKind::TimedOut, other.to_string()),
+            }),
+            (Stream::Unix(s), None) => s.read(buf).await,
+        }
+    }
 }
 
 /// Opens a stream to `target` within `timeout`.
@@ -143,12 +170,13 @@ pub fn io_reason(e: io::Error) -> String {
     }
 }
 
-/// Runs the setup commands on a fresh stream (not counted, not timed).
+/// Runs the setup commands on a fresh stream (not counted, not timed); each reply may take `timeout`.
 pub async fn run_setup(
     stream: &mut Stream,
     setup: &[u8],
     names: &[&'static str],
     addr: &str,
+    timeout: Duration,
 ) -> Result<(), ConnError> {
     if names.is_empty() {
         return Ok(());
@@ -166,9 +194,15 @@ pub async fn run_setup(
     let mut done = 0;
     while done < names.len() {
         let n = stream
-            .read(&mut chunk)
+            .read_within(&mut chunk, Some(timeout))
             .await
-            .map_err(|e| lost(io_reason(e)))?;
+            .map_err(|e| match e.kind() {
+                io::ErrorKind::TimedOut => ConnError::Timeout {
+                    addr: addr.to_string(),
+                    ms: timeout.as_millis(),
+                },
+                _ => lost(io_reason(e)),
+            })?;
         if n == 0 {
             return Err(lost("closed by the server during setup".into()));
         }

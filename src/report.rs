@@ -372,6 +372,10 @@ mod tests {
             assert!(b.contains(want), "missing {want:?} in\n{b}");
         }
         assert!(!b.contains("host configuration"), "{b}");
-        assert!(quiet_line(&r).ends_with(", 2 MOVED\n"), "{}", quiet_line(&r));
+        assert!(
+            quiet_line(&r).ends_with(", 2 MOVED\n"),
+            "{}",
+            quiet_line(&r)
+        );
     }
 }

@@ -7,6 +7,9 @@ use std::time::{Duration, Instant};
 /// Highest latency recorded without clamping: one hour, in nanoseconds.
 pub const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
 
+/// How many distinct connection failure messages a test keeps.
+pub const MAX_CONN_ERRORS: usize = 5;
+
 /// A new latency histogram (nanoseconds) with `sigfig` significant figures.
 pub fn new_histogram(sigfig: u8) -> Histogram<u64> {
     Histogram::new_with_bounds(1, MAX_LATENCY_NS, sigfig).expect("histogram bounds are valid")
@@ -25,6 +28,8 @@ pub struct ShardStats {
     pub first_error: Option<String>,
     /// Requests sent whose reply never came (connection lost, run stopped).
     pub failed: u64,
+    /// Connection failures seen (distinct messages, the first few), for the report.
+    pub conn_errors: Vec<String>,
     /// When this shard started sending.
     pub start: Option<Instant>,
     /// When this shard received its last reply.
@@ -41,6 +46,7 @@ impl ShardStats {
             errors: 0,
             first_error: None,
             failed: 0,
+            conn_errors: Vec::new(),
             start: None,
             end: None,
             cluster: None,
@@ -61,6 +67,9 @@ impl ShardStats {
         if let Some(o) = &other.cluster {
             self.cluster.get_or_insert_with(Default::default).merge(o);
         }
+        for e in &other.conn_errors {
+            self.note_conn_error(e);
+        }
         self.start = match (self.start, other.start) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -69,6 +78,13 @@ impl ShardStats {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         };
+    }
+
+    /// Keeps a connection failure's message unless it is already known or enough are kept.
+    pub fn note_conn_error(&mut self, msg: &str) {
+        if self.conn_errors.len() < MAX_CONN_ERRORS && !self.conn_errors.iter().any(|e| e == msg) {
+            self.conn_errors.push(msg.to_string());
+        }
     }
 
     /// Wall time from the first send to the last reply over all shards merged so far.

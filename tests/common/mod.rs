@@ -2,6 +2,8 @@
 //! of every check, and the `ringbench` binary under test.
 #![allow(dead_code)]
 
+pub mod fault;
+
 use std::collections::HashMap;
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -116,6 +118,24 @@ impl RedisServer {
         self.cli(&["config", "resetstat"]);
     }
 
+    /// Kills the server at once (SIGKILL), as a crash would.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Waits until the server has executed more than `calls` of `command`.
+    pub fn wait_for_calls(&self, command: &str, calls: u64) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while self.calls(command) <= calls {
+            assert!(
+                Instant::now() < deadline,
+                "the server never saw {calls} {command} calls"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     /// `-p PORT` for ringbench.
     pub fn port_args(&self) -> Vec<String> {
         vec!["-p".into(), self.port.to_string()]
@@ -153,6 +173,30 @@ pub fn ringbench(args: &[&str]) -> Output {
         .stdin(Stdio::null())
         .output()
         .unwrap()
+}
+
+/// Starts ringbench in the background with piped output.
+pub fn spawn_ringbench(args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_ringbench"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Parses the `requests: N requested, C completed, F failed` line of the normal block.
+pub fn request_counts(stdout: &str) -> Option<(u64, u64, u64)> {
+    let line = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("requests: "))?;
+    let nums: Vec<u64> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|t| !t.is_empty())
+        .map(|t| t.parse().unwrap())
+        .collect();
+    Some((nums[0], nums[1], nums[2]))
 }
 
 /// Runs ringbench against `server` (its port first, then `args`) and asserts success.

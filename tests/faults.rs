@@ -1,0 +1,426 @@
+//! Bad input and server faults: every one gets a clear answer, no hang, and nothing is lost from the count.
+
+mod common;
+use common::fault::{Fault, FaultServer};
+use common::*;
+use std::time::{Duration, Instant};
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).to_string()
+}
+
+#[test]
+fn usage_errors_are_one_line_with_exit_code_2() {
+    let port = free_port().to_string();
+    // (arguments, what the message must contain besides the flag)
+    let cases: &[(&[&str], &[&str])] = &[
+        (&["-c", "0"], &["'-c'", "'0'"]),
+        (&["-n", "0"], &["'-n'", "'0'"]),
+        (&["-n", "-5"], &["'-n'", "'-5'"]),
+        (&["-n", "abc"], &["-n", "'abc'"]),
+        (&["-P", "0"], &["'-P'", "'0'"]),
+        (&["-d", "0"], &["'-d'", "'0'"]),
+        (&["-d", "600000000"], &["'-d'", "'600000000'"]),
+        (&["-r", "0"], &["'-r'", "'0'"]),
+        (&["--threads", "0"], &["'--threads'", "'0'"]),
+        (&["--threads", "100000"], &["'--threads'", "'100000'"]),
+        (&["-p", "70000"], &["'-p'", "'70000'"]),
+        (
+            &["-t", "set,nosuch"],
+            &["'-t'", "'nosuch'", "valid tests are", "lrange_600"],
+        ),
+        (&["--nosuch"], &["'--nosuch'"]),
+        (&["-k", "2"], &["'-k'", "'2'"]),
+        (&["--precision", "9"], &["'--precision'", "'9'"]),
+        (&["--precision", "0"], &["'--precision'", "'0'"]),
+        (&["-n"], &["'-n <requests>'"]),
+        (&["-u", "http://x"], &["'-u'", "'http://x'"]),
+        (&["-u", "redis://h:99999"], &["'-u'", "99999"]),
+        (&["--user", "bob"], &["'--user'"]),
+        (&["--timeout", "0"], &["'--timeout'", "'0'"]),
+        (&["-x"], &["'-x'"]),
+    ];
+    for (args, wants) in cases {
+        let mut all = vec!["-p", port.as_str()];
+        all.extend_from_slice(args);
+        let out = ringbench(&all);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(
+            err.trim_end().lines().count(),
+            1,
+            "{args:?}: not one line: {err}"
+        );
+        for w in *wants {
+            assert!(err.contains(w), "{args:?}: {w:?} missing in {err}");
+        }
+        assert!(
+            !err.contains("panicked") && !err.contains("backtrace"),
+            "{args:?}: {err}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn unreachable_servers_fail_fast_with_the_address() {
+    let port = free_port().to_string();
+    let sock = std::env::temp_dir().join("ringbench-no-such.sock");
+    let sock = sock.to_str().unwrap();
+    let cases: Vec<(Vec<&str>, String)> = vec![
+        (
+            vec!["-p", &port],
+            format!("Could not connect to 127.0.0.1:{port}: Connection refused"),
+        ),
+        (
+            vec!["-s", sock],
+            format!("Could not connect to {sock}: No such file or directory"),
+        ),
+        (
+            vec!["-h", "no-such-host.invalid"],
+            "Could not connect to no-such-host.invalid:6379: ".into(),
+        ),
+    ];
+    for (args, want) in cases {
+        let mut all = args.clone();
+        all.extend(["-t", "set", "-n", "10"]);
+        let t = Instant::now();
+        let out = ringbench(&all);
+        let took = t.elapsed();
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(&want), "{args:?}: {want:?} missing in {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(took < Duration::from_secs(1), "{args:?} took {took:?}");
+    }
+}
+
+#[test]
+fn a_killed_server_ends_the_run_within_two_seconds_with_the_report() {
+    let mut s = RedisServer::start();
+    let port = s.port.to_string();
+    let child = spawn_ringbench(&["-p", &port, "-t", "set", "-n", "50000000", "-c", "20"]);
+    s.wait_for_calls("set", 2000);
+    let killed = Instant::now();
+    s.kill();
+    let out = child.wait_with_output().unwrap();
+    let took = killed.elapsed();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(took < Duration::from_secs(2), "took {took:?}");
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stdout.contains("====== SET ======"), "{stdout}");
+    let (requested, completed, failed) = request_counts(&stdout).expect("a requests line");
+    assert_eq!(requested, 50_000_000);
+    assert!(completed >= 2000, "{stdout}");
+    assert_eq!(completed + failed, requested, "{stdout}");
+    assert!(
+        stderr.contains("127.0.0.1:") && !stderr.contains("panicked"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn dropped_connections_reconnect_and_every_request_is_accounted_for() {
+    let s = RedisServer::start();
+    s.reset();
+    let port = s.port.to_string();
+    let n = 1_000_000u64;
+    let child = spawn_ringbench(&[
+        "-p",
+        &port,
+        "-t",
+        "set",
+        "-n",
+        &n.to_string(),
+        "-c",
+        "20",
+        "-P",
+        "16",
+    ]);
+    s.wait_for_calls("set", 50_000);
+    assert!(
+        s.cli(&["client", "kill", "type", "normal"])
+            .parse::<u64>()
+            .unwrap()
+            >= 20
+    );
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    let (requested, completed, failed) = request_counts(&stdout).expect("a requests line");
+    assert_eq!(requested, n);
+    assert!(failed > 0 && failed <= 20 * 16, "failed {failed}");
+    assert_eq!(completed + failed, n);
+    // The connections came back: far more than the 50000 before the kill completed.
+    assert!(completed > n / 2, "{stdout}");
+    assert!(s.calls("set") >= completed);
+    assert!(stderr.contains("lost"), "{stderr}");
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn a_stalled_server_fails_requests_after_the_timeout() {
+    let s = RedisServer::start();
+    let port = s.port.to_string();
+    let n = 200_000u64;
+    let child = spawn_ringbench(&[
+        "-p",
+        &port,
+        "-t",
+        "get",
+        "-n",
+        &n.to_string(),
+        "-c",
+        "5",
+        "--timeout",
+        "200",
+    ]);
+    s.wait_for_calls("get", 1000);
+    assert_eq!(s.cli(&["client", "pause", "1000"]), "OK");
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    let (requested, completed, failed) = request_counts(&stdout).expect("a requests line");
+    assert_eq!(requested, n);
+    assert!(failed >= 5, "{stdout}");
+    assert_eq!(completed + failed, n);
+    assert!(stderr.contains("within 200 ms"), "{stderr}");
+    assert_eq!(out.status.code(), Some(1));
+}
+
+fn signal(child: &std::process::Child, sig: i32) {
+    // SAFETY: kill(2) on our own child's pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
+}
+
+#[test]
+fn sigint_during_a_stall_stops_within_a_second_and_reports() {
+    let s = RedisServer::start();
+    let port = s.port.to_string();
+    let child = spawn_ringbench(&["-p", &port, "-t", "get", "-n", "50000000", "-c", "5", "-q"]);
+    s.wait_for_calls("get", 1000);
+    assert_eq!(s.cli(&["client", "pause", "5000"]), "OK");
+    let t = Instant::now();
+    signal(&child, libc::SIGINT);
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        t.elapsed() < Duration::from_secs(1),
+        "took {:?}",
+        t.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(130));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.starts_with("GET: ") && stdout.contains("requests per second"),
+        "{stdout}"
+    );
+    s.cli(&["client", "unpause"]);
+}
+
+#[test]
+fn sigterm_ends_a_loop_and_sigint_ends_idle_mode() {
+    let s = RedisServer::start();
+    let port = s.port.to_string();
+    let child = spawn_ringbench(&[
+        "-p",
+        &port,
+        "-l",
+        "-q",
+        "-t",
+        "ping_mbulk",
+        "-n",
+        "2000",
+        "-c",
+        "2",
+    ]);
+    s.wait_for_calls("ping", 4000);
+    signal(&child, libc::SIGTERM);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(143));
+    assert!(
+        text(&out.stdout)
+            .lines()
+            .filter(|l| l.starts_with("PING_MBULK: "))
+            .count()
+            >= 2
+    );
+
+    let child = spawn_ringbench(&["-p", &port, "-I", "-c", "7"]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !s.cli(&["info", "clients"]).contains("connected_clients:8") {
+        assert!(Instant::now() < deadline, "idle connections never opened");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    signal(&child, libc::SIGINT);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+}
+
+#[test]
+fn replies_split_at_random_positions_are_counted_exactly() {
+    let f = FaultServer::start(Fault::SplitReplies);
+    let port = f.port.to_string();
+    let out = ringbench(&[
+        "-p",
+        &port,
+        "-t",
+        "ping_mbulk",
+        "-n",
+        "3000",
+        "-c",
+        "3",
+        "-P",
+        "7",
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(stdout.contains("  3000 requests completed in "), "{stdout}");
+    assert!(request_counts(&stdout).is_none(), "{stdout}");
+    // 3000 requests plus the control connection's two CONFIG GETs.
+    assert_eq!(f.requests.load(std::sync::atomic::Ordering::SeqCst), 3002);
+}
+
+#[test]
+fn a_malformed_reply_closes_the_connection_with_the_offending_bytes() {
+    let f = FaultServer::start(Fault::MalformedAt(500));
+    let port = f.port.to_string();
+    let out = ringbench(&[
+        "-p",
+        &port,
+        "-t",
+        "ping_mbulk",
+        "-n",
+        "3000",
+        "-c",
+        "3",
+        "-P",
+        "4",
+    ]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("protocol error") && stderr.contains("?oops"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let (requested, completed, failed) = request_counts(&stdout).expect("a requests line");
+    assert_eq!((requested, completed + failed), (3000, 3000));
+    assert!((1..=4).contains(&failed), "{stdout}");
+}
+
+#[test]
+fn the_password_never_appears_in_any_output() {
+    let secret = "Very-Secret-42";
+    let s = RedisServer::start_with(&["--requirepass", secret]);
+    let port = s.port.to_string();
+    let wrong = "Wrong-Secret-99";
+    let uri = format!("redis://:{wrong}@127.0.0.1:{port}");
+    for args in [
+        vec!["-p", &port, "-a", wrong, "-t", "set", "-n", "10"],
+        vec!["-u", &uri, "-t", "set", "-n", "10"],
+        vec!["-p", &port, "-a", secret, "-t", "set", "-n", "10", "--csv"],
+        vec!["-p", &port, "-a", secret, "-t", "nosuch"],
+        vec![
+            "-p", &port, "-a", secret, "-t", "set", "-n", "10", "-c", "0",
+        ],
+    ] {
+        let out = ringbench(&args);
+        let all = text(&out.stdout) + &text(&out.stderr);
+        assert!(
+            !all.contains(secret) && !all.contains(wrong),
+            "{args:?}: {all}"
+        );
+        assert!(
+            text(&out.stderr).contains("may not be safe"),
+            "{args:?}: no caution"
+        );
+    }
+    // REDISCLI_AUTH works like redis-cli's, and without the caution.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringbench"))
+        .args(["-p", &port, "-t", "set", "-n", "100", "-q"])
+        .env("REDISCLI_AUTH", secret)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!text(&out.stderr).contains("may not be safe"));
+    assert!(!(text(&out.stdout) + &text(&out.stderr)).contains(secret));
+}
+
+#[test]
+fn ten_thousand_connections_work_and_print_no_warning() {
+    let s = RedisServer::start();
+    s.reset();
+    let port = s.port.to_string();
+    let out = ringbench(&[
+        "-p",
+        &port,
+        "-c",
+        "10000",
+        "-n",
+        "20000",
+        "-t",
+        "ping_mbulk",
+        "--threads",
+        "2",
+        "-q",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stderr),
+        "",
+        "nothing on stderr (no memlock or limit warning)"
+    );
+    assert_eq!(s.calls("ping"), 20000);
+}
+
+#[test]
+fn a_too_low_memlock_limit_is_named() {
+    let s = RedisServer::start();
+    let port = s.port.to_string();
+    // Lower both limits so ringbench cannot raise the soft one: glommio needs 512 KiB of locked memory.
+    let out = std::process::Command::new("prlimit")
+        .args([
+            "--memlock=65536:65536",
+            env!("CARGO_BIN_EXE_ringbench"),
+            "-p",
+            &port,
+            "-t",
+            "set",
+            "-n",
+            "10",
+        ])
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("RLIMIT_MEMLOCK") && err.contains("ulimit -l"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn too_many_connections_for_the_open_files_limit_are_named() {
+    let s = RedisServer::start();
+    let port = s.port.to_string();
+    let out = std::process::Command::new("prlimit")
+        .args([
+            "--nofile=256:256",
+            env!("CARGO_BIN_EXE_ringbench"),
+            "-p",
+            &port,
+            "-c",
+            "1000",
+            "-t",
+            "set",
+            "-n",
+            "10",
+        ])
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("RLIMIT_NOFILE") && err.contains("ulimit -n"),
+        "{err}"
+    );
+}
