@@ -120,10 +120,16 @@ async fn connect_node(
     setup: &[u8],
     names: &[&'static str],
     timeout: Duration,
+    read_timeout: Option<Duration>,
 ) -> Result<Stream, ConnError> {
     let target = node_target(addr);
     let mut s = net::connect(&target, timeout).await?;
     net::run_setup(&mut s, setup, names, &target.display(), timeout).await?;
+    // `--timeout`: a reply that takes longer fails its request (glommio checks this inside every read).
+    if let Stream::Tcp(t) = &s {
+        t.set_read_timeout(read_timeout)
+            .map_err(|e| ConnError::Protocol(e.to_string()))?;
+    }
     Ok(s)
 }
 
@@ -271,11 +277,11 @@ pub(crate) async fn run_shard(
             for &m in &masters {
                 let addr = map.nodes[m as usize].addr;
                 let (setup, names) = (setup.clone(), names.clone());
-                let timeout = cfg.connect_timeout;
+                let (timeout, read_timeout) = (cfg.connect_timeout, cfg.timeout);
                 pending.push((
                     m,
                     glommio::spawn_local(async move {
-                        connect_node(addr, &setup, &names, timeout).await
+                        connect_node(addr, &setup, &names, timeout, read_timeout).await
                     }),
                 ));
             }
@@ -508,7 +514,14 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, seed: u64) {
                 }
                 if c.stream.is_none() {
                     let addr = shard.map.borrow().nodes[n].addr;
-                    match connect_node(addr, &shard.setup, &shard.names, cfg.connect_timeout).await
+                    match connect_node(
+                        addr,
+                        &shard.setup,
+                        &shard.names,
+                        cfg.connect_timeout,
+                        cfg.timeout,
+                    )
+                    .await
                     {
                         Ok(s) => c.stream = Some(s),
                         Err(_) => {
@@ -532,7 +545,30 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, seed: u64) {
                 let now = Instant::now();
                 let c = &mut conns[n];
                 match res {
+                    Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+                        // A reply late beyond --timeout: its request fails, it is not sent again.
+                        let owed = c.owed.iter().filter(|&&i| i != ASKING_MARK).count();
+                        let addr = shard.map.borrow().nodes[n].name.clone();
+                        let ms = cfg.timeout.map(|t| t.as_millis()).unwrap_or(0);
+                        let mut st = shard.state.stats.borrow_mut();
+                        st.failed += owed as u64;
+                        st.note_conn_error(&ConnError::Timeout { addr, ms }.to_string());
+                        drop(st);
+                        let mut dropped = Vec::new();
+                        c.lose(&mut dropped);
+                        continue;
+                    }
                     Ok(0) | Err(_) => {
+                        let name = shard.map.borrow().nodes[n].name.clone();
+                        let reason = match res {
+                            Err(e) => net::io_reason(e),
+                            Ok(_) => "closed by the server".to_string(),
+                        };
+                        shard
+                            .state
+                            .stats
+                            .borrow_mut()
+                            .note_conn_error(&ConnError::Lost { addr: name, reason }.to_string());
                         c.lose(&mut retry);
                         lost = true;
                         continue;
