@@ -210,7 +210,10 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
     }
     if let Some(c) = &r.stats.cluster {
         s.push_str("  per node:\n");
-        for n in &c.nodes {
+        // Executors meet the masters in different orders; print them in one stable order.
+        let mut nodes: Vec<_> = c.nodes.iter().collect();
+        nodes.sort_by(|a, b| a.name.cmp(&b.name));
+        for n in nodes {
             let rps = if r.seconds > 0.0 {
                 n.completed as f64 / r.seconds
             } else {
