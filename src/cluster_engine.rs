@@ -5,9 +5,10 @@
 use crate::cluster::{self, ClusterError, ClusterStats, Redirect, SLOTS, SlotMap, UNASSIGNED};
 use crate::config::Target;
 use crate::engine::{GateGuard, ShardPlan, ShardState, bounded, note_error};
+use crate::intervals::IntervalRecorder;
 use crate::net::{self, ConnError, Stream};
 use crate::resp::{self, ReplyScanner, Scanned, Value};
-use crate::stats::{ShardStats, new_histogram};
+use crate::stats::{ExecutorStats, ShardStats, new_histogram, thread_cpu_seconds};
 use crate::workload::PipelineBuffer;
 use futures_lite::AsyncRead;
 use hdrhistogram::Histogram;
@@ -233,6 +234,11 @@ impl Shard {
         let lat = (now.duration_since(sent).as_nanos() as u64).max(1);
         {
             let mut st = self.state.stats.borrow_mut();
+            if let Some(rec) = self.state.intervals.borrow_mut().as_mut()
+                && rec.due(now)
+            {
+                rec.cut_until(now, &st.hist);
+            }
             st.hist.saturating_record_n(lat, n);
             st.completed += n;
             st.end = Some(now);
@@ -332,11 +338,19 @@ pub(crate) async fn run_shard(
         .iter()
         .map(|&i| map.nodes[i as usize].name.clone())
         .collect();
+    let cpu_start = thread_cpu_seconds();
+    let started = Instant::now();
+    let stats = ShardStats::new(cfg.precision);
+    let intervals = cfg
+        .hdr_out
+        .is_some()
+        .then(|| IntervalRecorder::new(started, &stats.hist));
     let shard = Rc::new(Shard {
         state: ShardState {
             remaining: Cell::new(plan.requests),
-            stats: RefCell::new(ShardStats::new(cfg.precision)),
+            stats: RefCell::new(stats),
             latency_sum_ns: Cell::new(0),
+            intervals: RefCell::new(intervals),
         },
         plan: Rc::new(plan),
         map: RefCell::new(map),
@@ -349,7 +363,7 @@ pub(crate) async fn run_shard(
         refreshing: Cell::new(false),
         last_refresh: Cell::new(None),
     });
-    shard.state.stats.borrow_mut().start = Some(Instant::now());
+    shard.state.stats.borrow_mut().start = Some(started);
     let tasks: Vec<_> = clients
         .into_iter()
         .enumerate()
@@ -381,6 +395,18 @@ pub(crate) async fn run_shard(
     if stats.end.is_none() {
         stats.end = Some(Instant::now());
     }
+    if let Some(rec) = shard.state.intervals.borrow_mut().take() {
+        stats.interval_logs.push(rec.finish(&stats.hist));
+    }
+    let cpu_end = thread_cpu_seconds();
+    stats.executors.push(ExecutorStats {
+        index: shard.plan.index,
+        requests: stats.completed,
+        errors: stats.errors,
+        failed: stats.failed,
+        cpu_user_s: (cpu_end.0 - cpu_start.0).max(0.0),
+        cpu_sys_s: (cpu_end.1 - cpu_start.1).max(0.0),
+    });
     let mut cs = ClusterStats {
         moved: shard.moved.get(),
         ask: shard.ask.get(),
