@@ -7,10 +7,11 @@ set -euo pipefail
 last_file="${TMPDIR:-/tmp}/ringbench-cluster.last"
 
 free_port() {
-  # A port nobody listens on: ask the kernel, then check redis's bus port (port + 10000) is free too.
+  # A port nobody listens on, whose cluster bus port (port + 10000) is free too. Both stay below the
+  # kernel's ephemeral range (32768 and up by default), so outgoing connections cannot hold them.
   local p
   while :; do
-    p=$(( (RANDOM % 20000) + 20000 ))
+    p=$(( (RANDOM % 2700) + 20000 ))
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && ! (exec 3<>"/dev/tcp/127.0.0.1/$((p + 10000))") 2>/dev/null; then
       echo "$p"
       return
