@@ -38,9 +38,9 @@ pub struct Cli {
     /// Total number of requests per test
     #[arg(short = 'n', value_name = "requests", default_value_t = 100_000)]
     pub requests: i64,
-    /// Data size of SET/GET values in bytes
-    #[arg(short = 'd', value_name = "size", default_value_t = 3)]
-    pub data_size: i64,
+    /// Data size of SET/GET values in bytes, or a range MIN-MAX (each value's length drawn from it)
+    #[arg(short = 'd', value_name = "size", default_value = "3")]
+    pub data_size: String,
     /// SELECT this db number before the run
     #[arg(long = "dbnum", value_name = "db", default_value_t = 0)]
     pub dbnum: i64,
@@ -104,6 +104,27 @@ pub struct Cli {
     /// Wait until this Unix time (seconds, fractions allowed) before the first test
     #[arg(long = "start-at", value_name = "UNIX_TIME")]
     pub start_at: Option<String>,
+    /// Open loop: send this many requests per second in total, on a fixed schedule
+    #[arg(long = "rps", value_name = "rate")]
+    pub rps: Option<f64>,
+    /// Run each test for this many seconds instead of -n requests
+    #[arg(long = "duration", value_name = "seconds")]
+    pub duration: Option<f64>,
+    /// Run each test this many seconds first and discard its figures
+    #[arg(long = "warmup", value_name = "seconds")]
+    pub warmup: Option<f64>,
+    /// Key distribution for __rand_int__: uniform, sequential, zipf[:exponent] or gaussian
+    #[arg(long = "distribution", value_name = "name", default_value = "uniform")]
+    pub distribution: String,
+    /// Make each written value differ (bytes drawn from a random pool)
+    #[arg(long = "random-data", action = ArgAction::SetTrue)]
+    pub random_data: bool,
+    /// One test mixing default-suite tests by weight, e.g. get:80,set:20
+    #[arg(long = "mix", value_name = "name:weight,...")]
+    pub mix: Option<String>,
+    /// Whether -n was given on the command line (not a flag: filled in by `parse_args`)
+    #[arg(skip)]
+    pub requests_given: bool,
     /// Fail a request whose reply takes longer than this many milliseconds (default: wait forever)
     #[arg(long = "timeout", value_name = "ms")]
     pub timeout: Option<i64>,
@@ -141,7 +162,12 @@ impl Cli {
                 a
             }
         });
-        <Cli as Parser>::try_parse_from(args.collect::<Vec<_>>())
+        use clap::{CommandFactory, FromArgMatches, parser::ValueSource};
+        let matches = Cli::command().try_get_matches_from(args.collect::<Vec<_>>())?;
+        let mut cli = Cli::from_arg_matches(&matches)?;
+        // --duration conflicts with -n only when -n was written, not with its default.
+        cli.requests_given = matches.value_source("requests") == Some(ValueSource::CommandLine);
+        Ok(cli)
     }
 }
 
@@ -160,7 +186,7 @@ mod tests {
         assert_eq!(c.port, 6379);
         assert_eq!(c.clients, 50);
         assert_eq!(c.requests, 100_000);
-        assert_eq!(c.data_size, 3);
+        assert_eq!(c.data_size, "3");
         assert_eq!(c.pipeline, 1);
         assert_eq!(c.keepalive, 1);
         assert_eq!(c.dbnum, 0);
@@ -171,6 +197,35 @@ mod tests {
     #[test]
     fn cluster_flag() {
         assert!(parse(&["--cluster", "-t", "set"]).cluster);
+    }
+
+    #[test]
+    fn rate_and_workload_flags_parse() {
+        let c = parse(&[
+            "--rps",
+            "5000",
+            "--duration",
+            "3",
+            "--warmup",
+            "0.5",
+            "--distribution",
+            "zipf:0.9",
+            "--random-data",
+            "--mix",
+            "get:80,set:20",
+            "-d",
+            "10-20",
+        ]);
+        assert_eq!(
+            (c.rps, c.duration, c.warmup),
+            (Some(5000.0), Some(3.0), Some(0.5))
+        );
+        assert_eq!(c.distribution, "zipf:0.9");
+        assert!(c.random_data && !c.requests_given);
+        assert_eq!(c.mix.as_deref(), Some("get:80,set:20"));
+        assert_eq!(c.data_size, "10-20");
+        assert!(parse(&["-n", "100000"]).requests_given);
+        assert_eq!(parse(&[]).distribution, "uniform");
     }
 
     #[test]
@@ -239,8 +294,8 @@ mod tests {
         assert_eq!(c.password.as_deref(), Some("pw"));
         assert_eq!(c.user.as_deref(), Some("u"));
         assert_eq!(
-            (c.clients, c.requests, c.data_size, c.dbnum),
-            (7, 9, 100, 3)
+            (c.clients, c.requests, c.data_size.as_str(), c.dbnum),
+            (7, 9, "100", 3)
         );
         assert!(
             c.resp3 && c.enable_tracking && c.quiet && c.csv && c.loop_forever,

@@ -4,8 +4,9 @@
 
 use crate::cluster::{self, ClusterError, ClusterStats, Redirect, SLOTS, SlotMap, UNASSIGNED};
 use crate::config::Target;
-use crate::engine::{GateGuard, ShardPlan, ShardState, bounded, note_error};
+use crate::engine::{GateGuard, ShardPlan, ShardState, note_error};
 use crate::intervals::IntervalRecorder;
+use crate::keys::{KeyGen, bounded};
 use crate::net::{self, ConnError, Stream};
 use crate::resp::{self, ReplyScanner, Scanned, Value};
 use crate::stats::{ExecutorStats, ShardStats, new_histogram, thread_cpu_seconds};
@@ -340,6 +341,9 @@ pub(crate) async fn run_shard(
         .collect();
     let cpu_start = thread_cpu_seconds();
     let started = Instant::now();
+    let shard_deadline = plan.duration.map(|d| started + d);
+    let shards = cfg.threads.min(cfg.clients);
+    let cursor = Rc::new(Cell::new(0u64));
     let stats = ShardStats::new(cfg.precision);
     let intervals = cfg
         .hdr_out
@@ -351,6 +355,7 @@ pub(crate) async fn run_shard(
             stats: RefCell::new(stats),
             latency_sum_ns: Cell::new(0),
             intervals: RefCell::new(intervals),
+            deadline: shard_deadline,
         },
         plan: Rc::new(plan),
         map: RefCell::new(map),
@@ -373,7 +378,14 @@ pub(crate) async fn run_shard(
                 .wrapping_add((shard.plan.index as u64) << 32)
                 .wrapping_add(i as u64)
                 .wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            glommio::spawn_local(drive(shard.clone(), conns, seed))
+            let keys = KeyGen::new(
+                cfg.shape.distribution,
+                cfg.keyspace.unwrap_or(1),
+                shard.plan.index,
+                shards,
+                &cursor,
+            );
+            glommio::spawn_local(drive(shard.clone(), conns, keys, seed))
         })
         .collect();
     let all = async {
@@ -465,7 +477,7 @@ async fn read_any(conns: &mut [NodeConn]) -> (usize, std::io::Result<usize>) {
 }
 
 /// One logical client: closed loop of `-P` requests, each routed to its slot's owner.
-async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, seed: u64) {
+async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, seed: u64) {
     let plan = shard.plan.clone();
     let cfg = &plan.cfg;
     let template = &plan.test.template;
@@ -474,7 +486,6 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, seed: u64) {
     let mut pipe = PipelineBuffer::new(template, depth);
     let len = pipe.request_len();
     let mut rng = SmallRng::seed_from_u64(seed);
-    let range = cfg.keyspace.unwrap_or(1);
     let mut reqs = vec![Req::default(); depth];
     let mut todo: Vec<u32> = Vec::with_capacity(depth);
     let mut retry: Vec<u32> = Vec::with_capacity(depth);
@@ -482,11 +493,14 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, seed: u64) {
         if plan.control.stopped() {
             return;
         }
+        if shard.state.deadline.is_some_and(|d| Instant::now() >= d) {
+            return;
+        }
         let k = shard.state.claim(depth);
         if k == 0 {
             return;
         }
-        let bytes = pipe.fill(k, || bounded(rng.next_u64(), range));
+        let bytes = pipe.fill(k, || keys.next(&mut rng));
         for (i, r) in reqs[..k].iter_mut().enumerate() {
             let slot = match &key {
                 Some(kr) => cluster::slot_of(&bytes[i * len + kr.start..i * len + kr.end]),

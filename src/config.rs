@@ -1,6 +1,7 @@
 //! Turns parsed flags into one validated, immutable `Config`; every user mistake is caught here.
 
 use crate::cli::Cli;
+use crate::shape::Shape;
 use crate::workload::{self, SuiteParams, TestSpec};
 use std::io::Read;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -117,6 +118,8 @@ pub struct Config {
     pub plot: Option<PathBuf>,
     /// `--start-at`: Unix time to wait for before the first test.
     pub start_at: Option<f64>,
+    /// Pacing and request shape: `--rps`, `--duration`, `--warmup`, distributions, values, mixes.
+    pub shape: Shape,
 }
 
 /// Checks that an output path can be created: not empty, and its folder exists.
@@ -264,7 +267,8 @@ impl Config {
     pub fn from_cli(cli: &Cli, stdin: &mut dyn Read) -> Result<Config, ConfigError> {
         let clients = in_range("-c", cli.clients, 1, MAX_CLIENTS)? as usize;
         let requests = in_range("-n", cli.requests, 1, i64::MAX)? as u64;
-        let data_size = in_range("-d", cli.data_size, 1, MAX_DATA_SIZE)? as usize;
+        let shape = Shape::from_cli(cli)?;
+        let data_size = shape.value.max;
         let pipeline = in_range("-P", cli.pipeline, 1, 1_000_000)? as usize;
         let dbnum = in_range("--dbnum", cli.dbnum, 0, u32::MAX as i64)? as u32;
         let keyspace = match cli.keyspace {
@@ -353,7 +357,27 @@ impl Config {
             )?),
             None => None,
         };
-        let tests = if cli.command.is_empty() {
+        let seed = cli.seed.unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(0)
+        });
+        let mut tests = if let Some(mix) = &cli.mix {
+            if !cli.command.is_empty() || cli.tests.is_some() {
+                return Err(usage(
+                    "'--mix' names its own tests: it cannot be combined with -t or a command",
+                )
+                .into());
+            }
+            let params = SuiteParams {
+                value: shape.suite_value(),
+                randomize: keyspace.is_some(),
+                tag: String::new(),
+                cluster: cli.cluster,
+            };
+            vec![shape.mix_test(mix, &params, seed)?]
+        } else if cli.command.is_empty() {
             let selection: Option<Vec<String>> = cli.tests.as_ref().map(|t| {
                 t.split(',')
                     .map(|s| s.trim().to_ascii_lowercase())
@@ -361,7 +385,7 @@ impl Config {
                     .collect()
             });
             let params = SuiteParams {
-                value: vec![b'x'; data_size],
+                value: shape.suite_value(),
                 randomize: keyspace.is_some(),
                 tag: String::new(),
                 cluster: cli.cluster,
@@ -376,8 +400,8 @@ impl Config {
             if cli.tests.is_some() {
                 eprintln!("WARNING: -t is ignored when a command is given");
             }
-            let mut args: Vec<Vec<u8>> =
-                cli.command.iter().map(|a| a.clone().into_bytes()).collect();
+            let raw: Vec<Vec<u8>> = cli.command.iter().map(|a| a.clone().into_bytes()).collect();
+            let mut args = crate::compose::expand_args(&raw, &shape.value);
             let title = cli.command.join(" ");
             if cli.stdin_last_arg {
                 let mut last = Vec::new();
@@ -388,6 +412,7 @@ impl Config {
             }
             vec![workload::custom_test(&args, title, keyspace.is_some())]
         };
+        shape.attach_composers(&mut tests, keyspace.is_some(), seed);
 
         let target = match &cli.socket {
             Some(path) => Target::Unix(PathBuf::from(path)),
@@ -396,12 +421,15 @@ impl Config {
                 Target::Tcp { host, port, addr }
             }
         };
-        let seed = cli.seed.unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(0)
-        });
+        if cli.cluster && shape.rps.is_some() {
+            return Err(usage("'--rps' cannot be used with '--cluster' yet").into());
+        }
+        if cli.cluster && tests.iter().any(|t| t.compose.is_some()) {
+            return Err(usage(
+                "'--cluster' runs one command per test with its values fixed: command mixes and varying values are not supported with it yet",
+            )
+            .into());
+        }
         Ok(Config {
             target,
             setup: Setup {
@@ -433,6 +461,7 @@ impl Config {
             hdr_out: cli.hdr_out.clone(),
             plot: cli.plot.as_ref().map(PathBuf::from),
             start_at,
+            shape,
         })
     }
 }

@@ -7,20 +7,25 @@ pub mod cli;
 pub mod cluster;
 mod cluster_engine;
 pub mod compare;
+pub mod compose;
 pub mod config;
 pub mod control;
 pub mod engine;
 pub mod hdrlog;
 pub mod intervals;
+pub mod keys;
 pub mod limits;
 pub mod merge;
 pub mod net;
 pub mod plot;
+pub mod rate_report;
 pub mod report;
 pub mod resp;
 pub mod result_file;
 pub mod results;
+pub mod schedule;
 pub mod server_view;
+pub mod shape;
 pub mod start_at;
 pub mod stats;
 pub mod tools;
@@ -203,6 +208,19 @@ pub fn run(
                 );
                 let _ = p.flush();
             };
+            let mut warmed = None;
+            if let Some(warmup) = cfg.shape.warmup {
+                // The server sees the warmup; its figures are dropped.
+                let budget = engine::Budget {
+                    requests: u64::MAX,
+                    duration: Some(warmup),
+                };
+                let w = engine::run_phase(&cfg, test, budget, control, |_, _| {})?;
+                warmed = Some((w.completed, w.elapsed().as_secs_f64()));
+                if control.stopped() {
+                    break;
+                }
+            }
             let stats = engine::run_test(&cfg, test, cfg.requests, control, &mut tick)?;
             if let Some(p) = progress.as_deref_mut() {
                 let _ = write!(p, "\r\x1b[K");
@@ -211,19 +229,31 @@ pub fn run(
             for e in &stats.conn_errors {
                 eprintln!("ringbench: {}: {e}", test.title);
             }
+            let requested = if cfg.shape.duration.is_some() {
+                stats.completed + stats.failed
+            } else {
+                cfg.requests
+            };
             if stats.failed > 0 && cfg.output == OutputMode::Csv {
                 eprintln!(
                     "ringbench: {}: {} of {} requests failed",
-                    test.title, stats.failed, cfg.requests
+                    test.title, stats.failed, requested
                 );
             }
-            let mut result = TestResult::new(test.title.clone(), cfg.requests, stats);
+            let mut result = TestResult::new(test.title.clone(), requested, stats);
+            result.warmup = warmed;
+            result.rate = cfg.shape.rps.map(|rps| rate_report::RateTarget {
+                rps,
+                slots: cfg.clients * cfg.pipeline,
+            });
             result.server = watch.end(result.stats.completed, control.stopped());
             results::after_test(&cfg, &result).map_err(RunError::Results)?;
             let text = match cfg.output {
                 OutputMode::Normal => results::normal_text(&result, &header),
-                OutputMode::Quiet => report::quiet_line(&result),
-                OutputMode::Csv => report::csv_row(&result),
+                OutputMode::Quiet => {
+                    report::quiet_line(&result) + &rate_report::quiet_parts(&result)
+                }
+                OutputMode::Csv => report::csv_row(&result) + &rate_report::csv_parts(&result),
             };
             out.write_all(text.as_bytes())?;
             out.flush()?;

@@ -45,6 +45,7 @@ pub fn quiet_line(r: &TestResult) -> String {
         r.rps(),
         r.quantile_ms(0.50)
     );
+    s.push_str(&crate::rate_report::quiet_suffix(r));
     append_failures(&mut s, r, ", ");
     s.push('\n');
     s
@@ -120,7 +121,13 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
     let hist = &r.stats.hist;
     let total = hist.len();
     if total > 0 {
-        s.push_str("Latency by percentile distribution:\n");
+        if r.stats.service.is_some() {
+            s.push_str(
+                "Latency by percentile distribution (from each request's intended send time):\n",
+            );
+        } else {
+            s.push_str("Latency by percentile distribution:\n");
+        }
         let line = |s: &mut String, pct: f64, ns: u64| {
             let count = hist.count_between(0, ns);
             let _ = writeln!(
@@ -177,7 +184,11 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
         "  throughput summary: {:.2} requests per second",
         r.rps()
     );
-    s.push_str("  latency summary (msec):\n");
+    if r.stats.service.is_some() {
+        s.push_str("  latency summary, from each request's intended send time (msec):\n");
+    } else {
+        s.push_str("  latency summary (msec):\n");
+    }
     let _ = writeln!(
         s,
         "  {:>11} {:>9} {:>9} {:>9} {:>9} {:>9}",
@@ -193,6 +204,7 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
         r.quantile_ms(0.99),
         r.max_ms()
     );
+    s.push_str(&crate::rate_report::summary_lines(r));
     if r.stats.errors > 0 {
         let _ = writeln!(
             s,

@@ -16,6 +16,9 @@ pub struct TestSpec {
     pub command: String,
     /// The request, compiled once.
     pub template: RequestTemplate,
+    /// Set when requests differ beyond `__rand_int__` digits (varying values, shared random numbers,
+    /// a mix): each request is then composed on its own instead of patched in a fixed layout.
+    pub compose: Option<std::sync::Arc<crate::compose::Composer>>,
 }
 
 /// A request compiled once into RESP bytes plus the offsets of its `__rand_int__` placeholders.
@@ -409,6 +412,7 @@ pub fn default_suite(
                 title: e.title.to_string(),
                 command: command.to_string(),
                 template,
+                compose: None,
             }
         })
         .collect())
@@ -420,6 +424,7 @@ pub fn custom_test(args: &[Vec<u8>], title: String, randomize: bool) -> TestSpec
         title,
         command: String::from_utf8_lossy(&args[0]).to_uppercase(),
         template: RequestTemplate::from_args(args, randomize),
+        compose: None,
     }
 }
 
