@@ -50,6 +50,9 @@ pub struct Cli {
     /// Number of executors (each pinned to its own core)
     #[arg(long = "threads", value_name = "num")]
     pub threads: Option<i64>,
+    /// Redis Cluster mode: discover the masters and send each request to its key's slot owner
+    #[arg(long = "cluster", action = ArgAction::SetTrue)]
+    pub cluster: bool,
     /// Send CLIENT TRACKING on before the run
     #[arg(long = "enable-tracking", action = ArgAction::SetTrue)]
     pub enable_tracking: bool,
@@ -215,6 +218,12 @@ mod tests {
         assert_eq!(c.keepalive, 1);
         assert_eq!(c.dbnum, 0);
         assert!(c.keyspace.is_none() && c.threads.is_none() && c.command.is_empty());
+        assert!(!c.cluster);
+    }
+
+    #[test]
+    fn cluster_flag() {
+        assert!(parse(&["--cluster", "-t", "set"]).cluster);
     }
 
     #[test]

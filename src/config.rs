@@ -103,6 +103,8 @@ pub struct Config {
     pub seed: u64,
     pub precision: u8,
     pub show_errors: bool,
+    /// `--cluster`: route every request to the master that owns its key's slot.
+    pub cluster: bool,
     /// `--timeout`: how long a request may wait for its reply.
     pub timeout: Option<Duration>,
     /// `--connect-timeout`: how long connecting (and setup) may take.
@@ -319,6 +321,12 @@ impl Config {
         if user.is_some() && password.is_none() {
             return Err(usage("'--user' needs a password: give it with -a").into());
         }
+        if cli.cluster && dbnum != 0 {
+            return Err(usage(format!(
+                "invalid value '{dbnum}' for '--dbnum': a cluster has only database 0 (--cluster)"
+            ))
+            .into());
+        }
         if cli.stdin_last_arg && cli.command.is_empty() {
             return Err(
                 usage("'-x' needs a command whose last argument it reads from stdin").into(),
@@ -365,6 +373,7 @@ impl Config {
                 value: shape.suite_value(),
                 randomize: keyspace.is_some(),
                 tag: String::new(),
+                cluster: cli.cluster,
             };
             vec![shape.mix_test(mix, &params, seed)?]
         } else if cli.command.is_empty() {
@@ -378,6 +387,7 @@ impl Config {
                 value: shape.suite_value(),
                 randomize: keyspace.is_some(),
                 tag: String::new(),
+                cluster: cli.cluster,
             };
             workload::default_suite(selection.as_deref(), &params).map_err(|bad| {
                 usage(format!(
@@ -412,6 +422,15 @@ impl Config {
                 Target::Tcp { host, port, addr }
             }
         };
+        if cli.cluster && shape.rps.is_some() {
+            return Err(usage("'--rps' cannot be used with '--cluster' yet").into());
+        }
+        if cli.cluster && tests.iter().any(|t| t.compose.is_some()) {
+            return Err(usage(
+                "'--cluster' runs one command per test with its values fixed: command mixes and varying values are not supported with it yet",
+            )
+            .into());
+        }
         Ok(Config {
             target,
             setup: Setup {
@@ -435,6 +454,7 @@ impl Config {
             seed,
             precision,
             show_errors: cli.show_errors,
+            cluster: cli.cluster,
             timeout,
             connect_timeout,
             tests,
@@ -492,6 +512,7 @@ mod tests {
         assert!(usage_msg(&["-p", "70000"]).contains("'-p'"));
         assert!(usage_msg(&["-t", "nope"]).contains("valid tests are ping_inline"));
         assert!(usage_msg(&["--user", "u"]).contains("'--user'"));
+        assert!(usage_msg(&["--cluster", "--dbnum", "2"]).contains("'--dbnum'"));
         assert!(usage_msg(&["--json", "/no/such/dir/r.json"]).contains("'--json'"));
         assert!(usage_msg(&["--plot", ""]).contains("'--plot'"));
         assert!(usage_msg(&["--hdr-out", "/no/such/dir/p-"]).contains("'--hdr-out'"));

@@ -77,30 +77,30 @@ pub fn split(total: u64, parts: usize) -> Vec<u64> {
 /// Everything one shard needs; sent to its executor thread.
 pub(crate) struct ShardPlan {
     pub(crate) cfg: Arc<Config>,
-    test: TestSpec,
-    index: usize,
-    clients: usize,
+    pub(crate) test: TestSpec,
+    pub(crate) index: usize,
+    pub(crate) clients: usize,
     /// Global index of this shard's first connection (open-loop schedules are staggered by it).
-    first_client: usize,
-    requests: u64,
-    duration: Option<Duration>,
-    gate: Arc<StartGate>,
+    pub(crate) first_client: usize,
+    pub(crate) requests: u64,
+    pub(crate) duration: Option<Duration>,
+    pub(crate) gate: Arc<StartGate>,
     pub(crate) control: RunControl,
     pub(crate) live: Arc<LiveCounters>,
-    error_clock: Arc<AtomicU64>,
-    epoch: Instant,
+    pub(crate) error_clock: Arc<AtomicU64>,
+    pub(crate) epoch: Instant,
 }
 
 /// Lets every shard start sending at the same moment, or none: a shard that cannot start
 /// (its executor failed, or its connections did) opens the gate with `abort` set.
 #[derive(Debug, Default)]
-struct StartGate {
+pub(crate) struct StartGate {
     ready: AtomicUsize,
-    abort: AtomicBool,
+    pub(crate) abort: AtomicBool,
 }
 
 impl StartGate {
-    async fn wait(&self, shards: usize) -> bool {
+    pub(crate) async fn wait(&self, shards: usize) -> bool {
         self.ready.fetch_add(1, Ordering::AcqRel);
         loop {
             if self.abort.load(Ordering::Acquire) {
@@ -115,9 +115,9 @@ impl StartGate {
 }
 
 /// Marks the gate aborted when dropped before the shard reached it (its executor never ran, or failed).
-struct GateGuard {
+pub(crate) struct GateGuard {
     gate: Arc<StartGate>,
-    passed: bool,
+    pub(crate) passed: bool,
 }
 
 impl Drop for GateGuard {
@@ -137,7 +137,7 @@ pub struct Budget {
 
 /// A shard's state, shared by its connection tasks on one thread.
 pub(crate) struct ShardState {
-    remaining: Cell<u64>,
+    pub(crate) remaining: Cell<u64>,
     pub(crate) stats: RefCell<ShardStats>,
     pub(crate) latency_sum_ns: Cell<u64>,
     /// Per-second histograms, only with `--hdr-out`.
@@ -365,6 +365,9 @@ pub(crate) async fn reconnect(
 }
 
 async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, ConnError> {
+    if plan.cfg.cluster {
+        return crate::cluster_engine::run_shard(plan, guard).await;
+    }
     let cfg = plan.cfg.clone();
     let (setup, names) = net::encode_setup(&cfg.setup);
     let setup = Rc::new(setup);

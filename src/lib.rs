@@ -4,6 +4,8 @@
 //! so integration tests exercise exactly what the binary does.
 
 pub mod cli;
+pub mod cluster;
+mod cluster_engine;
 pub mod compare;
 pub mod compose;
 pub mod config;
@@ -49,6 +51,9 @@ pub enum RunError {
     Limit(String),
     #[error("could not write the output: {0}")]
     Output(#[from] std::io::Error),
+    /// A flag that does not fit the server found (exit code 2, like any usage error).
+    #[error("{0}")]
+    Usage(String),
     #[error("{0}")]
     Results(String),
 }
@@ -80,6 +85,25 @@ impl RunOutcome {
 /// Where progress goes: `Some` only when it should be shown (a terminal).
 pub type ProgressSink<'a> = Option<&'a mut dyn Write>;
 
+/// Reads the cluster's masters for `--cluster`: their configuration for the header, and a check that
+/// `-c` gives every master at least one connection.
+fn cluster_header(cfg: &Config) -> Result<Vec<cluster::NodeConfig>, RunError> {
+    let map =
+        cluster::discover(&cfg.target, &cfg.setup, cfg.connect_timeout).map_err(|e| match e {
+            cluster::ClusterError::Conn(c) => RunError::Conn(c),
+            cluster::ClusterError::NotCluster { .. } => RunError::Usage(e.to_string()),
+            other => RunError::Engine(other.to_string()),
+        })?;
+    let masters = map.masters().len();
+    if cfg.clients < masters {
+        return Err(RunError::Usage(format!(
+            "invalid value '{}' for '-c': the cluster has {masters} masters and each needs at least one client",
+            cfg.clients
+        )));
+    }
+    Ok(cluster::node_configs(&map, &cfg.setup, cfg.connect_timeout))
+}
+
 /// Runs every test of `cfg`, writing reports to `out` as each test ends.
 pub fn run(
     cfg: Config,
@@ -110,7 +134,12 @@ pub fn run(
         appendonly: ctl.config_get("appendonly")?,
         multi_thread: cfg.multi_thread,
         threads: cfg.threads,
+        cluster_nodes: None,
     };
+    let mut header = header;
+    if cfg.cluster {
+        header.cluster_nodes = Some(cluster_header(&cfg)?);
+    }
     let mut ctl = Some(ctl);
     if cfg.threads > 1
         && let (_, Some(w)) = engine::plan_cores(cfg.threads.min(cfg.clients))

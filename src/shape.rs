@@ -185,6 +185,7 @@ mod tests {
             value: b"xxx".to_vec(),
             randomize: false,
             tag: String::new(),
+            cluster: false,
         };
         let t = s.mix_test("get:80,set:20", &p, 1).unwrap();
         assert_eq!(t.title, "MIX get:80,set:20");

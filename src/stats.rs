@@ -84,6 +84,8 @@ pub struct ShardStats {
     pub start: Option<Instant>,
     /// When this shard received its last reply.
     pub end: Option<Instant>,
+    /// Per-node figures and redirect counts (`--cluster` only).
+    pub cluster: Option<crate::cluster::ClusterStats>,
     /// Error replies by kind (first word of the reply), in the order first seen.
     pub error_kinds: Vec<(String, u64)>,
     /// One entry per executor merged into these figures.
@@ -122,6 +124,7 @@ impl ShardStats {
             conn_errors: Vec::new(),
             start: None,
             end: None,
+            cluster: None,
             error_kinds: Vec::new(),
             executors: Vec::new(),
             interval_logs: Vec::new(),
@@ -184,6 +187,9 @@ impl ShardStats {
         }
         if self.first_error.is_none() {
             self.first_error = other.first_error.clone();
+        }
+        if let Some(o) = &other.cluster {
+            self.cluster.get_or_insert_with(Default::default).merge(o);
         }
         for e in &other.conn_errors {
             self.note_conn_error(e);
