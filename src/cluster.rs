@@ -6,6 +6,7 @@ use crate::control::ControlClient;
 use crate::net::ConnError;
 use crate::resp::Value;
 use crate::stats::new_histogram;
+use crate::tls::TlsClient;
 use hdrhistogram::Histogram;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::ops::Range;
@@ -253,10 +254,11 @@ impl SlotMap {
 /// Reads the cluster's layout over a blocking control connection to `target`.
 pub fn discover(
     target: &Target,
+    tls: Option<&TlsClient>,
     setup: &Setup,
     timeout: Duration,
 ) -> Result<SlotMap, ClusterError> {
-    let mut c = ControlClient::connect(target, setup, timeout)?;
+    let mut c = ControlClient::connect(target, tls, setup, timeout)?;
     let v = c.command(&[b"CLUSTER", b"SLOTS"])?;
     let seed = match target {
         Target::Tcp { addr, .. } => *addr,
@@ -274,7 +276,12 @@ pub struct NodeConfig {
 }
 
 /// Reads each master's `save` and `appendonly` (left empty for a master that refuses CONFIG).
-pub fn node_configs(map: &SlotMap, setup: &Setup, timeout: Duration) -> Vec<NodeConfig> {
+pub fn node_configs(
+    map: &SlotMap,
+    tls: Option<&TlsClient>,
+    setup: &Setup,
+    timeout: Duration,
+) -> Vec<NodeConfig> {
     map.masters()
         .into_iter()
         .map(|i| {
@@ -284,10 +291,10 @@ pub fn node_configs(map: &SlotMap, setup: &Setup, timeout: Duration) -> Vec<Node
                 port: n.addr.port(),
                 addr: n.addr,
             };
-            match ControlClient::connect(&target, setup, timeout) {
+            match ControlClient::connect(&target, tls, setup, timeout) {
                 Ok(mut c) => NodeConfig {
-                    save: c.config_get("save"),
-                    appendonly: c.config_get("appendonly"),
+                    save: c.config_get("save").ok().flatten(),
+                    appendonly: c.config_get("appendonly").ok().flatten(),
                 },
                 Err(_) => NodeConfig::default(),
             }

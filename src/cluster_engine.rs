@@ -10,6 +10,7 @@ use crate::keys::{KeyGen, bounded};
 use crate::net::{self, ConnError, Stream};
 use crate::resp::{self, ReplyScanner, Scanned, Value};
 use crate::stats::{ExecutorStats, ShardStats, new_histogram, thread_cpu_seconds};
+use crate::tls::TlsClient;
 use crate::workload::PipelineBuffer;
 use futures_lite::AsyncRead;
 use hdrhistogram::Histogram;
@@ -119,31 +120,31 @@ fn node_target(addr: SocketAddr) -> Target {
 
 async fn connect_node(
     addr: SocketAddr,
+    tls: Option<&TlsClient>,
     setup: &[u8],
     names: &[&'static str],
     timeout: Duration,
     read_timeout: Option<Duration>,
 ) -> Result<Stream, ConnError> {
     let target = node_target(addr);
-    let mut s = net::connect(&target, timeout).await?;
+    let mut s = net::connect(&target, tls, timeout).await?;
     net::run_setup(&mut s, setup, names, &target.display(), timeout).await?;
     // `--timeout`: a reply that takes longer fails its request (glommio checks this inside every read).
-    if let Stream::Tcp(t) = &s {
-        t.set_read_timeout(read_timeout)
-            .map_err(|e| ConnError::Protocol(e.to_string()))?;
-    }
+    s.set_read_timeout(read_timeout)
+        .map_err(|e| ConnError::Protocol(e.to_string()))?;
     Ok(s)
 }
 
 /// Reads the slot map with `CLUSTER SLOTS` over a fresh connection (control traffic, not counted).
 async fn fetch_slots(
     target: &Target,
+    tls: Option<&TlsClient>,
     setup: &[u8],
     names: &[&'static str],
     timeout: Duration,
 ) -> Result<SlotMap, ClusterError> {
     let display = target.display();
-    let mut s = net::connect(target, timeout).await?;
+    let mut s = net::connect(target, tls, timeout).await?;
     net::run_setup(&mut s, setup, names, &display, timeout).await?;
     let lost = |reason: String| ConnError::Lost {
         addr: display.clone(),
@@ -216,6 +217,7 @@ impl Shard {
         for addr in candidates {
             if let Ok(fresh) = fetch_slots(
                 &node_target(addr),
+                self.plan.cfg.tls.as_ref(),
                 &self.setup,
                 &self.names,
                 self.plan.cfg.connect_timeout,
@@ -275,9 +277,15 @@ pub(crate) async fn run_shard(
     // Phase 1: read the layout and open every client's connection to every master (neither counted
     // nor timed).
     let prepared = async {
-        let map = fetch_slots(&cfg.target, &setup, &names, cfg.connect_timeout)
-            .await
-            .map_err(cluster_to_conn)?;
+        let map = fetch_slots(
+            &cfg.target,
+            cfg.tls.as_ref(),
+            &setup,
+            &names,
+            cfg.connect_timeout,
+        )
+        .await
+        .map_err(cluster_to_conn)?;
         let masters = map.masters();
         let mut pending = Vec::with_capacity(plan.clients * masters.len());
         for _ in 0..plan.clients {
@@ -285,10 +293,12 @@ pub(crate) async fn run_shard(
                 let addr = map.nodes[m as usize].addr;
                 let (setup, names) = (setup.clone(), names.clone());
                 let (timeout, read_timeout) = (cfg.connect_timeout, cfg.timeout);
+                let cfg = cfg.clone();
                 pending.push((
                     m,
                     glommio::spawn_local(async move {
-                        connect_node(addr, &setup, &names, timeout, read_timeout).await
+                        let tls = cfg.tls.as_ref();
+                        connect_node(addr, tls, &setup, &names, timeout, read_timeout).await
                     }),
                 ));
             }
@@ -466,6 +476,7 @@ async fn read_any(conns: &mut [NodeConn]) -> (usize, std::io::Result<usize>) {
             let polled = match stream {
                 Stream::Tcp(s) => Pin::new(s).poll_read(cx, buf),
                 Stream::Unix(s) => Pin::new(s).poll_read(cx, buf),
+                Stream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
             };
             if let Poll::Ready(r) = polled {
                 return Poll::Ready((i, r));
@@ -556,6 +567,7 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, see
                     let addr = shard.map.borrow().nodes[n].addr;
                     match connect_node(
                         addr,
+                        cfg.tls.as_ref(),
                         &shard.setup,
                         &shard.names,
                         cfg.connect_timeout,

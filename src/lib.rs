@@ -88,12 +88,17 @@ pub type ProgressSink<'a> = Option<&'a mut dyn Write>;
 /// Reads the cluster's masters for `--cluster`: their configuration for the header, and a check that
 /// `-c` gives every master at least one connection.
 fn cluster_header(cfg: &Config) -> Result<Vec<cluster::NodeConfig>, RunError> {
-    let map =
-        cluster::discover(&cfg.target, &cfg.setup, cfg.connect_timeout).map_err(|e| match e {
-            cluster::ClusterError::Conn(c) => RunError::Conn(c),
-            cluster::ClusterError::NotCluster { .. } => RunError::Usage(e.to_string()),
-            other => RunError::Engine(other.to_string()),
-        })?;
+    let map = cluster::discover(
+        &cfg.target,
+        cfg.tls.as_ref(),
+        &cfg.setup,
+        cfg.connect_timeout,
+    )
+    .map_err(|e| match e {
+        cluster::ClusterError::Conn(c) => RunError::Conn(c),
+        cluster::ClusterError::NotCluster { .. } => RunError::Usage(e.to_string()),
+        other => RunError::Engine(other.to_string()),
+    })?;
     let masters = map.masters().len();
     if cfg.clients < masters {
         return Err(RunError::Usage(format!(
@@ -101,7 +106,12 @@ fn cluster_header(cfg: &Config) -> Result<Vec<cluster::NodeConfig>, RunError> {
             cfg.clients
         )));
     }
-    Ok(cluster::node_configs(&map, &cfg.setup, cfg.connect_timeout))
+    Ok(cluster::node_configs(
+        &map,
+        cfg.tls.as_ref(),
+        &cfg.setup,
+        cfg.connect_timeout,
+    ))
 }
 
 /// Runs every test of `cfg`, writing reports to `out` as each test ends.

@@ -137,6 +137,16 @@ impl Stream {
         }
     }
 
+    /// Sets glommio's read timeout on the socket (TCP, also under TLS); unix streams have none, see
+    /// [`Self::read_within`].
+    pub fn set_read_timeout(&self, timeout: Option<Duration>) -> glommio::Result<(), ()> {
+        match self {
+            Stream::Tcp(s) => s.set_read_timeout(timeout),
+            Stream::Tls(s) => s.get_ref().0.set_read_timeout(timeout),
+            Stream::Unix(_) => Ok(()),
+        }
+    }
+
     /// Like [`Self::read`], failing with `TimedOut` after `timeout`. TCP streams use glommio's own
     /// read timeout (no extra timer per read); unix streams have none, so a timer wraps the read.
     pub async fn read_within(
