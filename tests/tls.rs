@@ -5,9 +5,11 @@
 mod common;
 use common::*;
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 /// Counts allocations of the whole process, for the one in-process test below (the others run the binary).
 struct Counting;
@@ -188,6 +190,11 @@ impl TlsServer {
         TlsServer { server, tls_port }
     }
 
+    /// Runs `redis-cli` over TLS against the TLS port and returns its trimmed stdout.
+    fn tls_cli(&self, certs: &Certs, args: &[&str]) -> String {
+        tls_cli(certs, self.tls_port, args)
+    }
+
     /// Runs ringbench against the TLS port.
     fn run(&self, args: &[&str]) -> Output {
         let port = self.tls_port.to_string();
@@ -215,6 +222,157 @@ impl TlsServer {
         assert_eq!(stderr.lines().count(), 1, "one line expected:\n{stderr}");
         assert!(!stderr.contains("panicked"), "{stderr}");
         stderr.trim().to_string()
+    }
+}
+
+/// `redis-cli --tls` against `port`; its trimmed stdout.
+fn tls_cli(certs: &Certs, port: u16, args: &[&str]) -> String {
+    let out = Command::new("redis-cli")
+        .args(["--tls", "--cacert", &certs.path("ca.crt"), "-p"])
+        .arg(port.to_string())
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A TLS-only Redis Cluster of three masters (`--port 0`): clients and the cluster bus both speak TLS, so
+/// `CLUSTER SLOTS` names TLS ports only. Stopped when dropped.
+struct TlsCluster {
+    nodes: Vec<Child>,
+    ports: Vec<u16>,
+    dir: PathBuf,
+}
+
+/// A port below the kernel's ephemeral range (so no outgoing connection holds it) whose cluster bus port
+/// (+10000) is free too, and not in `taken`.
+fn cluster_port(taken: &[u16]) -> u16 {
+    let mut x = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos() as u64
+        ^ ((std::process::id() as u64) << 20);
+    for _ in 0..10_000 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let p = 20000 + ((x >> 33) % 2700) as u16;
+        if !taken.contains(&p)
+            && TcpListener::bind(("127.0.0.1", p)).is_ok()
+            && TcpListener::bind(("127.0.0.1", p + 10000)).is_ok()
+        {
+            return p;
+        }
+    }
+    panic!("no free port pair for a cluster node");
+}
+
+impl TlsCluster {
+    fn start(certs: &Certs) -> TlsCluster {
+        // A port picked here can be taken by someone else before the server binds it; start again then.
+        for attempt in 0..3 {
+            if let Some(c) = Self::try_start(certs, attempt) {
+                return c;
+            }
+        }
+        panic!("could not start a TLS cluster");
+    }
+
+    fn try_start(certs: &Certs, attempt: u32) -> Option<TlsCluster> {
+        let dir = certs.dir.join(format!("cluster-{attempt}"));
+        let mut c = TlsCluster {
+            nodes: Vec::new(),
+            ports: Vec::new(),
+            dir,
+        };
+        for _ in 0..3 {
+            let port = cluster_port(&c.ports);
+            let node_dir = c.dir.join(port.to_string());
+            std::fs::create_dir_all(&node_dir).unwrap();
+            let child = Command::new("redis-server")
+                .args(["--port", "0", "--bind", "127.0.0.1", "--tls-port"])
+                .arg(port.to_string())
+                .args(["--tls-cluster", "yes", "--tls-replication", "yes"])
+                .args(["--cluster-enabled", "yes", "--cluster-node-timeout", "5000"])
+                .arg("--cluster-config-file")
+                .arg(node_dir.join("nodes.conf"))
+                .args(["--save", "", "--appendonly", "no", "--dir"])
+                .arg(&node_dir)
+                .args(["--tls-cert-file", &certs.path("server.crt")])
+                .args(["--tls-key-file", &certs.path("server.key")])
+                .args(["--tls-ca-cert-file", &certs.path("ca.crt")])
+                // The bus's outgoing connections present a client certificate: the server certificate
+                // is for server authentication only.
+                .args(["--tls-client-cert-file", &certs.path("client.crt")])
+                .args(["--tls-client-key-file", &certs.path("client.key")])
+                .args(["--tls-auth-clients", "no"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("redis-server must be installed");
+            c.nodes.push(child);
+            c.ports.push(port);
+        }
+        let up = |c: &mut TlsCluster, ok: &dyn Fn(u16) -> bool| {
+            let deadline = Instant::now() + Duration::from_secs(20);
+            for i in 0..c.ports.len() {
+                while !ok(c.ports[i]) {
+                    if Instant::now() > deadline || c.nodes[i].try_wait().unwrap().is_some() {
+                        return false;
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
+            true
+        };
+        if !up(&mut c, &|p| tls_cli(certs, p, &["ping"]) == "PONG") {
+            return None;
+        }
+        let addrs: Vec<String> = c.ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
+        let out = Command::new("redis-cli")
+            .args([
+                "--tls",
+                "--cacert",
+                &certs.path("ca.crt"),
+                "--cluster",
+                "create",
+            ])
+            .args(&addrs)
+            .arg("--cluster-yes")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "redis-cli --cluster create: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let state_ok = |p| {
+            tls_cli(certs, p, &["cluster", "info"])
+                .lines()
+                .any(|l| l.trim() == "cluster_state:ok")
+        };
+        assert!(
+            up(&mut c, &state_ok),
+            "the TLS cluster never reached cluster_state:ok"
+        );
+        // The set-up's own commands are not the run's.
+        for &p in &c.ports {
+            tls_cli(certs, p, &["config", "resetstat"]);
+        }
+        Some(c)
+    }
+}
+
+impl Drop for TlsCluster {
+    fn drop(&mut self) {
+        for n in &mut self.nodes {
+            let _ = n.kill();
+            let _ = n.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -531,6 +689,118 @@ fn chosen_ciphers_are_the_ones_offered() {
         "-q",
     ]);
     assert_eq!(s.server.calls("set"), 1000);
+}
+
+#[test]
+fn tls_cluster_reaches_every_master_through_its_tls_port() {
+    let certs = Certs::make("cluster");
+    let c = TlsCluster::start(&certs);
+    let ca = certs.path("ca.crt");
+    let seed = c.ports[0].to_string();
+    let out = ringbench(&[
+        "-h",
+        "127.0.0.1",
+        "-p",
+        &seed,
+        "--tls",
+        "--cacert",
+        &ca,
+        "--cluster",
+        "-t",
+        "set,get",
+        "-r",
+        "10000",
+        "-n",
+        "6000",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{:?}\nstdout:\n{stdout}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("cluster mode: yes (3 masters)"), "{stdout}");
+    let stats: Vec<_> = c
+        .ports
+        .iter()
+        .map(|&p| parse_commandstats(&tls_cli(&certs, p, &["info", "commandstats"])))
+        .collect();
+    let sum = |cmd: &str| -> u64 { stats.iter().map(|s| s.get(cmd).copied().unwrap_or(0)).sum() };
+    let per_master: Vec<u64> = stats
+        .iter()
+        .map(|s| s.get("set").copied().unwrap_or(0))
+        .collect();
+    eprintln!(
+        "TLS cluster: SETs per master {per_master:?}, GETs {}",
+        sum("get")
+    );
+    assert_eq!(sum("set"), 6000, "{stats:?}");
+    assert_eq!(sum("get"), 6000, "{stats:?}");
+    for &p in &c.ports {
+        let keys: u64 = tls_cli(&certs, p, &["dbsize"]).parse().unwrap();
+        assert!(keys > 0, "master {p} holds no key");
+    }
+}
+
+#[test]
+fn tls_at_a_fixed_rate() {
+    let certs = Certs::make("rate");
+    let s = TlsServer::start(&certs, false);
+    s.server.reset();
+    let out = s.run_ok(&[
+        "--tls",
+        "--cacert",
+        &certs.path("ca.crt"),
+        "--rps",
+        "2000",
+        "--duration",
+        "2",
+        "-t",
+        "set",
+    ]);
+    let sets = s.server.calls("set") as f64;
+    eprintln!("TLS --rps 2000 --duration 2: the server saw {sets} SETs");
+    assert!(
+        (sets - 4000.0).abs() <= 200.0,
+        "server saw {sets} SETs\n{out}"
+    );
+}
+
+#[test]
+fn tls_stalled_server_fails_requests_after_the_timeout() {
+    let certs = Certs::make("timeout");
+    let s = TlsServer::start(&certs, false);
+    let n = 100_000u64;
+    let port = s.tls_port.to_string();
+    let ca = certs.path("ca.crt");
+    let child = spawn_ringbench(&[
+        "-p",
+        &port,
+        "--tls",
+        "--cacert",
+        &ca,
+        "-t",
+        "get",
+        "-n",
+        &n.to_string(),
+        "-c",
+        "5",
+        "--timeout",
+        "200",
+    ]);
+    s.server.wait_for_calls("get", 1000);
+    assert_eq!(s.tls_cli(&certs, &["client", "pause", "1000"]), "OK");
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (requested, completed, failed) = request_counts(&stdout).expect("a requests line");
+    eprintln!("TLS --timeout 200: {completed} completed, {failed} failed of {requested}");
+    assert_eq!(requested, n);
+    assert!(failed >= 5, "{stdout}");
+    assert_eq!(completed + failed, n);
+    assert!(stderr.contains("within 200 ms"), "{stderr}");
+    assert_eq!(out.status.code(), Some(1));
 }
 
 // rustls's buffered connection allocates one buffer per TLS record it writes (the encrypted batch) and
