@@ -50,6 +50,9 @@ pub struct Cli {
     /// Number of executors (each pinned to its own core)
     #[arg(long = "threads", value_name = "num")]
     pub threads: Option<i64>,
+    /// Pin the executors to these cores, in order (e.g. 2,3 or 0-1; default: the cores this process may use)
+    #[arg(long = "cpus", value_name = "list")]
+    pub cpus: Option<String>,
     /// Send CLIENT TRACKING on before the run
     #[arg(long = "enable-tracking", action = ArgAction::SetTrue)]
     pub enable_tracking: bool,

@@ -1,6 +1,7 @@
 //! The thread-per-core engine: one pinned glommio executor per `--threads`, each driving its own shard of connections.
 
 use crate::config::Config;
+use crate::cost::CostClock;
 use crate::net::{self, ConnError, Stream};
 use crate::resp::{ReplyScanner, Scanned};
 use crate::stats::{LiveCounters, ShardStats};
@@ -39,13 +40,13 @@ impl RunControl {
     }
 }
 
-/// The cores executors are pinned to, in order; `warning` is set when there are more executors than cores.
-pub fn plan_cores(threads: usize) -> (Vec<Option<usize>>, Option<String>) {
-    let cores: Vec<usize> = core_affinity::get_core_ids()
-        .unwrap_or_default()
-        .into_iter()
-        .map(|c| c.id)
-        .collect();
+/// The cores executors are pinned to, in order: `cpus` (from `--cpus`) or the cores this process may use;
+/// `warning` is set when there are more executors than cores.
+pub fn plan_cores(threads: usize, cpus: Option<&[usize]>) -> (Vec<Option<usize>>, Option<String>) {
+    let cores: Vec<usize> = match cpus {
+        Some(list) => list.to_vec(),
+        None => crate::cpus::usable_cores(),
+    };
     if cores.is_empty() {
         return (
             vec![None; threads],
@@ -179,7 +180,7 @@ pub fn run_test(
 ) -> Result<ShardStats, EngineError> {
     // A shard with no connection could not send its share, so there are never more shards than connections.
     let shards = cfg.threads.min(cfg.clients);
-    let (cores, _) = plan_cores(shards);
+    let (cores, _) = plan_cores(shards, cfg.cpus.as_deref());
     let clients = split(cfg.clients as u64, shards);
     let shares = split(requests, shards);
     let gate = Arc::new(StartGate::default());
@@ -358,6 +359,8 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
         latency_sum_ns: Cell::new(0),
     });
     state.stats.borrow_mut().start = Some(Instant::now());
+    // The client's own cost: two clock reads per shard per test, none per request.
+    let cost = CostClock::start();
     let plan = Rc::new(plan);
     let tasks: Vec<_> = streams
         .into_iter()
@@ -402,6 +405,7 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
     if stats.end.is_none() {
         stats.end = Some(Instant::now());
     }
+    stats.executors.push(cost.stop());
     Ok(stats)
 }
 
@@ -630,7 +634,7 @@ mod tests {
 
     #[test]
     fn more_threads_than_cores_are_pinned_round_robin() {
-        let (cores, warning) = plan_cores(64);
+        let (cores, warning) = plan_cores(64, None);
         assert_eq!(cores.len(), 64);
         assert!(warning.is_some() || std::thread::available_parallelism().unwrap().get() >= 64);
     }

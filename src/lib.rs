@@ -6,6 +6,8 @@
 pub mod cli;
 pub mod config;
 pub mod control;
+pub mod cost;
+pub mod cpus;
 pub mod engine;
 pub mod limits;
 pub mod net;
@@ -83,7 +85,7 @@ pub fn run(
     };
     drop(ctl);
     if cfg.threads > 1
-        && let (_, Some(w)) = engine::plan_cores(cfg.threads.min(cfg.clients))
+        && let (_, Some(w)) = engine::plan_cores(cfg.threads.min(cfg.clients), cfg.cpus.as_deref())
     {
         eprintln!("ringbench: {w}");
     }

@@ -188,6 +188,10 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
             r.requested, r.stats.completed, r.stats.failed
         );
     }
+    s.push_str(&crate::cost::cost_lines(
+        &r.stats.executors,
+        r.stats.completed,
+    ));
     s.push('\n');
     s
 }

@@ -1,5 +1,6 @@
 //! Per-shard latency histograms and counters, and their merge into one test result.
 
+use crate::cost::ExecutorCost;
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -34,6 +35,8 @@ pub struct ShardStats {
     pub start: Option<Instant>,
     /// When this shard received its last reply.
     pub end: Option<Instant>,
+    /// Each executor's CPU and wall time during the test (one entry per shard after merging).
+    pub executors: Vec<ExecutorCost>,
 }
 
 impl ShardStats {
@@ -47,6 +50,7 @@ impl ShardStats {
             conn_errors: Vec::new(),
             start: None,
             end: None,
+            executors: Vec::new(),
         }
     }
 
@@ -64,6 +68,7 @@ impl ShardStats {
         for e in &other.conn_errors {
             self.note_conn_error(e);
         }
+        self.executors.extend_from_slice(&other.executors);
         self.start = match (self.start, other.start) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
