@@ -102,7 +102,8 @@ fn cpus_pins_executors_in_the_order_given() {
     );
     let refs: Vec<&str> = args.iter().map(|a| a.as_str()).collect();
     let mut child = spawn_ringbench(&refs);
-    // Each executor thread is named ringbench-<i>; its allowed CPUs are the core it was pinned to.
+    // Executor i's threads are named ringbench-<i>-<glommio id>; their allowed CPUs are the core it was
+    // pinned to.
     let deadline = Instant::now() + Duration::from_secs(10);
     let mut found = Vec::new();
     while found.len() < want.len() && Instant::now() < deadline {
@@ -110,7 +111,8 @@ fn cpus_pins_executors_in_the_order_given() {
         let dir = format!("/proc/{}/task", child.id());
         for task in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
             let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
-            if let Some(i) = comm.trim().strip_prefix("ringbench-") {
+            if let Some(rest) = comm.trim().strip_prefix("ringbench-") {
+                let i = rest.split('-').next().unwrap_or(rest);
                 let status =
                     std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
                 let allowed = status
@@ -120,6 +122,8 @@ fn cpus_pins_executors_in_the_order_given() {
                     .trim()
                     .to_string();
                 found.push((i.parse::<usize>().unwrap(), allowed));
+                found.sort();
+                found.dedup();
             }
         }
         std::thread::sleep(Duration::from_millis(20));
