@@ -5,8 +5,8 @@
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use ringbench::cost::thread_cpu_ns;
 use ringbench::resp::{ReplyScanner, Scanned};
+use ringbench::stats::thread_cpu_seconds;
 use ringbench::workload::{PipelineBuffer, RequestTemplate};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -25,14 +25,18 @@ fn measure(name: &str, items: u64, bytes: u64, budget: Duration, mut round: impl
     }
     let mut rounds = 0u64;
     let start = Instant::now();
-    let cpu_start = thread_cpu_ns();
+    let cpu = || {
+        let (user, sys) = thread_cpu_seconds();
+        user + sys
+    };
+    let cpu_start = cpu();
     while start.elapsed() < budget {
         for _ in 0..64 {
             round();
         }
         rounds += 64;
     }
-    let secs = (thread_cpu_ns() - cpu_start) as f64 / 1e9;
+    let secs = cpu() - cpu_start;
     let per_sec = (rounds * items) as f64 / secs;
     let bytes_sec = (rounds * bytes) as f64 / secs;
     println!(

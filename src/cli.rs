@@ -92,6 +92,18 @@ pub struct Cli {
     /// Print server error replies as they come (at most one per second)
     #[arg(short = 'e', action = ArgAction::SetTrue)]
     pub show_errors: bool,
+    /// Write the results as JSON to FILE ('-' for stdout, then no text report)
+    #[arg(long = "json", value_name = "FILE")]
+    pub json: Option<String>,
+    /// Write one HdrHistogram interval log per test to PREFIX<test>.hlog (one interval per second)
+    #[arg(long = "hdr-out", value_name = "PREFIX")]
+    pub hdr_out: Option<String>,
+    /// Draw latency by percentile, one line per test, as an SVG file
+    #[arg(long = "plot", value_name = "FILE.svg")]
+    pub plot: Option<String>,
+    /// Wait until this Unix time (seconds, fractions allowed) before the first test
+    #[arg(long = "start-at", value_name = "UNIX_TIME")]
+    pub start_at: Option<String>,
     /// Fail a request whose reply takes longer than this many milliseconds (default: wait forever)
     #[arg(long = "timeout", value_name = "ms")]
     pub timeout: Option<i64>,
@@ -203,7 +215,19 @@ mod tests {
             "-e",
             "-u",
             "redis://h:1",
+            "--json",
+            "out.json",
+            "--hdr-out",
+            "run1-",
+            "--plot",
+            "p.svg",
+            "--start-at",
+            "1700000000.5",
         ]);
+        assert_eq!(c.json.as_deref(), Some("out.json"));
+        assert_eq!(c.hdr_out.as_deref(), Some("run1-"));
+        assert_eq!(c.plot.as_deref(), Some("p.svg"));
+        assert_eq!(c.start_at.as_deref(), Some("1700000000.5"));
         assert_eq!(c.port, 7000);
         assert_eq!(c.socket.as_deref(), Some("/tmp/r.sock"));
         assert_eq!(c.password.as_deref(), Some("pw"));

@@ -109,6 +109,35 @@ pub struct Config {
     /// `--connect-timeout`: how long connecting (and setup) may take.
     pub connect_timeout: Duration,
     pub tests: Vec<TestSpec>,
+    /// `--json`: a file, or `-` for stdout.
+    pub json: Option<String>,
+    /// `--hdr-out`: interval logs go to `<prefix><test>.hlog`.
+    pub hdr_out: Option<String>,
+    /// `--plot`: an SVG file.
+    pub plot: Option<PathBuf>,
+    /// `--start-at`: Unix time to wait for before the first test.
+    pub start_at: Option<f64>,
+}
+
+/// Checks that an output path can be created: not empty, and its folder exists.
+fn output_path(flag: &str, value: &str) -> Result<(), UsageError> {
+    if value.is_empty() {
+        return Err(usage(format!(
+            "invalid value '' for '{flag}': give a file name"
+        )));
+    }
+    let path = std::path::Path::new(value);
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(usage(format!(
+            "invalid value '{value}' for '{flag}': folder '{}' does not exist",
+            dir.display()
+        )));
+    }
+    Ok(())
 }
 
 fn in_range(flag: &str, v: i64, lo: i64, hi: i64) -> Result<i64, UsageError> {
@@ -306,6 +335,22 @@ impl Config {
             OutputMode::Normal
         };
 
+        if let Some(j) = cli.json.as_deref().filter(|j| *j != "-") {
+            output_path("--json", j)?;
+        }
+        if let Some(p) = &cli.hdr_out {
+            output_path("--hdr-out", &format!("{p}x"))?;
+        }
+        if let Some(p) = &cli.plot {
+            output_path("--plot", p)?;
+        }
+        let start_at = match &cli.start_at {
+            Some(v) => Some(crate::start_at::parse_start_at(
+                v,
+                crate::start_at::unix_now(),
+            )?),
+            None => None,
+        };
         let tests = if cli.command.is_empty() {
             let selection: Option<Vec<String>> = cli.tests.as_ref().map(|t| {
                 t.split(',')
@@ -381,6 +426,10 @@ impl Config {
             timeout,
             connect_timeout,
             tests,
+            json: cli.json.clone(),
+            hdr_out: cli.hdr_out.clone(),
+            plot: cli.plot.as_ref().map(PathBuf::from),
+            start_at,
         })
     }
 }
@@ -429,6 +478,10 @@ mod tests {
         assert!(usage_msg(&["-p", "70000"]).contains("'-p'"));
         assert!(usage_msg(&["-t", "nope"]).contains("valid tests are ping_inline"));
         assert!(usage_msg(&["--user", "u"]).contains("'--user'"));
+        assert!(usage_msg(&["--json", "/no/such/dir/r.json"]).contains("'--json'"));
+        assert!(usage_msg(&["--plot", ""]).contains("'--plot'"));
+        assert!(usage_msg(&["--hdr-out", "/no/such/dir/p-"]).contains("'--hdr-out'"));
+        assert!(usage_msg(&["--start-at", "12"]).contains("'--start-at'"));
     }
 
     #[test]

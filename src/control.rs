@@ -98,6 +98,15 @@ impl ControlClient {
         }
     }
 
+    /// Changes how long a reply may take (the server view uses short waits so a stalled server cannot
+    /// hold up the run).
+    pub fn set_read_timeout(&mut self, timeout: Duration) {
+        let _ = match &self.sock {
+            Sock::Tcp(s) => s.set_read_timeout(Some(timeout)),
+            Sock::Unix(s) => s.set_read_timeout(Some(timeout)),
+        };
+    }
+
     /// `CONFIG GET name`: the value, or `None` when the server refuses CONFIG or has no such parameter.
     pub fn config_get(&mut self, name: &str) -> Option<String> {
         match self.command(&[b"CONFIG", b"GET", name.as_bytes()]).ok()? {

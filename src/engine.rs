@@ -1,10 +1,10 @@
 //! The thread-per-core engine: one pinned glommio executor per `--threads`, each driving its own shard of connections.
 
 use crate::config::Config;
-use crate::cost::CostClock;
+use crate::intervals::IntervalRecorder;
 use crate::net::{self, ConnError, Stream};
 use crate::resp::{ReplyScanner, Scanned};
-use crate::stats::{LiveCounters, ShardStats};
+use crate::stats::{ExecutorStats, LiveCounters, ShardStats, thread_cpu_seconds};
 use crate::workload::{PipelineBuffer, TestSpec};
 use glommio::{LocalExecutorBuilder, Placement};
 use rand::rngs::SmallRng;
@@ -129,6 +129,8 @@ struct ShardState {
     remaining: Cell<u64>,
     stats: RefCell<ShardStats>,
     latency_sum_ns: Cell<u64>,
+    /// Per-second histograms, only with `--hdr-out`.
+    intervals: RefCell<Option<IntervalRecorder>>,
 }
 
 impl ShardState {
@@ -353,14 +355,20 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
     }
 
     // Phase 3: drive the connections.
+    let cpu_start = thread_cpu_seconds();
+    let started = Instant::now();
+    let stats = ShardStats::new(cfg.precision);
+    let intervals = cfg
+        .hdr_out
+        .is_some()
+        .then(|| IntervalRecorder::new(started, &stats.hist));
     let state = Rc::new(ShardState {
         remaining: Cell::new(plan.requests),
-        stats: RefCell::new(ShardStats::new(cfg.precision)),
+        stats: RefCell::new(stats),
         latency_sum_ns: Cell::new(0),
+        intervals: RefCell::new(intervals),
     });
-    state.stats.borrow_mut().start = Some(Instant::now());
-    // The client's own cost: two clock reads per shard per test, none per request.
-    let cost = CostClock::start();
+    state.stats.borrow_mut().start = Some(started);
     let plan = Rc::new(plan);
     let tasks: Vec<_> = streams
         .into_iter()
@@ -405,7 +413,19 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
     if stats.end.is_none() {
         stats.end = Some(Instant::now());
     }
-    stats.executors.push(cost.stop());
+    if let Some(rec) = state.intervals.borrow_mut().take() {
+        stats.interval_logs.push(rec.finish(&stats.hist));
+    }
+    let cpu_end = thread_cpu_seconds();
+    stats.executors.push(ExecutorStats {
+        index: plan.index,
+        requests: stats.completed,
+        errors: stats.errors,
+        failed: stats.failed,
+        cpu_user_s: (cpu_end.0 - cpu_start.0).max(0.0),
+        cpu_sys_s: (cpu_end.1 - cpu_start.1).max(0.0),
+        wall_s: started.elapsed().as_secs_f64(),
+    });
     Ok(stats)
 }
 
@@ -564,6 +584,11 @@ impl Exchange {
             if replies > 0 {
                 let lat = now.duration_since(sent).as_nanos() as u64;
                 let mut st = state.stats.borrow_mut();
+                if let Some(rec) = state.intervals.borrow_mut().as_mut()
+                    && rec.due(now)
+                {
+                    rec.cut_until(now, &st.hist);
+                }
                 st.hist.saturating_record_n(lat.max(1), replies as u64);
                 st.completed += replies as u64;
                 st.end = Some(now);
@@ -591,6 +616,7 @@ impl Exchange {
 fn note_error(state: &ShardState, plan: &ShardPlan, raw: &[u8]) {
     let mut st = state.stats.borrow_mut();
     st.errors += 1;
+    st.count_error_kind(raw);
     let text = || {
         String::from_utf8_lossy(raw)
             .trim_start_matches(['-', '!'])

@@ -4,16 +4,26 @@
 //! so integration tests exercise exactly what the binary does.
 
 pub mod cli;
+pub mod compare;
 pub mod config;
 pub mod control;
 pub mod cost;
 pub mod cpus;
 pub mod engine;
+pub mod hdrlog;
+pub mod intervals;
 pub mod limits;
+pub mod merge;
 pub mod net;
+pub mod plot;
 pub mod report;
 pub mod resp;
+pub mod result_file;
+pub mod results;
+pub mod server_view;
+pub mod start_at;
 pub mod stats;
+pub mod tools;
 pub mod workload;
 
 use config::{Config, OutputMode};
@@ -35,6 +45,8 @@ pub enum RunError {
     Limit(String),
     #[error("could not write the output: {0}")]
     Output(#[from] std::io::Error),
+    #[error("{0}")]
+    Results(String),
 }
 
 impl From<EngineError> for RunError {
@@ -68,9 +80,16 @@ pub type ProgressSink<'a> = Option<&'a mut dyn Write>;
 pub fn run(
     cfg: Config,
     control: &RunControl,
-    out: &mut dyn Write,
+    stdout: &mut dyn Write,
     mut progress: ProgressSink<'_>,
 ) -> Result<RunOutcome, RunError> {
+    // With `--json -` stdout carries the JSON alone.
+    let mut sink = std::io::sink();
+    let out: &mut dyn Write = if results::json_to_stdout(&cfg) {
+        &mut sink
+    } else {
+        stdout
+    };
     let cfg = Arc::new(cfg);
     limits::prepare(cfg.clients, cfg.threads).map_err(RunError::Limit)?;
     let mut ctl = control::ControlClient::connect(&cfg.target, &cfg.setup, cfg.connect_timeout)?;
@@ -83,7 +102,7 @@ pub fn run(
         multi_thread: cfg.multi_thread,
         threads: cfg.threads,
     };
-    drop(ctl);
+    let mut ctl = Some(ctl);
     if cfg.threads > 1
         && let (_, Some(w)) = engine::plan_cores(cfg.threads.min(cfg.clients), cfg.cpus.as_deref())
     {
@@ -98,9 +117,23 @@ pub fn run(
             cfg.clients
         )?;
         out.flush()?;
+        // Idle mode opens exactly -c connections.
+        drop(ctl.take());
         engine::run_test(&cfg, &cfg.tests[0], 0, control, |_, _| {})?;
         outcome.stopped = true;
         return Ok(outcome);
+    }
+    let mut watch =
+        server_view::ServerWatch::new(ctl.take(), &cfg.target, &cfg.setup, cfg.connect_timeout);
+    if let Some(t) = cfg.start_at {
+        eprintln!(
+            "ringbench: waiting {:.1} s for --start-at {t}",
+            (t - start_at::unix_now()).max(0.0)
+        );
+        if !start_at::wait_until(t, control) {
+            outcome.stopped = true;
+            return Ok(outcome);
+        }
     }
     if cfg.output == OutputMode::Csv {
         out.write_all(report::CSV_HEADER.as_bytes())?;
@@ -113,7 +146,9 @@ pub fn run(
             let started = Instant::now();
             let mut prev = (0u64, 0u64, started);
             let title = test.title.clone();
+            watch.begin();
             let mut tick = |completed: u64, lat_sum: u64| {
+                watch.sample();
                 let Some(p) = progress.as_deref_mut() else {
                     return;
                 };
@@ -155,9 +190,11 @@ pub fn run(
                     test.title, stats.failed, cfg.requests
                 );
             }
-            let result = TestResult::new(test.title.clone(), cfg.requests, stats);
+            let mut result = TestResult::new(test.title.clone(), cfg.requests, stats);
+            result.server = watch.end(result.stats.completed, control.stopped());
+            results::after_test(&cfg, &result).map_err(RunError::Results)?;
             let text = match cfg.output {
-                OutputMode::Normal => report::normal_block(&result, &header),
+                OutputMode::Normal => results::normal_text(&result, &header),
                 OutputMode::Quiet => report::quiet_line(&result),
                 OutputMode::Csv => report::csv_row(&result),
             };
@@ -170,5 +207,7 @@ pub fn run(
         }
     }
     outcome.stopped = control.stopped();
+    results::after_run(&cfg, &outcome.results, outcome.stopped, stdout)
+        .map_err(RunError::Results)?;
     Ok(outcome)
 }

@@ -10,7 +10,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 fn main() -> ExitCode {
-    let cli = match Cli::parse_args(std::env::args_os()) {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(code) = ringbench::tools::dispatch(&args, &mut std::io::stdout().lock()) {
+        return code;
+    }
+    let cli = match Cli::parse_args(args) {
         Ok(c) => c,
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
             let _ = e.print();

@@ -1370,8 +1370,16 @@ mod tests {
         Ok(())
     }
 
+    /// Cases per property: 2000 in the test suite; `RINGBENCH_FUZZ_CASES` makes a long fuzzing run.
+    fn fuzz_cases() -> u32 {
+        std::env::var("RINGBENCH_FUZZ_CASES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(2000)
+    }
+
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #![proptest_config(ProptestConfig::with_cases(fuzz_cases()))]
 
         #[test]
         fn generated_values_scan_and_round_trip(

@@ -1,9 +1,71 @@
 //! Per-shard latency histograms and counters, and their merge into one test result.
 
-use crate::cost::ExecutorCost;
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
+
+/// Most distinct error-reply kinds kept per shard; later kinds are counted as `other`.
+const MAX_ERROR_KINDS: usize = 32;
+
+/// What one executor did during one test: its share of the work and the CPU its thread used.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ExecutorStats {
+    /// The executor's index (0-based) within the run.
+    pub index: usize,
+    /// Replies it received.
+    pub requests: u64,
+    /// Error replies among them.
+    pub errors: u64,
+    /// Requests it sent without an answer.
+    pub failed: u64,
+    /// User CPU seconds its thread used while it drove its connections.
+    pub cpu_user_s: f64,
+    /// System CPU seconds its thread used while it drove its connections.
+    pub cpu_sys_s: f64,
+    /// Wall seconds from its first send to its end (the CPU figures' time base).
+    pub wall_s: f64,
+}
+
+impl ExecutorStats {
+    /// Share of its wall time the executor's thread spent on a CPU (0.0 to about 1.0).
+    pub fn busy(&self) -> f64 {
+        if self.wall_s > 0.0 {
+            (self.cpu_user_s + self.cpu_sys_s) / self.wall_s
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The calling thread's CPU time so far as (user, system) seconds. Called on an executor thread at the
+/// start and end of its shard only, never per request.
+pub fn thread_cpu_seconds() -> (f64, f64) {
+    // SAFETY: getrusage fills the zeroed struct it is given and reads nothing else.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) } != 0 {
+        return (0.0, 0.0);
+    }
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    (secs(ru.ru_utime), secs(ru.ru_stime))
+}
+
+/// The kind of an error reply: its first word (`ERR`, `WRONGTYPE`, `MOVED`, ...), for simple (`-`)
+/// and blob (`!`) errors alike.
+pub fn error_kind(raw: &[u8]) -> &[u8] {
+    let text = match raw.first() {
+        Some(b'!') => match memchr::memchr(b'\n', raw) {
+            Some(i) => &raw[i + 1..],
+            None => &raw[1..],
+        },
+        Some(b'-') => &raw[1..],
+        _ => raw,
+    };
+    let end = text
+        .iter()
+        .position(|b| b.is_ascii_whitespace())
+        .unwrap_or(text.len());
+    &text[..end]
+}
 
 /// Highest latency recorded without clamping: one hour, in nanoseconds.
 pub const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
@@ -35,8 +97,13 @@ pub struct ShardStats {
     pub start: Option<Instant>,
     /// When this shard received its last reply.
     pub end: Option<Instant>,
-    /// Each executor's CPU and wall time during the test (one entry per shard after merging).
-    pub executors: Vec<ExecutorCost>,
+    /// Error replies by kind (first word of the reply), in the order first seen.
+    pub error_kinds: Vec<(String, u64)>,
+    /// One entry per executor merged into these figures.
+    pub executors: Vec<ExecutorStats>,
+    /// Per executor (only with `--hdr-out`): its one-second interval histograms in order, each
+    /// V2-encoded when its second ended (see `intervals`).
+    pub interval_logs: Vec<Vec<Vec<u8>>>,
 }
 
 impl ShardStats {
@@ -50,7 +117,35 @@ impl ShardStats {
             conn_errors: Vec::new(),
             start: None,
             end: None,
+            error_kinds: Vec::new(),
             executors: Vec::new(),
+            interval_logs: Vec::new(),
+        }
+    }
+
+    /// Counts one error reply under its kind. Allocates only the first time a kind is seen.
+    pub fn count_error_kind(&mut self, raw: &[u8]) {
+        let kind = error_kind(raw);
+        if let Some(e) = self
+            .error_kinds
+            .iter_mut()
+            .find(|(k, _)| k.as_bytes() == kind)
+        {
+            e.1 += 1;
+            return;
+        }
+        let name = if self.error_kinds.len() >= MAX_ERROR_KINDS {
+            "other".to_string()
+        } else {
+            String::from_utf8_lossy(kind).into_owned()
+        };
+        self.add_error_kind(&name, 1);
+    }
+
+    fn add_error_kind(&mut self, name: &str, n: u64) {
+        match self.error_kinds.iter_mut().find(|(k, _)| k == name) {
+            Some(e) => e.1 += n,
+            None => self.error_kinds.push((name.to_string(), n)),
         }
     }
 
@@ -68,7 +163,6 @@ impl ShardStats {
         for e in &other.conn_errors {
             self.note_conn_error(e);
         }
-        self.executors.extend_from_slice(&other.executors);
         self.start = match (self.start, other.start) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -77,6 +171,12 @@ impl ShardStats {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         };
+        for (k, n) in &other.error_kinds {
+            self.add_error_kind(k, *n);
+        }
+        self.executors.extend(other.executors.iter().cloned());
+        self.interval_logs
+            .extend(other.interval_logs.iter().cloned());
     }
 
     /// Keeps a connection failure's message unless it is already known or enough are kept.
@@ -125,16 +225,26 @@ pub struct TestResult {
     pub stats: ShardStats,
     /// Seconds used to compute throughput.
     pub seconds: f64,
+    /// Wall-clock time of the first send, when known.
+    pub wall_start: Option<SystemTime>,
+    /// The server's side of the test (INFO before and after), when the server answered INFO.
+    pub server: Option<crate::server_view::ServerView>,
 }
 
 impl TestResult {
     pub fn new(title: String, requested: u64, stats: ShardStats) -> Self {
         let seconds = stats.elapsed().as_secs_f64();
+        // Instants have no calendar meaning; anchor the start to the wall clock once, here.
+        let wall_start = stats
+            .start
+            .and_then(|s| SystemTime::now().checked_sub(s.elapsed()));
         TestResult {
             title,
             requested,
             stats,
             seconds,
+            wall_start,
+            server: None,
         }
     }
 
@@ -188,6 +298,39 @@ mod tests {
         assert_eq!(a.completed, 4);
         assert_eq!(a.errors, 2);
         assert_eq!(a.first_error.as_deref(), Some("ERR x"));
+    }
+
+    #[test]
+    fn error_kinds_are_counted_by_first_word() {
+        let mut a = ShardStats::new(3);
+        a.count_error_kind(b"-ERR unknown command\r\n");
+        a.count_error_kind(b"-WRONGTYPE Operation against a key\r\n");
+        a.count_error_kind(b"-ERR again\r\n");
+        a.count_error_kind(b"!9\r\nSYNTAX no\r\n");
+        assert_eq!(
+            a.error_kinds,
+            [
+                ("ERR".to_string(), 2),
+                ("WRONGTYPE".to_string(), 1),
+                ("SYNTAX".to_string(), 1)
+            ]
+        );
+        let mut b = ShardStats::new(3);
+        b.count_error_kind(b"-ERR x\r\n");
+        b.merge(&a);
+        assert_eq!(b.error_kinds[0], ("ERR".to_string(), 3));
+    }
+
+    #[test]
+    fn thread_cpu_grows() {
+        let (u0, s0) = thread_cpu_seconds();
+        let mut x = 0u64;
+        for i in 0..20_000_000u64 {
+            x = x.wrapping_mul(31).wrapping_add(i);
+        }
+        std::hint::black_box(x);
+        let (u1, s1) = thread_cpu_seconds();
+        assert!(u1 + s1 > u0 + s0, "{u0} {s0} {u1} {s1}");
     }
 
     #[test]

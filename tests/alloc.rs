@@ -80,6 +80,23 @@ fn allocations_per_batch_stay_below_glommios_readiness_waits() {
 }
 
 #[test]
+fn hdr_out_intervals_keep_the_per_batch_bound() {
+    // With --hdr-out every executor also checks for a second boundary per read event; it allocates only
+    // when a second ends (one encoded interval), so the per-batch bound above still holds.
+    let _turn = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let s = RedisServer::start();
+    let prefix = std::env::temp_dir().join(format!("ringbench-alloc-{}-", std::process::id()));
+    let prefix = prefix.to_str().unwrap();
+    let base = ["-t", "set", "-c", "8", "-P", "16", "--hdr-out", prefix];
+    let small = allocations_of_run(&s, &[&base[..], &["-n", "10000"]].concat());
+    let large = allocations_of_run(&s, &[&base[..], &["-n", "200000"]].concat());
+    let per_batch = (large.saturating_sub(small)) as f64 / ((200_000.0 - 10_000.0) / 16.0);
+    let _ = std::fs::remove_file(format!("{prefix}set.hlog"));
+    eprintln!("allocations with --hdr-out: {small} -> {large}, per extra batch: {per_batch:.2}");
+    assert!(per_batch < 3.0, "allocations per batch: {per_batch:.2}");
+}
+
+#[test]
 fn request_fill_and_reply_scan_allocate_nothing() {
     let _turn = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     use ringbench::resp::{ReplyScanner, Scanned};

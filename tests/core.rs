@@ -378,3 +378,32 @@ fn same_titles_as_redis_benchmark() {
     assert_eq!(a.len(), 20, "{ours}");
     assert_eq!(a, b);
 }
+
+#[test]
+fn progress_line_on_a_terminal_shows_a_stall() {
+    let s = RedisServer::start();
+    // Writes wait for 800 ms while CONFIG GET (a read) still answers: the run starts and stalls.
+    assert_eq!(s.cli(&["client", "pause", "800", "write"]), "OK");
+    let cmd = format!(
+        "{} -p {} -t set -n 100 -c 2 -q",
+        env!("CARGO_BIN_EXE_ringbench"),
+        s.port
+    );
+    // `script` gives the program a terminal for stdout and stderr.
+    let out = std::process::Command::new("script")
+        .args(["-qfec", &cmd, "/dev/null"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("\rSET: rps=0.0 (overall: 0.0)")
+            || text.contains("\r\x1b[KSET: rps=0.0 (overall: 0.0)"),
+        "{text:?}"
+    );
+    assert!(
+        text.contains("SET: ") && text.contains(" requests per second, p50="),
+        "{text:?}"
+    );
+    assert_eq!(s.calls("set"), 100);
+}

@@ -1,0 +1,470 @@
+//! Results people keep: --json against its schema, histograms against the printed figures, merge, compare,
+//! --hdr-out interval logs and --plot charts, all from real runs against a real redis-server.
+
+mod common;
+use common::*;
+use hdrhistogram::Histogram;
+use hdrhistogram::serialization::Deserializer;
+use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+use ringbench::result_file::RunFile;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// A scratch folder removed when the test ends.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let d =
+            std::env::temp_dir().join(format!("ringbench-results-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        Scratch(d)
+    }
+
+    fn path(&self, f: &str) -> String {
+        self.0.join(f).to_str().unwrap().to_string()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn schema() -> Value {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/ringbench-result.schema.json");
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+fn assert_valid(doc: &Value) {
+    let v = jsonschema::validator_for(&schema()).expect("the schema compiles");
+    let errors: Vec<String> = v.iter_errors(doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "schema errors: {errors:#?}");
+}
+
+fn load(path: &str) -> (Value, RunFile) {
+    let text = std::fs::read_to_string(path).unwrap();
+    (
+        serde_json::from_str(&text).unwrap(),
+        RunFile::load(Path::new(path)).unwrap(),
+    )
+}
+
+/// The numbers of the summary's latency row (avg min p50 p95 p99 max) of the block titled `title`.
+fn summary_row(text: &str, title: &str) -> Vec<String> {
+    let block = text
+        .split(&format!("====== {title} ======"))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no block {title} in\n{text}"));
+    let mut lines = block.lines().skip_while(|l| !l.contains("avg       min"));
+    lines.next();
+    lines
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn json_validates_and_its_histogram_matches_the_printed_figures() {
+    let s = RedisServer::start();
+    s.reset();
+    let dir = Scratch::new("json");
+    let json = dir.path("run.json");
+    let text = ringbench_ok(
+        &s,
+        &[
+            "-t",
+            "set,get",
+            "-n",
+            "20000",
+            "-c",
+            "10",
+            "--threads",
+            "2",
+            "--json",
+            &json,
+        ],
+    );
+    let (doc, run) = load(&json);
+    assert_valid(&doc);
+    assert!(!text.contains("\"format\""), "JSON went to stdout");
+    assert_eq!(run.tests.len(), 2);
+    assert!(!json.is_empty() && !std::fs::read_to_string(&json).unwrap().contains("password"));
+    for t in &run.tests {
+        let h: Histogram<u64> = t.histogram.decode().unwrap();
+        assert_eq!(h.len(), 20000, "{}", t.title);
+        assert_eq!(t.requests, 20000);
+        assert!(text.contains(&format!(
+            "====== {} ======\n  20000 requests completed",
+            t.title
+        )));
+        let row = summary_row(&text, &t.title);
+        let ms = |q: f64| format!("{:.3}", h.value_at_quantile(q) as f64 / 1e6);
+        assert_eq!(row[2], ms(0.50), "p50 of {}", t.title);
+        assert_eq!(row[4], ms(0.99), "p99 of {}", t.title);
+        assert_eq!(row[5], format!("{:.3}", h.max() as f64 / 1e6));
+        assert_eq!(format!("{:.3}", t.latency_ms.p99), ms(0.99));
+        // Every executor's share, and its thread's CPU.
+        assert_eq!(t.executors.len(), 2);
+        assert_eq!(t.executors.iter().map(|e| e.requests).sum::<u64>(), 20000);
+        assert!(t.executors.iter().all(|e| e.cpu_user_s + e.cpu_sys_s > 0.0));
+        // The server's side: exactly the requests (ringbench's own INFO commands excluded).
+        let sv = t.server.as_ref().expect("server view");
+        assert_eq!(sv.commands_processed, 20000, "{}", t.title);
+        assert!(sv.cpu_user_s + sv.cpu_sys_s > 0.0);
+        let per = sv.cpu_us_per_request.unwrap();
+        assert!((per - (sv.cpu_user_s + sv.cpu_sys_s) * 1e6 / 20000.0).abs() < 1e-6);
+        assert!(sv.connected_clients_peak >= sv.connected_clients_before);
+        assert!(sv.used_memory_after > 0);
+    }
+    assert_eq!(s.calls("set"), 20000);
+    assert_eq!(s.calls("get"), 20000);
+    assert!(text.contains("  server side (INFO before and after the test):"));
+    assert!(text.contains("    commands processed: 20000, CPU "));
+    // The server lines are part of the summary, before the block's closing blank line.
+    let block = text.split("====== SET ======").nth(1).unwrap();
+    let summary = block.split("Summary:").nth(1).unwrap();
+    let summary = summary.split("\n\n").next().unwrap();
+    assert!(summary.contains("connected clients: "), "{summary}");
+}
+
+#[test]
+fn json_to_stdout_is_the_only_output_and_counts_error_kinds() {
+    let s = RedisServer::start();
+    s.reset();
+    s.cli(&["rpush", "alist", "x"]);
+    let mut args = s.port_args();
+    args.extend(
+        ["-n", "500", "-c", "5", "--json", "-", "incr", "alist"]
+            .iter()
+            .map(|a| a.to_string()),
+    );
+    let refs: Vec<&str> = args.iter().map(|a| a.as_str()).collect();
+    let out = ringbench(&refs);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let doc: Value = serde_json::from_str(&stdout).expect("stdout is one JSON document");
+    assert_valid(&doc);
+    let t = &doc["tests"][0];
+    assert_eq!(t["errors"]["replies"], 500);
+    assert_eq!(t["errors"]["by_kind"]["WRONGTYPE"], 500);
+    assert_eq!(t["requests"], 500);
+}
+
+#[test]
+fn schema_rejects_a_broken_file() {
+    let mut doc: Value = serde_json::json!({"format": "ringbench-result", "format_version": 1});
+    let v = jsonschema::validator_for(&schema()).unwrap();
+    assert!(!v.is_valid(&doc));
+    doc["format_version"] = 2.into();
+    assert!(!v.is_valid(&doc));
+}
+
+#[test]
+fn merge_of_two_runs_sums_requests_and_merges_histograms() {
+    let s = RedisServer::start();
+    s.reset();
+    let dir = Scratch::new("merge");
+    let (a, b, m) = (dir.path("a.json"), dir.path("b.json"), dir.path("m.json"));
+    ringbench_ok(
+        &s,
+        &["-t", "set", "-n", "12000", "-c", "4", "-q", "--json", &a],
+    );
+    ringbench_ok(
+        &s,
+        &["-t", "set", "-n", "8000", "-c", "40", "-q", "--json", &b],
+    );
+    let out = ringbench(&["merge", &a, &b, "--json", &m]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (doc, merged) = load(&m);
+    assert_valid(&doc);
+    let (_, ra) = load(&a);
+    let (_, rb) = load(&b);
+    let (ta, tb, tm) = (&ra.tests[0], &rb.tests[0], &merged.tests[0]);
+    assert_eq!(tm.requests, 20000);
+    assert_eq!(s.calls("set"), 20000);
+    let h = tm.histogram.decode().unwrap();
+    assert_eq!(h.len(), 20000);
+    let (lo, hi) = if ta.latency_ms.p99 <= tb.latency_ms.p99 {
+        (ta.latency_ms.p99, tb.latency_ms.p99)
+    } else {
+        (tb.latency_ms.p99, ta.latency_ms.p99)
+    };
+    assert!(
+        lo <= tm.latency_ms.p99 && tm.latency_ms.p99 <= hi,
+        "merged p99 {} not within [{lo}, {hi}]",
+        tm.latency_ms.p99
+    );
+    assert_eq!(merged.config.clients, 44);
+    assert_eq!(merged.merged_from.len(), 2);
+    assert_eq!(tm.executors.len(), 2);
+    // Throughput is over the span that holds both runs (they ran one after the other here).
+    let span = tb.end_unix.max(ta.end_unix) - ta.start_unix.min(tb.start_unix);
+    assert!((tm.rps - 20000.0 / span).abs() < 1e-6 * tm.rps.max(1.0));
+    assert!(text.contains("20000 requests completed"), "{text}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("overlap"),
+        "runs one after the other should be warned about"
+    );
+}
+
+#[test]
+fn runs_with_the_same_start_at_start_together_and_merge() {
+    let s = RedisServer::start();
+    s.reset();
+    let dir = Scratch::new("startat");
+    let at = ringbench::start_at::unix_now() + 2.0;
+    let at_s = format!("{at:.3}");
+    let exe = env!("CARGO_BIN_EXE_ringbench");
+    let port = s.port.to_string();
+    let spawn = |out: &str| {
+        std::process::Command::new(exe)
+            .args(["-p", &port, "-t", "get", "-n", "10000", "-c", "5", "-q"])
+            .args(["--start-at", &at_s, "--json", out])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (dir.path("a.json"), dir.path("b.json"));
+    let mut pa = spawn(&a);
+    let mut pb = spawn(&b);
+    assert!(pa.wait().unwrap().success() && pb.wait().unwrap().success());
+    let (_, ra) = load(&a);
+    let (_, rb) = load(&b);
+    for r in [&ra, &rb] {
+        assert!(r.tests[0].start_unix >= at, "started before --start-at");
+        assert_eq!(r.config.start_at, Some(at_s.parse().unwrap()));
+    }
+    let out = ringbench(&["merge", &a, &b, "-q"]);
+    assert!(out.status.success());
+    assert_eq!(s.calls("get"), 20000);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("Merged 2 runs"), "{text}");
+}
+
+#[test]
+fn compare_prints_the_changes_against_the_first_file() {
+    let s = RedisServer::start();
+    s.reset();
+    let dir = Scratch::new("compare");
+    let (a, b) = (dir.path("base.json"), dir.path("new.json"));
+    ringbench_ok(
+        &s,
+        &[
+            "-t", "set,get", "-n", "10000", "-c", "2", "-q", "--json", &a,
+        ],
+    );
+    ringbench_ok(
+        &s,
+        &[
+            "-t", "set,get", "-n", "10000", "-c", "20", "-P", "4", "-q", "--json", &b,
+        ],
+    );
+    let svg = dir.path("cmp.svg");
+    let out = ringbench(&["compare", &a, &b, "--plot", &svg]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let (_, ra) = load(&a);
+    let (_, rb) = load(&b);
+    for (ta, tb) in ra.tests.iter().zip(&rb.tests) {
+        let block = text
+            .split(&format!("====== {} ======", ta.title))
+            .nth(1)
+            .unwrap();
+        let base_line = block.lines().find(|l| l.starts_with(&a)).unwrap();
+        let new_line = block.lines().find(|l| l.starts_with(&b)).unwrap();
+        assert!(base_line.contains(&format!("{:.2}", ta.rps)), "{base_line}");
+        assert!(!base_line.contains('%'), "{base_line}");
+        let pct = |x: f64, y: f64| format!("({:+.1}%)", (y - x) / x * 100.0);
+        for want in [
+            format!("{:.2} {}", tb.rps, pct(ta.rps, tb.rps)),
+            format!(
+                "{:.3} {}",
+                tb.latency_ms.p50,
+                pct(ta.latency_ms.p50, tb.latency_ms.p50)
+            ),
+            format!(
+                "{:.3} {}",
+                tb.latency_ms.p99,
+                pct(ta.latency_ms.p99, tb.latency_ms.p99)
+            ),
+        ] {
+            assert!(new_line.contains(&want), "missing {want} in {new_line}");
+        }
+        let (sa, sb) = (ta.server.as_ref().unwrap(), tb.server.as_ref().unwrap());
+        let (ca, cb) = (
+            sa.cpu_us_per_request.unwrap(),
+            sb.cpu_us_per_request.unwrap(),
+        );
+        assert!(
+            new_line.contains(&format!("{cb:.3} {}", pct(ca, cb))),
+            "{new_line}"
+        );
+    }
+    // With two tests in each file, the chart has one line per file and test.
+    assert_eq!(series_lines(&svg), 4);
+}
+
+/// Number of data lines in a chart: polylines drawn 2 px wide with more than two points (axes and
+/// grid lines are 1 px, two points).
+fn series_lines(path: &str) -> usize {
+    let text = std::fs::read_to_string(path).unwrap();
+    let doc = roxmltree::Document::parse(&text).expect("the SVG is well-formed XML");
+    assert_eq!(doc.root_element().tag_name().name(), "svg");
+    doc.descendants()
+        .filter(|n| {
+            (n.has_tag_name("polyline") || n.has_tag_name("path"))
+                && n.attribute("stroke-width") == Some("2")
+                && n.attribute("points")
+                    .is_some_and(|p| p.split_whitespace().count() > 2)
+        })
+        .count()
+}
+
+#[test]
+fn plot_draws_one_line_per_test() {
+    let s = RedisServer::start();
+    let dir = Scratch::new("plot");
+    let svg = dir.path("run.svg");
+    ringbench_ok(
+        &s,
+        &["-t", "set,get,incr", "-n", "5000", "-q", "--plot", &svg],
+    );
+    assert_eq!(series_lines(&svg), 3);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let labels: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text())
+        .map(str::trim)
+        .collect();
+    for label in ["SET", "GET", "INCR", "0%", "99.999%", "percentile"] {
+        assert!(labels.contains(&label), "no text {label} in {labels:?}");
+    }
+}
+
+#[test]
+fn hdr_out_writes_an_interval_log_per_test_that_reads_back() {
+    let s = RedisServer::start();
+    let dir = Scratch::new("hdr");
+    let prefix = dir.path("run1-");
+    let json = dir.path("run.json");
+    ringbench_ok(
+        &s,
+        &[
+            "-t",
+            "set,lpush",
+            "-n",
+            "30000",
+            "-c",
+            "2",
+            "--threads",
+            "2",
+            "-q",
+            "--hdr-out",
+            &prefix,
+            "--json",
+            &json,
+        ],
+    );
+    let (_, run) = load(&json);
+    for (t, file, tag) in [
+        (&run.tests[0], "run1-set.hlog", "set"),
+        (&run.tests[1], "run1-lpush.hlog", "lpush"),
+    ] {
+        let bytes = std::fs::read(dir.path(file)).unwrap();
+        let mut total: Option<Histogram<u64>> = None;
+        let mut starts = Vec::new();
+        let mut base_time = None;
+        for entry in IntervalLogIterator::new(&bytes) {
+            match entry.expect("every line parses") {
+                LogEntry::BaseTime(b) => base_time = Some(b.as_secs_f64()),
+                LogEntry::StartTime(_) => {}
+                LogEntry::Interval(iv) => {
+                    assert_eq!(iv.tag().unwrap().as_str(), tag);
+                    assert!(iv.duration().as_secs_f64() <= 1.0);
+                    starts.push(iv.start_timestamp().as_secs_f64());
+                    let raw = base64_decode(iv.encoded_histogram());
+                    let h: Histogram<u64> = Deserializer::new()
+                        .deserialize(&mut raw.as_slice())
+                        .unwrap();
+                    match &mut total {
+                        Some(t) => t.add(&h).unwrap(),
+                        None => total = Some(h),
+                    }
+                }
+            }
+        }
+        let total = total.expect("at least one interval");
+        // The intervals partition the test: their sum is the test's whole histogram.
+        assert_eq!(total.len(), 30000);
+        assert_eq!(total, t.histogram.decode().unwrap());
+        assert!(starts.iter().enumerate().all(|(i, s)| *s == i as f64));
+        let whole = t.duration_s.floor() as usize;
+        assert!(
+            starts.len() == whole + 1 || starts.len() == whole,
+            "{} intervals for {} s",
+            starts.len(),
+            t.duration_s
+        );
+        assert!((base_time.unwrap() - t.start_unix).abs() < 0.01);
+    }
+}
+
+fn base64_decode(s: &str) -> Vec<u8> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.decode(s).unwrap()
+}
+
+#[test]
+fn mistakes_are_one_line_and_exit_2() {
+    let dir = Scratch::new("mistakes");
+    let bad = dir.path("bad.json");
+    std::fs::write(&bad, "{\"format\": 1}").unwrap();
+    for (args, want) in [
+        (vec!["--start-at", "12"], "'--start-at'"),
+        (vec!["--start-at", "soon"], "'--start-at'"),
+        (vec!["--json", "/no/such/folder/x.json"], "'--json'"),
+        (
+            vec!["merge", "/no/such.json", "/no/such2.json"],
+            "/no/such.json",
+        ),
+        (
+            vec!["merge", bad.as_str(), bad.as_str()],
+            "not a ringbench result file",
+        ),
+        (vec!["compare", bad.as_str()], "compare"),
+    ] {
+        let out = ringbench(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn merge_refuses_different_workloads() {
+    let s = RedisServer::start();
+    let dir = Scratch::new("mismatch");
+    let (a, b) = (dir.path("a.json"), dir.path("b.json"));
+    ringbench_ok(&s, &["-t", "set", "-n", "1000", "-q", "--json", &a]);
+    ringbench_ok(&s, &["-t", "get", "-n", "1000", "-q", "--json", &b]);
+    let out = ringbench(&["merge", &a, &b]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("test list"));
+}
