@@ -29,7 +29,7 @@ pub struct Cli {
     /// User name for ACL-style AUTH user pass; needs -a
     #[arg(long = "user", value_name = "username")]
     pub user: Option<String>,
-    /// Server URI: redis://[user:pass@]host[:port][/db]
+    /// Server URI: redis://[user:pass@]host[:port][/db] (rediss:// for TLS)
     #[arg(short = 'u', value_name = "uri")]
     pub uri: Option<String>,
     /// Number of parallel connections
@@ -38,9 +38,9 @@ pub struct Cli {
     /// Total number of requests per test
     #[arg(short = 'n', value_name = "requests", default_value_t = 100_000)]
     pub requests: i64,
-    /// Data size of SET/GET values in bytes
-    #[arg(short = 'd', value_name = "size", default_value_t = 3)]
-    pub data_size: i64,
+    /// Data size of SET/GET values in bytes, or a range MIN-MAX (each value's length drawn from it)
+    #[arg(short = 'd', value_name = "size", default_value = "3")]
+    pub data_size: String,
     /// SELECT this db number before the run
     #[arg(long = "dbnum", value_name = "db", default_value_t = 0)]
     pub dbnum: i64,
@@ -53,6 +53,9 @@ pub struct Cli {
     /// Pin the executors to these cores, in order (e.g. 2,3 or 0-1; default: the cores this process may use)
     #[arg(long = "cpus", value_name = "list")]
     pub cpus: Option<String>,
+    /// Redis Cluster mode: discover the masters and send each request to its key's slot owner
+    #[arg(long = "cluster", action = ArgAction::SetTrue)]
+    pub cluster: bool,
     /// Send CLIENT TRACKING on before the run
     #[arg(long = "enable-tracking", action = ArgAction::SetTrue)]
     pub enable_tracking: bool,
@@ -92,6 +95,33 @@ pub struct Cli {
     /// Print server error replies as they come (at most one per second)
     #[arg(short = 'e', action = ArgAction::SetTrue)]
     pub show_errors: bool,
+    /// Establish a secure TLS connection
+    #[arg(long = "tls", action = ArgAction::SetTrue)]
+    pub tls: bool,
+    /// Server name indication for TLS (also the name the server's certificate must match)
+    #[arg(long = "sni", value_name = "host")]
+    pub sni: Option<String>,
+    /// CA certificate file to verify with
+    #[arg(long = "cacert", value_name = "file")]
+    pub cacert: Option<String>,
+    /// Directory where trusted CA certificates are stored (default: the system's trusted roots)
+    #[arg(long = "cacertdir", value_name = "dir")]
+    pub cacertdir: Option<String>,
+    /// Allow insecure TLS connection by skipping certificate validation
+    #[arg(long = "insecure", action = ArgAction::SetTrue)]
+    pub insecure: bool,
+    /// Client certificate to authenticate with
+    #[arg(long = "cert", value_name = "file")]
+    pub cert: Option<String>,
+    /// Private key file to authenticate with
+    #[arg(long = "key", value_name = "file")]
+    pub key: Option<String>,
+    /// Preferred TLS 1.2 ciphers (OpenSSL names, ':'-separated)
+    #[arg(long = "tls-ciphers", value_name = "list")]
+    pub tls_ciphers: Option<String>,
+    /// Preferred TLS 1.3 ciphersuites (':'-separated)
+    #[arg(long = "tls-ciphersuites", value_name = "list")]
+    pub tls_ciphersuites: Option<String>,
     /// Write the results as JSON to FILE ('-' for stdout, then no text report)
     #[arg(long = "json", value_name = "FILE")]
     pub json: Option<String>,
@@ -104,6 +134,27 @@ pub struct Cli {
     /// Wait until this Unix time (seconds, fractions allowed) before the first test
     #[arg(long = "start-at", value_name = "UNIX_TIME")]
     pub start_at: Option<String>,
+    /// Open loop: send this many requests per second in total, on a fixed schedule
+    #[arg(long = "rps", value_name = "rate")]
+    pub rps: Option<f64>,
+    /// Run each test for this many seconds instead of -n requests
+    #[arg(long = "duration", value_name = "seconds")]
+    pub duration: Option<f64>,
+    /// Run each test this many seconds first and discard its figures
+    #[arg(long = "warmup", value_name = "seconds")]
+    pub warmup: Option<f64>,
+    /// Key distribution for __rand_int__: uniform, sequential, zipf[:exponent] or gaussian
+    #[arg(long = "distribution", value_name = "name", default_value = "uniform")]
+    pub distribution: String,
+    /// Make each written value differ (bytes drawn from a random pool)
+    #[arg(long = "random-data", action = ArgAction::SetTrue)]
+    pub random_data: bool,
+    /// One test mixing default-suite tests by weight, e.g. get:80,set:20
+    #[arg(long = "mix", value_name = "name:weight,...")]
+    pub mix: Option<String>,
+    /// Whether -n was given on the command line (not a flag: filled in by `parse_args`)
+    #[arg(skip)]
+    pub requests_given: bool,
     /// Fail a request whose reply takes longer than this many milliseconds (default: wait forever)
     #[arg(long = "timeout", value_name = "ms")]
     pub timeout: Option<i64>,
@@ -141,7 +192,12 @@ impl Cli {
                 a
             }
         });
-        <Cli as Parser>::try_parse_from(args.collect::<Vec<_>>())
+        use clap::{CommandFactory, FromArgMatches, parser::ValueSource};
+        let matches = Cli::command().try_get_matches_from(args.collect::<Vec<_>>())?;
+        let mut cli = Cli::from_arg_matches(&matches)?;
+        // --duration conflicts with -n only when -n was written, not with its default.
+        cli.requests_given = matches.value_source("requests") == Some(ValueSource::CommandLine);
+        Ok(cli)
     }
 }
 
@@ -160,11 +216,46 @@ mod tests {
         assert_eq!(c.port, 6379);
         assert_eq!(c.clients, 50);
         assert_eq!(c.requests, 100_000);
-        assert_eq!(c.data_size, 3);
+        assert_eq!(c.data_size, "3");
         assert_eq!(c.pipeline, 1);
         assert_eq!(c.keepalive, 1);
         assert_eq!(c.dbnum, 0);
         assert!(c.keyspace.is_none() && c.threads.is_none() && c.command.is_empty());
+        assert!(!c.cluster);
+    }
+
+    #[test]
+    fn cluster_flag() {
+        assert!(parse(&["--cluster", "-t", "set"]).cluster);
+    }
+
+    #[test]
+    fn rate_and_workload_flags_parse() {
+        let c = parse(&[
+            "--rps",
+            "5000",
+            "--duration",
+            "3",
+            "--warmup",
+            "0.5",
+            "--distribution",
+            "zipf:0.9",
+            "--random-data",
+            "--mix",
+            "get:80,set:20",
+            "-d",
+            "10-20",
+        ]);
+        assert_eq!(
+            (c.rps, c.duration, c.warmup),
+            (Some(5000.0), Some(3.0), Some(0.5))
+        );
+        assert_eq!(c.distribution, "zipf:0.9");
+        assert!(c.random_data && !c.requests_given);
+        assert_eq!(c.mix.as_deref(), Some("get:80,set:20"));
+        assert_eq!(c.data_size, "10-20");
+        assert!(parse(&["-n", "100000"]).requests_given);
+        assert_eq!(parse(&[]).distribution, "uniform");
     }
 
     #[test]
@@ -233,8 +324,8 @@ mod tests {
         assert_eq!(c.password.as_deref(), Some("pw"));
         assert_eq!(c.user.as_deref(), Some("u"));
         assert_eq!(
-            (c.clients, c.requests, c.data_size, c.dbnum),
-            (7, 9, 100, 3)
+            (c.clients, c.requests, c.data_size.as_str(), c.dbnum),
+            (7, 9, "100", 3)
         );
         assert!(
             c.resp3 && c.enable_tracking && c.quiet && c.csv && c.loop_forever,
@@ -249,6 +340,44 @@ mod tests {
         assert_eq!(c.seed, Some(42));
         assert_eq!(c.precision, 2);
         assert_eq!(c.uri.as_deref(), Some("redis://h:1"));
+    }
+
+    #[test]
+    fn tls_flags_parse() {
+        let c = parse(&[
+            "--tls",
+            "--sni",
+            "redis.example",
+            "--cacert",
+            "ca.pem",
+            "--cacertdir",
+            "/etc/ssl/certs",
+            "--insecure",
+            "--cert",
+            "c.pem",
+            "--key",
+            "k.pem",
+            "--tls-ciphers",
+            "ECDHE-RSA-AES128-GCM-SHA256",
+            "--tls-ciphersuites",
+            "TLS_AES_128_GCM_SHA256",
+        ]);
+        assert!(c.tls && c.insecure);
+        assert_eq!(c.sni.as_deref(), Some("redis.example"));
+        assert_eq!(c.cacert.as_deref(), Some("ca.pem"));
+        assert_eq!(c.cacertdir.as_deref(), Some("/etc/ssl/certs"));
+        assert_eq!(
+            (c.cert.as_deref(), c.key.as_deref()),
+            (Some("c.pem"), Some("k.pem"))
+        );
+        assert_eq!(
+            c.tls_ciphers.as_deref(),
+            Some("ECDHE-RSA-AES128-GCM-SHA256")
+        );
+        assert_eq!(
+            c.tls_ciphersuites.as_deref(),
+            Some("TLS_AES_128_GCM_SHA256")
+        );
     }
 
     #[test]

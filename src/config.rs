@@ -1,6 +1,7 @@
 //! Turns parsed flags into one validated, immutable `Config`; every user mistake is caught here.
 
 use crate::cli::Cli;
+use crate::shape::Shape;
 use crate::workload::{self, SuiteParams, TestSpec};
 use std::io::Read;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -104,11 +105,15 @@ pub struct Config {
     pub seed: u64,
     pub precision: u8,
     pub show_errors: bool,
+    /// `--cluster`: route every request to the master that owns its key's slot.
+    pub cluster: bool,
     /// `--timeout`: how long a request may wait for its reply.
     pub timeout: Option<Duration>,
     /// `--connect-timeout`: how long connecting (and setup) may take.
     pub connect_timeout: Duration,
     pub tests: Vec<TestSpec>,
+    /// TLS settings with `--tls` or `rediss://`.
+    pub tls: Option<crate::tls::TlsClient>,
     /// `--json`: a file, or `-` for stdout.
     pub json: Option<String>,
     /// `--hdr-out`: interval logs go to `<prefix><test>.hlog`.
@@ -117,6 +122,8 @@ pub struct Config {
     pub plot: Option<PathBuf>,
     /// `--start-at`: Unix time to wait for before the first test.
     pub start_at: Option<f64>,
+    /// Pacing and request shape: `--rps`, `--duration`, `--warmup`, distributions, values, mixes.
+    pub shape: Shape,
 }
 
 /// Checks that an output path can be created: not empty, and its folder exists.
@@ -264,7 +271,8 @@ impl Config {
     pub fn from_cli(cli: &Cli, stdin: &mut dyn Read) -> Result<Config, ConfigError> {
         let clients = in_range("-c", cli.clients, 1, MAX_CLIENTS)? as usize;
         let requests = in_range("-n", cli.requests, 1, i64::MAX)? as u64;
-        let data_size = in_range("-d", cli.data_size, 1, MAX_DATA_SIZE)? as usize;
+        let shape = Shape::from_cli(cli)?;
+        let data_size = shape.value.max;
         let pipeline = in_range("-P", cli.pipeline, 1, 1_000_000)? as usize;
         let dbnum = in_range("--dbnum", cli.dbnum, 0, u32::MAX as i64)? as u32;
         let keyspace = match cli.keyspace {
@@ -300,13 +308,10 @@ impl Config {
         let mut user = cli.user.clone();
         let mut password = cli.password.clone();
         let mut dbnum = dbnum;
+        let mut tls_on = cli.tls;
         if let Some(u) = &cli.uri {
             let uri = parse_uri(u)?;
-            if uri.tls {
-                return Err(
-                    usage("invalid value for '-u': rediss:// (TLS) is not supported yet").into(),
-                );
-            }
+            tls_on |= uri.tls;
             host = uri.host.unwrap_or(host);
             port = uri.port.unwrap_or(port);
             user = uri.user.or(user);
@@ -321,6 +326,12 @@ impl Config {
         }
         if user.is_some() && password.is_none() {
             return Err(usage("'--user' needs a password: give it with -a").into());
+        }
+        if cli.cluster && dbnum != 0 {
+            return Err(usage(format!(
+                "invalid value '{dbnum}' for '--dbnum': a cluster has only database 0 (--cluster)"
+            ))
+            .into());
         }
         if cli.stdin_last_arg && cli.command.is_empty() {
             return Err(
@@ -351,7 +362,27 @@ impl Config {
             )?),
             None => None,
         };
-        let tests = if cli.command.is_empty() {
+        let seed = cli.seed.unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(0)
+        });
+        let mut tests = if let Some(mix) = &cli.mix {
+            if !cli.command.is_empty() || cli.tests.is_some() {
+                return Err(usage(
+                    "'--mix' names its own tests: it cannot be combined with -t or a command",
+                )
+                .into());
+            }
+            let params = SuiteParams {
+                value: shape.suite_value(),
+                randomize: keyspace.is_some(),
+                tag: String::new(),
+                cluster: cli.cluster,
+            };
+            vec![shape.mix_test(mix, &params, seed)?]
+        } else if cli.command.is_empty() {
             let selection: Option<Vec<String>> = cli.tests.as_ref().map(|t| {
                 t.split(',')
                     .map(|s| s.trim().to_ascii_lowercase())
@@ -359,9 +390,10 @@ impl Config {
                     .collect()
             });
             let params = SuiteParams {
-                value: vec![b'x'; data_size],
+                value: shape.suite_value(),
                 randomize: keyspace.is_some(),
                 tag: String::new(),
+                cluster: cli.cluster,
             };
             workload::default_suite(selection.as_deref(), &params).map_err(|bad| {
                 usage(format!(
@@ -373,8 +405,8 @@ impl Config {
             if cli.tests.is_some() {
                 eprintln!("WARNING: -t is ignored when a command is given");
             }
-            let mut args: Vec<Vec<u8>> =
-                cli.command.iter().map(|a| a.clone().into_bytes()).collect();
+            let raw: Vec<Vec<u8>> = cli.command.iter().map(|a| a.clone().into_bytes()).collect();
+            let mut args = crate::compose::expand_args(&raw, &shape.value);
             let title = cli.command.join(" ");
             if cli.stdin_last_arg {
                 let mut last = Vec::new();
@@ -385,7 +417,10 @@ impl Config {
             }
             vec![workload::custom_test(&args, title, keyspace.is_some())]
         };
+        shape.attach_composers(&mut tests, keyspace.is_some(), seed);
 
+        let tls = crate::tls::from_cli(cli, tls_on, &host, cli.socket.is_some())
+            .map_err(|e| usage(e.0))?;
         let target = match &cli.socket {
             Some(path) => Target::Unix(PathBuf::from(path)),
             None => {
@@ -393,12 +428,15 @@ impl Config {
                 Target::Tcp { host, port, addr }
             }
         };
-        let seed = cli.seed.unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(0)
-        });
+        if cli.cluster && shape.rps.is_some() {
+            return Err(usage("'--rps' cannot be used with '--cluster' yet").into());
+        }
+        if cli.cluster && tests.iter().any(|t| t.compose.is_some()) {
+            return Err(usage(
+                "'--cluster' runs one command per test with its values fixed: command mixes and varying values are not supported with it yet",
+            )
+            .into());
+        }
         Ok(Config {
             target,
             setup: Setup {
@@ -423,13 +461,16 @@ impl Config {
             seed,
             precision,
             show_errors: cli.show_errors,
+            cluster: cli.cluster,
             timeout,
             connect_timeout,
             tests,
+            tls,
             json: cli.json.clone(),
             hdr_out: cli.hdr_out.clone(),
             plot: cli.plot.as_ref().map(PathBuf::from),
             start_at,
+            shape,
         })
     }
 }
@@ -478,6 +519,7 @@ mod tests {
         assert!(usage_msg(&["-p", "70000"]).contains("'-p'"));
         assert!(usage_msg(&["-t", "nope"]).contains("valid tests are ping_inline"));
         assert!(usage_msg(&["--user", "u"]).contains("'--user'"));
+        assert!(usage_msg(&["--cluster", "--dbnum", "2"]).contains("'--dbnum'"));
         assert!(usage_msg(&["--json", "/no/such/dir/r.json"]).contains("'--json'"));
         assert!(usage_msg(&["--plot", ""]).contains("'--plot'"));
         assert!(usage_msg(&["--hdr-out", "/no/such/dir/p-"]).contains("'--hdr-out'"));
@@ -491,6 +533,19 @@ mod tests {
         assert_eq!(c.setup.user.as_deref(), Some("u"));
         assert_eq!(c.setup.dbnum, 2);
         assert!(!format!("{c:?}").contains("\"p\""));
+    }
+
+    #[test]
+    fn rediss_turns_tls_on_and_tls_flags_need_it() {
+        let c = config(&["-u", "rediss://localhost:6380", "--insecure"]).unwrap();
+        let tls = c.tls.expect("rediss:// enables TLS");
+        assert_eq!(tls.server_name.to_str(), "localhost");
+        assert!(config(&["--insecure"]).is_err());
+        assert!(usage_msg(&["--sni", "x"]).contains("'--sni' needs '--tls'"));
+        assert!(usage_msg(&["--tls", "--insecure", "-s", "/tmp/r.sock"]).contains("'-s'"));
+        let c = config(&["--tls", "--insecure", "--sni", "redis.example"]).unwrap();
+        assert_eq!(c.tls.unwrap().server_name.to_str(), "redis.example");
+        assert!(config(&[]).unwrap().tls.is_none());
     }
 
     #[test]

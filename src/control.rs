@@ -3,6 +3,7 @@
 use crate::config::{Setup, Target};
 use crate::net::{self, ConnError};
 use crate::resp::{self, Value};
+use crate::tls::TlsClient;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
@@ -11,6 +12,28 @@ use std::time::Duration;
 enum Sock {
     Tcp(TcpStream),
     Unix(UnixStream),
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
+}
+
+impl Sock {
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        match self {
+            Sock::Tcp(s) => s.write_all(buf),
+            Sock::Unix(s) => s.write_all(buf),
+            Sock::Tls(s) => {
+                s.write_all(buf)?;
+                s.flush()
+            }
+        }
+    }
+
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Sock::Tcp(s) => s.read(buf),
+            Sock::Unix(s) => s.read(buf),
+            Sock::Tls(s) => s.read(buf),
+        }
+    }
 }
 
 /// A blocking connection with setup done.
@@ -18,11 +41,17 @@ pub struct ControlClient {
     sock: Sock,
     buf: Vec<u8>,
     addr: String,
+    tls: Option<TlsClient>,
 }
 
 impl ControlClient {
-    /// Connects and runs the setup commands.
-    pub fn connect(target: &Target, setup: &Setup, timeout: Duration) -> Result<Self, ConnError> {
+    /// Connects (with a TLS handshake when `tls` is set) and runs the setup commands.
+    pub fn connect(
+        target: &Target,
+        tls: Option<&TlsClient>,
+        setup: &Setup,
+        timeout: Duration,
+    ) -> Result<Self, ConnError> {
         let addr = target.display();
         let fail = |e: std::io::Error| ConnError::Connect {
             addr: addr.clone(),
@@ -33,7 +62,10 @@ impl ControlClient {
                 let s = TcpStream::connect_timeout(a, timeout).map_err(fail)?;
                 s.set_read_timeout(Some(timeout)).map_err(fail)?;
                 let _ = s.set_nodelay(true);
-                Sock::Tcp(s)
+                match tls {
+                    None => Sock::Tcp(s),
+                    Some(t) => Sock::Tls(Box::new(handshake(s, t, &addr)?)),
+                }
             }
             Target::Unix(p) => {
                 let s = UnixStream::connect(p).map_err(fail)?;
@@ -45,6 +77,7 @@ impl ControlClient {
             sock,
             buf: Vec::new(),
             addr,
+            tls: tls.cloned(),
         };
         for (name, args) in net::setup_commands(setup) {
             let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
@@ -58,15 +91,14 @@ impl ControlClient {
     pub fn command(&mut self, args: &[&[u8]]) -> Result<Value, ConnError> {
         let mut req = Vec::new();
         resp::encode_command(&mut req, args);
-        let lost = |e: std::io::Error| ConnError::Lost {
-            addr: self.addr.clone(),
-            reason: net::io_reason(e),
+        let (addr, tls) = (&self.addr, self.tls.as_ref());
+        let lost = |e: std::io::Error| {
+            ConnError::from_io(e, addr, tls, |reason| ConnError::Lost {
+                addr: addr.clone(),
+                reason,
+            })
         };
-        match &mut self.sock {
-            Sock::Tcp(s) => s.write_all(&req),
-            Sock::Unix(s) => s.write_all(&req),
-        }
-        .map_err(lost)?;
+        self.sock.write_all(&req).map_err(lost)?;
         let mut chunk = [0u8; 16 * 1024];
         loop {
             match resp::decode(&self.buf) {
@@ -80,14 +112,7 @@ impl ControlClient {
                 Ok(None) => {}
                 Err(e) => return Err(ConnError::Protocol(e.to_string())),
             }
-            let n = match &mut self.sock {
-                Sock::Tcp(s) => s.read(&mut chunk),
-                Sock::Unix(s) => s.read(&mut chunk),
-            }
-            .map_err(|e| ConnError::Lost {
-                addr: self.addr.clone(),
-                reason: net::io_reason(e),
-            })?;
+            let n = self.sock.read(&mut chunk).map_err(lost)?;
             if n == 0 {
                 return Err(ConnError::Lost {
                     addr: self.addr.clone(),
@@ -104,17 +129,44 @@ impl ControlClient {
         let _ = match &self.sock {
             Sock::Tcp(s) => s.set_read_timeout(Some(timeout)),
             Sock::Unix(s) => s.set_read_timeout(Some(timeout)),
+            Sock::Tls(s) => s.sock.set_read_timeout(Some(timeout)),
         };
     }
 
     /// `CONFIG GET name`: the value, or `None` when the server refuses CONFIG or has no such parameter.
-    pub fn config_get(&mut self, name: &str) -> Option<String> {
-        match self.command(&[b"CONFIG", b"GET", name.as_bytes()]).ok()? {
+    /// Only a TLS failure is an error: it is how a server that wants a client certificate answers the
+    /// first request under TLS 1.3, and every connection of the run would meet it.
+    pub fn config_get(&mut self, name: &str) -> Result<Option<String>, ConnError> {
+        let reply = match self.command(&[b"CONFIG", b"GET", name.as_bytes()]) {
+            Ok(v) => v,
+            Err(e @ ConnError::Tls { .. }) => return Err(e),
+            Err(_) => return Ok(None),
+        };
+        Ok(match reply {
             Value::Array(items) if items.len() >= 2 => items[1].as_str().map(String::from),
             Value::Map(pairs) => pairs
                 .first()
                 .and_then(|(_, v)| v.as_str().map(String::from)),
             _ => None,
-        }
+        })
     }
+}
+
+/// Runs the TLS handshake to the end, so that certificate problems show here rather than on the first command.
+fn handshake(
+    mut sock: TcpStream,
+    t: &TlsClient,
+    addr: &str,
+) -> Result<rustls::StreamOwned<rustls::ClientConnection, TcpStream>, ConnError> {
+    let fail = |reason: String| ConnError::Tls {
+        addr: addr.to_string(),
+        reason,
+    };
+    let mut conn = rustls::ClientConnection::new(t.config.clone(), t.server_name.clone())
+        .map_err(|e| fail(crate::tls::describe(&e, Some(t))))?;
+    while conn.is_handshaking() {
+        conn.complete_io(&mut sock)
+            .map_err(|e| ConnError::from_io(e, addr, Some(t), fail))?;
+    }
+    Ok(rustls::StreamOwned::new(conn, sock))
 }

@@ -2,13 +2,14 @@
 
 use crate::config::Config;
 use crate::intervals::IntervalRecorder;
+use crate::keys::KeyGen;
 use crate::net::{self, ConnError, Stream};
 use crate::resp::{ReplyScanner, Scanned};
 use crate::stats::{ExecutorStats, LiveCounters, ShardStats, thread_cpu_seconds};
 use crate::workload::{PipelineBuffer, TestSpec};
 use glommio::{LocalExecutorBuilder, Placement};
+use rand::SeedableRng;
 use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::atomic::AtomicUsize;
@@ -20,7 +21,7 @@ use std::time::{Duration, Instant};
 /// They add up to 1.35 s, so a run against a server that died ends within 2 s.
 const RECONNECT_BACKOFF_MS: [u64; 5] = [50, 100, 200, 400, 600];
 /// Read buffer per connection; grows only for a single reply line longer than this.
-const READ_BUFFER: usize = 64 * 1024;
+pub(crate) const READ_BUFFER: usize = 64 * 1024;
 /// io_uring buffer memory per executor. ringbench does no file I/O, so a small registration
 /// stays well under the default memlock limit.
 const IO_MEMORY: usize = 64 * 1024;
@@ -74,29 +75,32 @@ pub fn split(total: u64, parts: usize) -> Vec<u64> {
 }
 
 /// Everything one shard needs; sent to its executor thread.
-struct ShardPlan {
-    cfg: Arc<Config>,
-    test: TestSpec,
-    index: usize,
-    clients: usize,
-    requests: u64,
-    gate: Arc<StartGate>,
-    control: RunControl,
-    live: Arc<LiveCounters>,
-    error_clock: Arc<AtomicU64>,
-    epoch: Instant,
+pub(crate) struct ShardPlan {
+    pub(crate) cfg: Arc<Config>,
+    pub(crate) test: TestSpec,
+    pub(crate) index: usize,
+    pub(crate) clients: usize,
+    /// Global index of this shard's first connection (open-loop schedules are staggered by it).
+    pub(crate) first_client: usize,
+    pub(crate) requests: u64,
+    pub(crate) duration: Option<Duration>,
+    pub(crate) gate: Arc<StartGate>,
+    pub(crate) control: RunControl,
+    pub(crate) live: Arc<LiveCounters>,
+    pub(crate) error_clock: Arc<AtomicU64>,
+    pub(crate) epoch: Instant,
 }
 
 /// Lets every shard start sending at the same moment, or none: a shard that cannot start
 /// (its executor failed, or its connections did) opens the gate with `abort` set.
 #[derive(Debug, Default)]
-struct StartGate {
+pub(crate) struct StartGate {
     ready: AtomicUsize,
-    abort: AtomicBool,
+    pub(crate) abort: AtomicBool,
 }
 
 impl StartGate {
-    async fn wait(&self, shards: usize) -> bool {
+    pub(crate) async fn wait(&self, shards: usize) -> bool {
         self.ready.fetch_add(1, Ordering::AcqRel);
         loop {
             if self.abort.load(Ordering::Acquire) {
@@ -111,9 +115,9 @@ impl StartGate {
 }
 
 /// Marks the gate aborted when dropped before the shard reached it (its executor never ran, or failed).
-struct GateGuard {
+pub(crate) struct GateGuard {
     gate: Arc<StartGate>,
-    passed: bool,
+    pub(crate) passed: bool,
 }
 
 impl Drop for GateGuard {
@@ -124,18 +128,43 @@ impl Drop for GateGuard {
     }
 }
 
+/// How much one test (or its warmup) runs: `requests` in total, or for `duration` when set.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    pub requests: u64,
+    pub duration: Option<Duration>,
+}
+
 /// A shard's state, shared by its connection tasks on one thread.
-struct ShardState {
-    remaining: Cell<u64>,
-    stats: RefCell<ShardStats>,
-    latency_sum_ns: Cell<u64>,
+pub(crate) struct ShardState {
+    pub(crate) remaining: Cell<u64>,
+    pub(crate) stats: RefCell<ShardStats>,
+    pub(crate) latency_sum_ns: Cell<u64>,
     /// Per-second histograms, only with `--hdr-out`.
-    intervals: RefCell<Option<IntervalRecorder>>,
+    pub(crate) intervals: RefCell<Option<IntervalRecorder>>,
+    /// When this shard stops claiming requests (`--duration`); checked on the shard's own clock.
+    pub(crate) deadline: Option<Instant>,
 }
 
 impl ShardState {
+    /// Records `n` replies that arrived at `now`, each `lat_ns` after its reference time. With
+    /// `--hdr-out`, a second that ended before `now` is cut into its interval first.
+    pub(crate) fn record(&self, now: Instant, lat_ns: u64, n: u64) {
+        let mut st = self.stats.borrow_mut();
+        if let Some(rec) = self.intervals.borrow_mut().as_mut()
+            && rec.due(now)
+        {
+            rec.cut_until(now, &st.hist);
+        }
+        st.hist.saturating_record_n(lat_ns.max(1), n);
+        st.completed += n;
+        st.end = Some(now);
+        self.latency_sum_ns
+            .set(self.latency_sum_ns.get() + lat_ns * n);
+    }
+
     /// Takes up to `want` requests from the shard's share.
-    fn claim(&self, want: usize) -> usize {
+    pub(crate) fn claim(&self, want: usize) -> usize {
         let rem = self.remaining.get();
         let k = rem.min(want as u64);
         self.remaining.set(rem - k);
@@ -178,8 +207,28 @@ pub fn run_test(
     test: &TestSpec,
     requests: u64,
     control: &RunControl,
+    on_tick: impl FnMut(u64, u64),
+) -> Result<ShardStats, EngineError> {
+    let budget = Budget {
+        requests: if cfg.shape.duration.is_some() {
+            u64::MAX
+        } else {
+            requests
+        },
+        duration: cfg.shape.duration,
+    };
+    run_phase(cfg, test, budget, control, on_tick)
+}
+
+/// Runs one test, or one warmup, with an explicit budget.
+pub fn run_phase(
+    cfg: &Arc<Config>,
+    test: &TestSpec,
+    budget: Budget,
+    control: &RunControl,
     mut on_tick: impl FnMut(u64, u64),
 ) -> Result<ShardStats, EngineError> {
+    let requests = budget.requests;
     // A shard with no connection could not send its share, so there are never more shards than connections.
     let shards = cfg.threads.min(cfg.clients);
     let (cores, _) = plan_cores(shards, cfg.cpus.as_deref());
@@ -200,7 +249,9 @@ pub fn run_test(
             test: test.clone(),
             index: i,
             clients: clients[i] as usize,
+            first_client: clients[..i].iter().sum::<u64>() as usize,
             requests: shares[i],
+            duration: budget.duration,
             gate: gate.clone(),
             control: control.clone(),
             live,
@@ -281,7 +332,7 @@ async fn connect_and_setup(
     setup: &[u8],
     names: &[&'static str],
 ) -> Result<Stream, ConnError> {
-    let mut s = net::connect(&cfg.target, cfg.connect_timeout).await?;
+    let mut s = net::connect(&cfg.target, cfg.tls.as_ref(), cfg.connect_timeout).await?;
     net::run_setup(
         &mut s,
         setup,
@@ -295,7 +346,11 @@ async fn connect_and_setup(
 
 /// Reconnects a dropped connection, with backoff; `None` when the server stays unreachable, refuses
 /// setup, or the run is stopped.
-async fn reconnect(plan: &ShardPlan, setup: &[u8], names: &[&'static str]) -> Option<Stream> {
+pub(crate) async fn reconnect(
+    plan: &ShardPlan,
+    setup: &[u8],
+    names: &[&'static str],
+) -> Option<Stream> {
     for pause in RECONNECT_BACKOFF_MS {
         if plan.control.stopped() {
             return None;
@@ -310,6 +365,9 @@ async fn reconnect(plan: &ShardPlan, setup: &[u8], names: &[&'static str]) -> Op
 }
 
 async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, ConnError> {
+    if plan.cfg.cluster {
+        return crate::cluster_engine::run_shard(plan, guard).await;
+    }
     let cfg = plan.cfg.clone();
     let (setup, names) = net::encode_setup(&cfg.setup);
     let setup = Rc::new(setup);
@@ -356,19 +414,24 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
 
     // Phase 3: drive the connections.
     let cpu_start = thread_cpu_seconds();
-    let started = Instant::now();
-    let stats = ShardStats::new(cfg.precision);
+    let began = Instant::now();
+    let mut stats = ShardStats::new(cfg.precision);
+    stats.start = Some(began);
+    crate::schedule::prepare_stats(&mut stats, &cfg, &plan.test);
     let intervals = cfg
         .hdr_out
         .is_some()
-        .then(|| IntervalRecorder::new(started, &stats.hist));
+        .then(|| IntervalRecorder::new(began, &stats.hist));
     let state = Rc::new(ShardState {
         remaining: Cell::new(plan.requests),
         stats: RefCell::new(stats),
         latency_sum_ns: Cell::new(0),
         intervals: RefCell::new(intervals),
+        deadline: plan.duration.map(|d| began + d),
     });
-    state.stats.borrow_mut().start = Some(started);
+    let cursor = Rc::new(Cell::new(0u64));
+    let turn = Rc::new(Cell::new(0u64));
+    let composer = crate::schedule::composer_for(&cfg, &plan.test);
     let plan = Rc::new(plan);
     let tasks: Vec<_> = streams
         .into_iter()
@@ -380,14 +443,32 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
                 .wrapping_add((plan.index as u64) << 32)
                 .wrapping_add(i as u64)
                 .wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            glommio::spawn_local(drive(
+            let keys = KeyGen::new(
+                cfg.shape.distribution,
+                cfg.keyspace.unwrap_or(1),
+                plan.index,
+                shards,
+                &cursor,
+            );
+            let conn = Conn {
                 stream,
-                state.clone(),
-                plan.clone(),
-                setup.clone(),
-                names.clone(),
+                state: state.clone(),
+                plan: plan.clone(),
+                setup: setup.clone(),
+                names: names.clone(),
+                keys,
                 seed,
-            ))
+                turn: turn.clone(),
+            };
+            match &composer {
+                Some(c) => {
+                    let pacing = cfg.shape.rps.map(|rps| {
+                        crate::schedule::Pacing::new(began, plan.first_client + i, cfg.clients, rps)
+                    });
+                    glommio::spawn_local(crate::schedule::drive_composed(conn, c.clone(), pacing))
+                }
+                None => glommio::spawn_local(drive(conn)),
+            }
         })
         .collect();
     let all = async {
@@ -406,8 +487,8 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
     futures_lite::future::or(all, stop).await;
     let mut stats = state.stats.borrow().clone();
     // Every connection gave up while requests were left: they could not be sent, so they failed.
-    // (After a stop by signal they were simply not sent.)
-    if !plan.control.stopped() {
+    // (After a stop by signal, or at the end of --duration, they were simply not sent.)
+    if !plan.control.stopped() && state.deadline.is_none() {
         stats.failed += state.remaining.get();
     }
     if stats.end.is_none() {
@@ -429,20 +510,31 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
     Ok(stats)
 }
 
-/// Maps 64 random bits into [0, range) without division.
-#[inline]
-fn bounded(x: u64, range: u64) -> u64 {
-    ((x as u128 * range as u128) >> 64) as u64
+/// One connection and what its task needs.
+pub(crate) struct Conn {
+    pub(crate) stream: Stream,
+    pub(crate) state: Rc<ShardState>,
+    pub(crate) plan: Rc<ShardPlan>,
+    pub(crate) setup: Rc<Vec<u8>>,
+    pub(crate) names: Rc<Vec<&'static str>>,
+    pub(crate) keys: KeyGen,
+    pub(crate) seed: u64,
+    /// The executor's position in a mix's cycle, shared by its connections.
+    pub(crate) turn: Rc<Cell<u64>>,
 }
 
-async fn drive(
-    mut stream: Stream,
-    state: Rc<ShardState>,
-    plan: Rc<ShardPlan>,
-    setup: Rc<Vec<u8>>,
-    names: Rc<Vec<&'static str>>,
-    seed: u64,
-) {
+/// The closed-loop driver for fixed-layout requests: claim up to `-P`, patch digits, send, count replies.
+async fn drive(conn: Conn) {
+    let Conn {
+        mut stream,
+        state,
+        plan,
+        setup,
+        names,
+        mut keys,
+        seed,
+        ..
+    } = conn;
     let cfg = &plan.cfg;
     let mut pipe = PipelineBuffer::new(&plan.test.template, cfg.pipeline);
     let mut conn = Exchange {
@@ -452,16 +544,18 @@ async fn drive(
         timeout: cfg.timeout,
     };
     let mut rng = SmallRng::seed_from_u64(seed);
-    let range = cfg.keyspace.unwrap_or(1);
     loop {
         if plan.control.stopped() {
+            return;
+        }
+        if state.deadline.is_some_and(|d| Instant::now() >= d) {
             return;
         }
         let k = state.claim(cfg.pipeline);
         if k == 0 {
             return;
         }
-        let bytes = pipe.fill(k, || bounded(rng.next_u64(), range));
+        let bytes = pipe.fill(k, || keys.next(&mut rng));
         let outcome = conn.exchange(&mut stream, bytes, k, &state, &plan).await;
         plan.live
             .publish(state.stats.borrow().completed, state.latency_sum_ns.get());
@@ -583,18 +677,7 @@ impl Exchange {
             }
             if replies > 0 {
                 let lat = now.duration_since(sent).as_nanos() as u64;
-                let mut st = state.stats.borrow_mut();
-                if let Some(rec) = state.intervals.borrow_mut().as_mut()
-                    && rec.due(now)
-                {
-                    rec.cut_until(now, &st.hist);
-                }
-                st.hist.saturating_record_n(lat.max(1), replies as u64);
-                st.completed += replies as u64;
-                st.end = Some(now);
-                state
-                    .latency_sum_ns
-                    .set(state.latency_sum_ns.get() + lat * replies as u64);
+                state.record(now, lat, replies as u64);
                 got += replies;
             }
             if let Some(e) = failure {
@@ -613,7 +696,7 @@ impl Exchange {
 }
 
 /// Counts an error reply, keeps the first one's text, and prints it with `-e` (at most once a second).
-fn note_error(state: &ShardState, plan: &ShardPlan, raw: &[u8]) {
+pub(crate) fn note_error(state: &ShardState, plan: &ShardPlan, raw: &[u8]) {
     let mut st = state.stats.borrow_mut();
     st.errors += 1;
     st.count_error_kind(raw);
@@ -653,6 +736,7 @@ mod tests {
 
     #[test]
     fn bounded_stays_in_range() {
+        use crate::keys::bounded;
         assert_eq!(bounded(u64::MAX, 1000), 999);
         assert_eq!(bounded(0, 1000), 0);
         assert_eq!(bounded(u64::MAX / 2, 1000), 499);

@@ -4,7 +4,10 @@
 //! so integration tests exercise exactly what the binary does.
 
 pub mod cli;
+pub mod cluster;
+mod cluster_engine;
 pub mod compare;
+pub mod compose;
 pub mod config;
 pub mod control;
 pub mod cost;
@@ -12,17 +15,22 @@ pub mod cpus;
 pub mod engine;
 pub mod hdrlog;
 pub mod intervals;
+pub mod keys;
 pub mod limits;
 pub mod merge;
 pub mod net;
 pub mod plot;
+pub mod rate_report;
 pub mod report;
 pub mod resp;
 pub mod result_file;
 pub mod results;
+pub mod schedule;
 pub mod server_view;
+pub mod shape;
 pub mod start_at;
 pub mod stats;
+pub mod tls;
 pub mod tools;
 pub mod workload;
 
@@ -45,6 +53,9 @@ pub enum RunError {
     Limit(String),
     #[error("could not write the output: {0}")]
     Output(#[from] std::io::Error),
+    /// A flag that does not fit the server found (exit code 2, like any usage error).
+    #[error("{0}")]
+    Usage(String),
     #[error("{0}")]
     Results(String),
 }
@@ -76,6 +87,35 @@ impl RunOutcome {
 /// Where progress goes: `Some` only when it should be shown (a terminal).
 pub type ProgressSink<'a> = Option<&'a mut dyn Write>;
 
+/// Reads the cluster's masters for `--cluster`: their configuration for the header, and a check that
+/// `-c` gives every master at least one connection.
+fn cluster_header(cfg: &Config) -> Result<Vec<cluster::NodeConfig>, RunError> {
+    let map = cluster::discover(
+        &cfg.target,
+        cfg.tls.as_ref(),
+        &cfg.setup,
+        cfg.connect_timeout,
+    )
+    .map_err(|e| match e {
+        cluster::ClusterError::Conn(c) => RunError::Conn(c),
+        cluster::ClusterError::NotCluster { .. } => RunError::Usage(e.to_string()),
+        other => RunError::Engine(other.to_string()),
+    })?;
+    let masters = map.masters().len();
+    if cfg.clients < masters {
+        return Err(RunError::Usage(format!(
+            "invalid value '{}' for '-c': the cluster has {masters} masters and each needs at least one client",
+            cfg.clients
+        )));
+    }
+    Ok(cluster::node_configs(
+        &map,
+        cfg.tls.as_ref(),
+        &cfg.setup,
+        cfg.connect_timeout,
+    ))
+}
+
 /// Runs every test of `cfg`, writing reports to `out` as each test ends.
 pub fn run(
     cfg: Config,
@@ -92,16 +132,26 @@ pub fn run(
     };
     let cfg = Arc::new(cfg);
     limits::prepare(cfg.clients, cfg.threads).map_err(RunError::Limit)?;
-    let mut ctl = control::ControlClient::connect(&cfg.target, &cfg.setup, cfg.connect_timeout)?;
+    let mut ctl = control::ControlClient::connect(
+        &cfg.target,
+        cfg.tls.as_ref(),
+        &cfg.setup,
+        cfg.connect_timeout,
+    )?;
     let header = report::Header {
         clients: cfg.clients,
         data_size: cfg.data_size,
         keepalive: cfg.keepalive,
-        save: ctl.config_get("save"),
-        appendonly: ctl.config_get("appendonly"),
+        save: ctl.config_get("save")?,
+        appendonly: ctl.config_get("appendonly")?,
         multi_thread: cfg.multi_thread,
         threads: cfg.threads,
+        cluster_nodes: None,
     };
+    let mut header = header;
+    if cfg.cluster {
+        header.cluster_nodes = Some(cluster_header(&cfg)?);
+    }
     let mut ctl = Some(ctl);
     if cfg.threads > 1
         && let (_, Some(w)) = engine::plan_cores(cfg.threads.min(cfg.clients), cfg.cpus.as_deref())
@@ -123,8 +173,13 @@ pub fn run(
         outcome.stopped = true;
         return Ok(outcome);
     }
-    let mut watch =
-        server_view::ServerWatch::new(ctl.take(), &cfg.target, &cfg.setup, cfg.connect_timeout);
+    let mut watch = server_view::ServerWatch::new(
+        ctl.take(),
+        &cfg.target,
+        cfg.tls.as_ref(),
+        &cfg.setup,
+        cfg.connect_timeout,
+    );
     if let Some(t) = cfg.start_at {
         eprintln!(
             "ringbench: waiting {:.1} s for --start-at {t}",
@@ -176,6 +231,19 @@ pub fn run(
                 );
                 let _ = p.flush();
             };
+            let mut warmed = None;
+            if let Some(warmup) = cfg.shape.warmup {
+                // The server sees the warmup; its figures are dropped.
+                let budget = engine::Budget {
+                    requests: u64::MAX,
+                    duration: Some(warmup),
+                };
+                let w = engine::run_phase(&cfg, test, budget, control, |_, _| {})?;
+                warmed = Some((w.completed, w.elapsed().as_secs_f64()));
+                if control.stopped() {
+                    break;
+                }
+            }
             let stats = engine::run_test(&cfg, test, cfg.requests, control, &mut tick)?;
             if let Some(p) = progress.as_deref_mut() {
                 let _ = write!(p, "\r\x1b[K");
@@ -184,19 +252,31 @@ pub fn run(
             for e in &stats.conn_errors {
                 eprintln!("ringbench: {}: {e}", test.title);
             }
+            let requested = if cfg.shape.duration.is_some() {
+                stats.completed + stats.failed
+            } else {
+                cfg.requests
+            };
             if stats.failed > 0 && cfg.output == OutputMode::Csv {
                 eprintln!(
                     "ringbench: {}: {} of {} requests failed",
-                    test.title, stats.failed, cfg.requests
+                    test.title, stats.failed, requested
                 );
             }
-            let mut result = TestResult::new(test.title.clone(), cfg.requests, stats);
+            let mut result = TestResult::new(test.title.clone(), requested, stats);
+            result.warmup = warmed;
+            result.rate = cfg.shape.rps.map(|rps| rate_report::RateTarget {
+                rps,
+                slots: cfg.clients * cfg.pipeline,
+            });
             result.server = watch.end(result.stats.completed, control.stopped());
             results::after_test(&cfg, &result).map_err(RunError::Results)?;
             let text = match cfg.output {
                 OutputMode::Normal => results::normal_text(&result, &header),
-                OutputMode::Quiet => report::quiet_line(&result),
-                OutputMode::Csv => report::csv_row(&result),
+                OutputMode::Quiet => {
+                    report::quiet_line(&result) + &rate_report::quiet_parts(&result)
+                }
+                OutputMode::Csv => report::csv_row(&result) + &rate_report::csv_parts(&result),
             };
             out.write_all(text.as_bytes())?;
             out.flush()?;

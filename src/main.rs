@@ -89,6 +89,10 @@ fn main() -> ExitCode {
                 0
             }
         }
+        Err(ringbench::RunError::Usage(u)) => {
+            eprintln!("ringbench: {u}");
+            2
+        }
         Err(e) => {
             eprintln!("{e}");
             1

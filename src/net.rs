@@ -1,7 +1,9 @@
-//! Connections to the server on an executor: TCP or unix socket, connected and set up (AUTH, SELECT, HELLO, TRACKING).
+//! Connections to the server on an executor: TCP, TLS over TCP, or unix socket, connected and set up (AUTH,
+//! SELECT, HELLO, TRACKING).
 
 use crate::config::{Setup, Target};
 use crate::resp::{self, Value};
+use crate::tls::{self, TlsClient};
 use futures_lite::{AsyncReadExt, AsyncWriteExt};
 use glommio::net::{TcpStream, UnixStream};
 use std::io;
@@ -25,9 +27,31 @@ pub enum ConnError {
     /// The server sent bytes that are not RESP.
     #[error("{0}")]
     Protocol(String),
+    /// The TLS handshake failed, or the server refused the session (a missing client certificate shows
+    /// only after the handshake in TLS 1.3).
+    #[error("TLS with {addr} failed: {reason}")]
+    Tls { addr: String, reason: String },
     /// No reply came within `--timeout` (or setup within `--connect-timeout`).
     #[error("no reply from {addr} within {ms} ms")]
     Timeout { addr: String, ms: u128 },
+}
+
+impl ConnError {
+    /// The error for an I/O failure on `addr`: `Tls` when TLS caused it, else what `other` makes of it.
+    pub fn from_io(
+        e: io::Error,
+        addr: &str,
+        tls: Option<&TlsClient>,
+        other: impl FnOnce(String) -> ConnError,
+    ) -> ConnError {
+        match tls::rustls_error(&e) {
+            Some(t) => ConnError::Tls {
+                addr: addr.to_string(),
+                reason: tls::describe(t, tls),
+            },
+            None => other(io_reason(e)),
+        }
+    }
 }
 
 /// The setup commands for `setup`, each with the name used in messages.
@@ -86,14 +110,21 @@ pub fn check_setup_reply(name: &'static str, v: &Value) -> Result<(), ConnError>
 pub enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
+    /// Boxed: rustls's connection state is large and the plain variants should stay small.
+    Tls(Box<futures_rustls::client::TlsStream<TcpStream>>),
 }
 
 impl Stream {
-    /// Writes all of `buf`.
+    /// Writes all of `buf` (for TLS: encrypted and handed to the socket, not left in rustls's buffer).
     pub async fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         match self {
             Stream::Tcp(s) => s.write_all(buf).await,
             Stream::Unix(s) => s.write_all(buf).await,
+            Stream::Tls(s) => {
+                s.write_all(buf).await?;
+                // rustls keeps records it could not send at once; the reply never comes unless they go out.
+                s.flush().await
+            }
         }
     }
 
@@ -102,6 +133,17 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.read(buf).await,
             Stream::Unix(s) => s.read(buf).await,
+            Stream::Tls(s) => s.read(buf).await,
+        }
+    }
+
+    /// Sets glommio's read timeout on the socket (TCP, also under TLS); unix streams have none, see
+    /// [`Self::read_within`].
+    pub fn set_read_timeout(&self, timeout: Option<Duration>) -> glommio::Result<(), ()> {
+        match self {
+            Stream::Tcp(s) => s.set_read_timeout(timeout),
+            Stream::Tls(s) => s.get_ref().0.set_read_timeout(timeout),
+            Stream::Unix(_) => Ok(()),
         }
     }
 
@@ -126,12 +168,21 @@ impl Stream {
                 other => io::Error::new(io::ErrorKind::TimedOut, other.to_string()),
             }),
             (Stream::Unix(s), None) => s.read(buf).await,
+            (Stream::Tls(s), t) => {
+                // glommio's read timeout on the socket under TLS: rustls passes its TimedOut through.
+                s.get_mut().0.set_read_timeout(t).map_err(io::Error::from)?;
+                s.read(buf).await
+            }
         }
     }
 }
 
-/// Opens a stream to `target` within `timeout`.
-pub async fn connect(target: &Target, timeout: Duration) -> Result<Stream, ConnError> {
+/// Opens a stream to `target` within `timeout`, with a TLS handshake first when `tls` is set.
+pub async fn connect(
+    target: &Target,
+    tls: Option<&TlsClient>,
+    timeout: Duration,
+) -> Result<Stream, ConnError> {
     let fail = |e: String| ConnError::Connect {
         addr: target.display(),
         reason: e,
@@ -142,7 +193,10 @@ pub async fn connect(target: &Target, timeout: Duration) -> Result<Stream, ConnE
                 .await
                 .map_err(|e| fail(io_reason(e.into())))?;
             s.set_nodelay(true).map_err(|e| fail(e.to_string()))?;
-            Ok(Stream::Tcp(s))
+            match tls {
+                None => Ok(Stream::Tcp(s)),
+                Some(t) => tls_handshake(s, t, target, timeout).await,
+            }
         }
         Target::Unix(path) => {
             let fut = UnixStream::connect(path);
@@ -157,8 +211,40 @@ pub async fn connect(target: &Target, timeout: Duration) -> Result<Stream, ConnE
     }
 }
 
+/// Runs the TLS handshake on a connected socket within `timeout`.
+async fn tls_handshake(
+    s: TcpStream,
+    t: &TlsClient,
+    target: &Target,
+    timeout: Duration,
+) -> Result<Stream, ConnError> {
+    let addr = target.display();
+    let connector = futures_rustls::TlsConnector::from(t.config.clone());
+    let handshake = connector.connect(t.server_name.clone(), s);
+    let done = glommio::timer::timeout(timeout, async {
+        handshake.await.map_err(glommio::GlommioError::IoError)
+    })
+    .await;
+    match done {
+        Ok(stream) => Ok(Stream::Tls(Box::new(stream))),
+        Err(glommio::GlommioError::IoError(e)) => {
+            Err(ConnError::from_io(e, &addr, Some(t), |r| ConnError::Tls {
+                addr: addr.clone(),
+                reason: r,
+            }))
+        }
+        Err(e) => Err(ConnError::Tls {
+            addr: addr.clone(),
+            reason: io_reason(e.into()),
+        }),
+    }
+}
+
 /// The plain reason of an I/O error, without glommio's decorations.
 pub fn io_reason(e: io::Error) -> String {
+    if let Some(t) = tls::rustls_error(&e) {
+        return tls::describe(t, None);
+    }
     match e.kind() {
         io::ErrorKind::ConnectionRefused => "Connection refused".into(),
         io::ErrorKind::NotFound => "No such file or directory".into(),

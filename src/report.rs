@@ -15,6 +15,8 @@ pub struct Header {
     pub appendonly: Option<String>,
     pub multi_thread: bool,
     pub threads: usize,
+    /// `--cluster`: each master's configuration, in node order (replaces the host configuration lines).
+    pub cluster_nodes: Option<Vec<crate::cluster::NodeConfig>>,
 }
 
 /// The CSV header line (with its newline).
@@ -43,6 +45,7 @@ pub fn quiet_line(r: &TestResult) -> String {
         r.rps(),
         r.quantile_ms(0.50)
     );
+    s.push_str(&crate::rate_report::quiet_suffix(r));
     append_failures(&mut s, r, ", ");
     s.push('\n');
     s
@@ -54,6 +57,10 @@ fn append_failures(s: &mut String, r: &TestResult, sep: &str) {
     }
     if r.stats.failed > 0 {
         let _ = write!(s, "{sep}{} failed", r.stats.failed);
+    }
+    let redirects = redirect_counts(r);
+    if !redirects.is_empty() {
+        let _ = write!(s, "{sep}{redirects}");
     }
 }
 
@@ -82,11 +89,25 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
     let _ = writeln!(s, "  {} parallel clients", h.clients);
     let _ = writeln!(s, "  {} bytes payload", h.data_size);
     let _ = writeln!(s, "  keep alive: {}", u8::from(h.keepalive));
-    if let Some(save) = &h.save {
-        let _ = writeln!(s, "  host configuration \"save\": {save}");
-    }
-    if let Some(aof) = &h.appendonly {
-        let _ = writeln!(s, "  host configuration \"appendonly\": {aof}");
+    if let Some(nodes) = &h.cluster_nodes {
+        let _ = writeln!(s, "  cluster mode: yes ({} masters)", nodes.len());
+        for (i, n) in nodes.iter().enumerate() {
+            let _ = writeln!(s, "  node [{i}] configuration:");
+            if let Some(save) = &n.save {
+                let save = if save.is_empty() { "NONE" } else { save };
+                let _ = writeln!(s, "    save: {save}");
+            }
+            if let Some(aof) = &n.appendonly {
+                let _ = writeln!(s, "    appendonly: {aof}");
+            }
+        }
+    } else {
+        if let Some(save) = &h.save {
+            let _ = writeln!(s, "  host configuration \"save\": {save}");
+        }
+        if let Some(aof) = &h.appendonly {
+            let _ = writeln!(s, "  host configuration \"appendonly\": {aof}");
+        }
     }
     let _ = writeln!(
         s,
@@ -100,7 +121,13 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
     let hist = &r.stats.hist;
     let total = hist.len();
     if total > 0 {
-        s.push_str("Latency by percentile distribution:\n");
+        if r.stats.service.is_some() {
+            s.push_str(
+                "Latency by percentile distribution (from each request's intended send time):\n",
+            );
+        } else {
+            s.push_str("Latency by percentile distribution:\n");
+        }
         let line = |s: &mut String, pct: f64, ns: u64| {
             let count = hist.count_between(0, ns);
             let _ = writeln!(
@@ -157,7 +184,11 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
         "  throughput summary: {:.2} requests per second",
         r.rps()
     );
-    s.push_str("  latency summary (msec):\n");
+    if r.stats.service.is_some() {
+        s.push_str("  latency summary, from each request's intended send time (msec):\n");
+    } else {
+        s.push_str("  latency summary (msec):\n");
+    }
     let _ = writeln!(
         s,
         "  {:>11} {:>9} {:>9} {:>9} {:>9} {:>9}",
@@ -173,6 +204,7 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
         r.quantile_ms(0.99),
         r.max_ms()
     );
+    s.push_str(&crate::rate_report::summary_lines(r));
     if r.stats.errors > 0 {
         let _ = writeln!(
             s,
@@ -188,12 +220,56 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
             r.requested, r.stats.completed, r.stats.failed
         );
     }
+    if let Some(c) = &r.stats.cluster {
+        s.push_str("  per node:\n");
+        // Executors meet the masters in different orders; print them in one stable order.
+        let mut nodes: Vec<_> = c.nodes.iter().collect();
+        nodes.sort_by(|a, b| a.name.cmp(&b.name));
+        for n in nodes {
+            let rps = if r.seconds > 0.0 {
+                n.completed as f64 / r.seconds
+            } else {
+                0.0
+            };
+            let _ = writeln!(
+                s,
+                "    {}: {} requests, {:.2} requests per second, p50={:.3} msec, p99={:.3} msec",
+                n.name,
+                n.completed,
+                rps,
+                ns_to_ms(n.hist.value_at_quantile(0.50)),
+                ns_to_ms(n.hist.value_at_quantile(0.99))
+            );
+        }
+        let redirects = redirect_counts(r);
+        if !redirects.is_empty() {
+            let _ = writeln!(s, "  redirects: {redirects}");
+        }
+    }
     s.push_str(&crate::cost::cost_lines(
         &r.stats.executors,
         r.stats.completed,
     ));
     s.push('\n');
     s
+}
+
+/// `12 MOVED, 3 ASK, 2 retried`: the nonzero redirect and retry counts of a cluster test.
+fn redirect_counts(r: &TestResult) -> String {
+    let Some(c) = &r.stats.cluster else {
+        return String::new();
+    };
+    let mut parts = Vec::new();
+    if c.moved > 0 {
+        parts.push(format!("{} MOVED", c.moved));
+    }
+    if c.ask > 0 {
+        parts.push(format!("{} ASK", c.ask));
+    }
+    if c.retries > 0 {
+        parts.push(format!("{} retried", c.retries));
+    }
+    parts.join(", ")
 }
 
 #[cfg(test)]
@@ -248,6 +324,7 @@ mod tests {
             appendonly: Some("no".into()),
             multi_thread: true,
             threads: 2,
+            cluster_nodes: None,
         };
         let b = normal_block(&result(), &h);
         for want in [
@@ -277,6 +354,47 @@ mod tests {
         assert!(
             cum.last().unwrap().starts_with("100.000% <= 3.000"),
             "{cum:?}"
+        );
+    }
+
+    #[test]
+    fn cluster_header_and_per_node_lines() {
+        use crate::cluster::{ClusterStats, NodeConfig};
+        let h = Header {
+            clients: 50,
+            data_size: 3,
+            keepalive: true,
+            cluster_nodes: Some(vec![
+                NodeConfig {
+                    save: Some(String::new()),
+                    appendonly: Some("no".into()),
+                },
+                NodeConfig::default(),
+            ]),
+            ..Header::default()
+        };
+        let mut r = result();
+        let mut cs = ClusterStats::default();
+        let n = cs.node_mut("127.0.0.1:7000", 3);
+        n.completed = 5;
+        n.hist.record(300_000).unwrap();
+        cs.node_mut("127.0.0.1:7001", 3);
+        cs.moved = 2;
+        r.stats.cluster = Some(cs);
+        let b = normal_block(&r, &h);
+        for want in [
+            "  cluster mode: yes (2 masters)\n  node [0] configuration:\n    save: NONE\n    appendonly: no\n  node [1] configuration:\n  multi-thread: no",
+            "    127.0.0.1:7000: 5 requests, 10.00 requests per second, p50=0.300 msec, p99=0.300 msec",
+            "    127.0.0.1:7001: 0 requests",
+            "  redirects: 2 MOVED\n",
+        ] {
+            assert!(b.contains(want), "missing {want:?} in\n{b}");
+        }
+        assert!(!b.contains("host configuration"), "{b}");
+        assert!(
+            quiet_line(&r).ends_with(", 2 MOVED\n"),
+            "{}",
+            quiet_line(&r)
         );
     }
 }

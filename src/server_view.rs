@@ -126,6 +126,7 @@ pub fn human_bytes(b: u64) -> String {
 pub struct ServerWatch {
     ctl: Option<ControlClient>,
     target: Target,
+    tls: Option<crate::tls::TlsClient>,
     setup: Setup,
     connect_timeout: Duration,
     before: Option<ServerSnapshot>,
@@ -138,16 +139,18 @@ pub struct ServerWatch {
 }
 
 impl ServerWatch {
-    /// A watch over `ctl`; `target`, `setup` and `connect_timeout` serve to reconnect after a failure.
+    /// A watch over `ctl`; `target`, `tls`, `setup` and `connect_timeout` serve to reconnect after a failure.
     pub fn new(
         ctl: Option<ControlClient>,
         target: &Target,
+        tls: Option<&crate::tls::TlsClient>,
         setup: &Setup,
         connect_timeout: Duration,
     ) -> Self {
         ServerWatch {
             ctl,
             target: target.clone(),
+            tls: tls.cloned(),
             setup: setup.clone(),
             connect_timeout,
             before: None,
@@ -205,8 +208,13 @@ impl ServerWatch {
         // (a long --start-at wait, a long previous test).
         for _ in 0..2 {
             if self.ctl.is_none() && !self.unavailable {
-                self.ctl =
-                    ControlClient::connect(&self.target, &self.setup, self.connect_timeout).ok();
+                self.ctl = ControlClient::connect(
+                    &self.target,
+                    self.tls.as_ref(),
+                    &self.setup,
+                    self.connect_timeout,
+                )
+                .ok();
             }
             self.before = self.info(None, INFO_WAIT);
             if self.before.is_some() || self.ctl.is_some() {

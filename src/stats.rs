@@ -97,6 +97,8 @@ pub struct ShardStats {
     pub start: Option<Instant>,
     /// When this shard received its last reply.
     pub end: Option<Instant>,
+    /// Per-node figures and redirect counts (`--cluster` only).
+    pub cluster: Option<crate::cluster::ClusterStats>,
     /// Error replies by kind (first word of the reply), in the order first seen.
     pub error_kinds: Vec<(String, u64)>,
     /// One entry per executor merged into these figures.
@@ -104,6 +106,24 @@ pub struct ShardStats {
     /// Per executor (only with `--hdr-out`): its one-second interval histograms in order, each
     /// V2-encoded when its second ended (see `intervals`).
     pub interval_logs: Vec<Vec<Vec<u8>>>,
+    /// Open loop (`--rps`) only: latency from the actual send (service time); `hist` then holds the
+    /// latency from each request's intended send time.
+    pub service: Option<Histogram<u64>>,
+    /// `--mix` only: figures per command, in the mix's order.
+    pub parts: Vec<PartStats>,
+    /// Open loop: requests sent over 1 ms late because their connection already had `-P` waiting.
+    pub late_full: u64,
+    /// Open loop: requests sent over 1 ms late although their connection had room (the client was busy).
+    pub late_free: u64,
+}
+
+/// One command's figures inside a mix.
+#[derive(Debug, Clone)]
+pub struct PartStats {
+    pub title: String,
+    pub hist: Histogram<u64>,
+    pub completed: u64,
+    pub errors: u64,
 }
 
 impl ShardStats {
@@ -117,9 +137,14 @@ impl ShardStats {
             conn_errors: Vec::new(),
             start: None,
             end: None,
+            cluster: None,
             error_kinds: Vec::new(),
             executors: Vec::new(),
             interval_logs: Vec::new(),
+            service: None,
+            parts: Vec::new(),
+            late_full: 0,
+            late_free: 0,
         }
     }
 
@@ -157,8 +182,27 @@ impl ShardStats {
         self.completed += other.completed;
         self.errors += other.errors;
         self.failed += other.failed;
+        self.late_full += other.late_full;
+        self.late_free += other.late_free;
+        match (&mut self.service, &other.service) {
+            (Some(a), Some(b)) => a.add(b).expect("histograms share their bounds"),
+            (None, Some(b)) => self.service = Some(b.clone()),
+            _ => {}
+        }
+        if self.parts.is_empty() {
+            self.parts = other.parts.clone();
+        } else {
+            for (a, b) in self.parts.iter_mut().zip(&other.parts) {
+                a.hist.add(&b.hist).expect("histograms share their bounds");
+                a.completed += b.completed;
+                a.errors += b.errors;
+            }
+        }
         if self.first_error.is_none() {
             self.first_error = other.first_error.clone();
+        }
+        if let Some(o) = &other.cluster {
+            self.cluster.get_or_insert_with(Default::default).merge(o);
         }
         for e in &other.conn_errors {
             self.note_conn_error(e);
@@ -229,6 +273,10 @@ pub struct TestResult {
     pub wall_start: Option<SystemTime>,
     /// The server's side of the test (INFO before and after), when the server answered INFO.
     pub server: Option<crate::server_view::ServerView>,
+    /// Open loop: the target the test aimed at.
+    pub rate: Option<crate::rate_report::RateTarget>,
+    /// `--warmup`: requests completed in the warmup (sent, then dropped from every figure) and its seconds.
+    pub warmup: Option<(u64, f64)>,
 }
 
 impl TestResult {
@@ -245,6 +293,8 @@ impl TestResult {
             seconds,
             wall_start,
             server: None,
+            rate: None,
+            warmup: None,
         }
     }
 

@@ -183,6 +183,7 @@ pub fn run_merge(a: &MergeArgs, out: &mut dyn Write) -> Result<(), ToolError> {
             appendonly: None,
             multi_thread: f.config.threads > 1,
             threads: f.config.threads as usize,
+            cluster_nodes: None,
         };
         let mut text = format!(
             "Merged {} runs (client hosts: {})\n\n",

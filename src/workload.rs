@@ -16,6 +16,9 @@ pub struct TestSpec {
     pub command: String,
     /// The request, compiled once.
     pub template: RequestTemplate,
+    /// Set when requests differ beyond `__rand_int__` digits (varying values, shared random numbers,
+    /// a mix): each request is then composed on its own instead of patched in a fixed layout.
+    pub compose: Option<std::sync::Arc<crate::compose::Composer>>,
 }
 
 /// A request compiled once into RESP bytes plus the offsets of its `__rand_int__` placeholders.
@@ -23,6 +26,11 @@ pub struct TestSpec {
 pub struct RequestTemplate {
     bytes: Vec<u8>,
     rand_offsets: Vec<usize>,
+    /// Placeholders that repeat another one's digits: (destination, source) offsets in [`Self::bytes`].
+    copies: Vec<(usize, usize)>,
+    /// The bytes a cluster routes by: the first argument after the command name, or the inside of its
+    /// `{hash tag}`. `None` for a command without arguments (it may go to any node).
+    key_range: Option<std::ops::Range<usize>>,
 }
 
 impl RequestTemplate {
@@ -32,7 +40,9 @@ impl RequestTemplate {
         let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
         let mut bytes = Vec::new();
         encode_command(&mut bytes, &refs);
-        Self::from_bytes(bytes, randomize)
+        let mut t = Self::from_bytes(bytes, randomize);
+        t.key_range = first_key_range(args);
+        t
     }
 
     /// A request sent as an inline command (`PING\r\n`).
@@ -49,7 +59,24 @@ impl RequestTemplate {
         RequestTemplate {
             bytes,
             rand_offsets,
+            copies: Vec::new(),
+            key_range: None,
         }
+    }
+
+    /// Makes every placeholder repeat the first one's digits, so all of them get one random number
+    /// per request (cluster mode: the ten MSET keys share one hash tag and so one slot).
+    pub fn share_first_placeholder(mut self) -> Self {
+        if let Some((&first, rest)) = self.rand_offsets.split_first() {
+            self.copies = rest.iter().map(|&o| (o, first)).collect();
+            self.rand_offsets.truncate(1);
+        }
+        self
+    }
+
+    /// The byte range of the routing key inside [`Self::bytes`] (see the field's doc).
+    pub fn key_range(&self) -> Option<std::ops::Range<usize>> {
+        self.key_range.clone()
     }
 
     /// The request's bytes, with placeholders as compiled.
@@ -63,6 +90,22 @@ impl RequestTemplate {
     }
 }
 
+/// Where the routing key of an encoded command lies: its first argument, narrowed to the inside of a
+/// `{hash tag}` when it has one. Placeholder digits never contain braces, so the range holds for every
+/// request made from the template.
+fn first_key_range(args: &[Vec<u8>]) -> Option<std::ops::Range<usize>> {
+    let key = args.get(1)?;
+    let digits = |n: usize| n.to_string().len();
+    // `*<argc>\r\n`, then the command name as `$<len>\r\n<name>\r\n`, then `$<len>\r\n` of the key.
+    let start = 1
+        + digits(args.len())
+        + 2
+        + (1 + digits(args[0].len()) + 2 + args[0].len() + 2)
+        + (1 + digits(key.len()) + 2);
+    let tag = crate::cluster::hash_tag(key).unwrap_or(0..key.len());
+    Some(start + tag.start..start + tag.end)
+}
+
 /// A connection's reusable pipeline buffer: `depth` copies of one request laid end to end.
 /// Per batch only the placeholder digits are overwritten; the buffer is never reallocated.
 #[derive(Debug)]
@@ -71,6 +114,8 @@ pub struct PipelineBuffer {
     request_len: usize,
     offsets: Vec<usize>,
     offsets_per_request: usize,
+    copies: Vec<(usize, usize)>,
+    copies_per_request: usize,
 }
 
 impl PipelineBuffer {
@@ -79,16 +124,26 @@ impl PipelineBuffer {
         let request_len = template.bytes.len();
         let mut bytes = Vec::with_capacity(request_len * depth);
         let mut offsets = Vec::with_capacity(template.rand_offsets.len() * depth);
+        let mut copies = Vec::with_capacity(template.copies.len() * depth);
         for i in 0..depth {
             bytes.extend_from_slice(&template.bytes);
             offsets.extend(template.rand_offsets.iter().map(|o| o + i * request_len));
+            let base = i * request_len;
+            copies.extend(template.copies.iter().map(|&(d, s)| (d + base, s + base)));
         }
         PipelineBuffer {
             bytes,
             request_len,
             offsets,
             offsets_per_request: template.rand_offsets.len(),
+            copies,
+            copies_per_request: template.copies.len(),
         }
+    }
+
+    /// The length of one request in bytes.
+    pub fn request_len(&self) -> usize {
+        self.request_len
     }
 
     /// Fills the first `count` requests' placeholders with numbers from `next` and returns their bytes.
@@ -97,6 +152,9 @@ impl PipelineBuffer {
         let n = count * self.offsets_per_request;
         for &off in &self.offsets[..n] {
             write_12_digits(&mut self.bytes[off..off + RAND_WIDTH], next());
+        }
+        for &(dst, src) in &self.copies[..count * self.copies_per_request] {
+            self.bytes.copy_within(src..src + RAND_WIDTH, dst);
         }
         &self.bytes[..count * self.request_len]
     }
@@ -131,6 +189,8 @@ struct SuiteEntry {
 enum Request {
     Inline(&'static str),
     Args(Vec<Vec<u8>>),
+    /// Arguments whose placeholders all take the first one's number.
+    SharedArgs(Vec<Vec<u8>>),
 }
 
 /// What the default suite's commands depend on.
@@ -141,6 +201,9 @@ pub struct SuiteParams {
     pub randomize: bool,
     /// A hash tag inserted into every key (cluster mode), e.g. `{tag}`; empty otherwise.
     pub tag: String,
+    /// Cluster mode: MSET's ten keys share one hash tag (`key:{<random>}:0` .. `key:{<same>}:9`),
+    /// so each MSET stays in one slot while successive MSETs spread over all slots.
+    pub cluster: bool,
 }
 
 fn args(parts: &[&[u8]]) -> Request {
@@ -277,6 +340,13 @@ const SUITE: &[SuiteEntry] = &[
         names: &["mset"],
         build: |p| {
             let mut a: Vec<Vec<u8>> = vec![b"MSET".to_vec()];
+            if p.cluster {
+                for i in 0..10 {
+                    a.push(format!("key:{{__rand_int__}}:{i}").into_bytes());
+                    a.push(p.value.clone());
+                }
+                return Request::SharedArgs(a);
+            }
             for _ in 0..10 {
                 a.push(key(p, "key", ":__rand_int__"));
                 a.push(p.value.clone());
@@ -333,12 +403,16 @@ pub fn default_suite(
             let template = match (e.build)(params) {
                 Request::Inline(line) => RequestTemplate::inline(line),
                 Request::Args(a) => RequestTemplate::from_args(&a, params.randomize),
+                Request::SharedArgs(a) => {
+                    RequestTemplate::from_args(&a, params.randomize).share_first_placeholder()
+                }
             };
             let command = e.title.split([' ', '_']).next().unwrap_or(e.title);
             TestSpec {
                 title: e.title.to_string(),
                 command: command.to_string(),
                 template,
+                compose: None,
             }
         })
         .collect())
@@ -350,6 +424,7 @@ pub fn custom_test(args: &[Vec<u8>], title: String, randomize: bool) -> TestSpec
         title,
         command: String::from_utf8_lossy(&args[0]).to_uppercase(),
         template: RequestTemplate::from_args(args, randomize),
+        compose: None,
     }
 }
 
@@ -362,6 +437,7 @@ mod tests {
             value: b"xxx".to_vec(),
             randomize: true,
             tag: String::new(),
+            cluster: false,
         }
     }
 
@@ -447,6 +523,61 @@ mod tests {
     fn unknown_name_is_reported() {
         let v = vec!["set".to_string(), "sett".to_string()];
         assert_eq!(default_suite(Some(&v), &params()).unwrap_err(), "sett");
+    }
+
+    #[test]
+    fn key_range_is_the_first_argument_or_its_tag() {
+        let t = RequestTemplate::from_args(
+            &[
+                b"SET".to_vec(),
+                b"foo:__rand_int__".to_vec(),
+                b"{v}".to_vec(),
+            ],
+            true,
+        );
+        assert_eq!(&t.bytes()[t.key_range().unwrap()], b"foo:__rand_int__");
+        let t = RequestTemplate::from_args(&[b"GET".to_vec(), b"a{user1}b".to_vec()], true);
+        assert_eq!(&t.bytes()[t.key_range().unwrap()], b"user1");
+        let t = RequestTemplate::from_args(&[b"PING".to_vec()], false);
+        assert!(t.key_range().is_none());
+        let long: Vec<Vec<u8>> = std::iter::once(b"MSET".to_vec())
+            .chain((0..12).map(|i| format!("k{i}").repeat(5).into_bytes()))
+            .collect();
+        let t = RequestTemplate::from_args(&long, false);
+        assert_eq!(&t.bytes()[t.key_range().unwrap()], b"k0k0k0k0k0");
+    }
+
+    #[test]
+    fn cluster_mset_keys_share_one_tag() {
+        let p = SuiteParams {
+            cluster: true,
+            ..params()
+        };
+        let v = vec!["mset".to_string()];
+        let t = &default_suite(Some(&v), &p).unwrap()[0].template;
+        assert_eq!(t.rand_offsets().len(), 1);
+        let mut buf = PipelineBuffer::new(t, 2);
+        let mut n = 0;
+        let out = buf
+            .fill(2, || {
+                n += 1;
+                n
+            })
+            .to_vec();
+        let text = String::from_utf8(out).unwrap();
+        let first: Vec<&str> = text.split("*21").nth(1).unwrap().split("\r\n").collect();
+        let keys: Vec<&str> = first
+            .iter()
+            .copied()
+            .filter(|l| l.starts_with("key:"))
+            .collect();
+        assert_eq!(keys.len(), 10);
+        for (i, k) in keys.iter().enumerate() {
+            assert_eq!(*k, format!("key:{{000000000001}}:{i}"));
+        }
+        assert!(text.contains("key:{000000000002}:9"));
+        let range = t.key_range().unwrap();
+        assert_eq!(&t.bytes()[range], RAND_INT);
     }
 
     #[test]

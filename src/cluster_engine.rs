@@ -1,0 +1,748 @@
+//! The `--cluster` side of the engine: on one executor, logical clients that each hold a connection per
+//! master and send every request to the owner of its key's slot, following MOVED and ASK and retrying
+//! TRYAGAIN, CLUSTERDOWN and lost connections, so each request ends exactly once (completed or failed).
+
+use crate::cluster::{self, ClusterError, ClusterStats, Redirect, SLOTS, SlotMap, UNASSIGNED};
+use crate::config::Target;
+use crate::engine::{GateGuard, ShardPlan, ShardState, note_error};
+use crate::intervals::IntervalRecorder;
+use crate::keys::{KeyGen, bounded};
+use crate::net::{self, ConnError, Stream};
+use crate::resp::{self, ReplyScanner, Scanned, Value};
+use crate::stats::{ExecutorStats, ShardStats, new_histogram, thread_cpu_seconds};
+use crate::tls::TlsClient;
+use crate::workload::PipelineBuffer;
+use futures_lite::AsyncRead;
+use hdrhistogram::Histogram;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::atomic::Ordering;
+use std::task::Poll;
+use std::time::{Duration, Instant};
+
+/// Read buffer per node connection; grows only for a single reply line longer than this.
+const READ_BUFFER: usize = 16 * 1024;
+/// Sends of one request (first send included) before it counts as failed.
+const MAX_ATTEMPTS: u16 = 64;
+/// First wait after TRYAGAIN, CLUSTERDOWN or a lost connection; doubles up to [`BACKOFF_MAX`].
+const BACKOFF_START: Duration = Duration::from_millis(5);
+const BACKOFF_MAX: Duration = Duration::from_millis(250);
+/// At most one full topology refresh per executor in this window: a burst of MOVED replies (a slot
+/// range changing owner) costs one CLUSTER SLOTS, not one per reply.
+const REFRESH_GAP: Duration = Duration::from_millis(100);
+/// How often an executor looks at the stop flag.
+const STOP_POLL: Duration = Duration::from_millis(20);
+/// The ASKING command, sent before a request that follows an ASK redirect.
+const ASKING: &[u8] = b"*1\r\n$6\r\nASKING\r\n";
+/// Marks an ASKING reply in a connection's queue of expected replies (its reply is not counted).
+const ASKING_MARK: u32 = u32::MAX;
+
+/// One master's tally on this executor, indexed like the slot map's nodes.
+struct NodeTally {
+    completed: u64,
+    hist: Histogram<u64>,
+}
+
+/// An executor's cluster state, shared by its logical clients on one thread.
+struct Shard {
+    plan: Rc<ShardPlan>,
+    state: ShardState,
+    map: RefCell<SlotMap>,
+    tallies: RefCell<Vec<NodeTally>>,
+    moved: Cell<u64>,
+    ask: Cell<u64>,
+    retries: Cell<u64>,
+    setup: Vec<u8>,
+    names: Vec<&'static str>,
+    refreshing: Cell<bool>,
+    last_refresh: Cell<Option<Instant>>,
+}
+
+/// A logical client's connection to one node.
+struct NodeConn {
+    stream: Option<Stream>,
+    scanner: ReplyScanner,
+    rbuf: Vec<u8>,
+    start: usize,
+    end: usize,
+    /// Requests of the current round for this node, written in one go.
+    out: Vec<u8>,
+    /// Indices of the requests whose replies are owed, in send order ([`ASKING_MARK`] for ASKING).
+    owed: VecDeque<u32>,
+}
+
+impl NodeConn {
+    fn new(stream: Option<Stream>, depth: usize) -> Self {
+        NodeConn {
+            stream,
+            scanner: ReplyScanner::new(),
+            rbuf: vec![0; READ_BUFFER],
+            start: 0,
+            end: 0,
+            out: Vec::new(),
+            owed: VecDeque::with_capacity(depth * 2),
+        }
+    }
+
+    /// Drops the connection; the requests still owed a reply go back to `retry`.
+    fn lose(&mut self, retry: &mut Vec<u32>) {
+        self.stream = None;
+        self.scanner = ReplyScanner::new();
+        self.start = 0;
+        self.end = 0;
+        self.out.clear();
+        retry.extend(self.owed.drain(..).filter(|&i| i != ASKING_MARK));
+    }
+}
+
+/// Per-request routing state within one batch.
+#[derive(Debug, Clone, Copy, Default)]
+struct Req {
+    slot: u16,
+    /// A node named by the last MOVED/ASK, used instead of the slot map; [`UNASSIGNED`] for none.
+    target: u16,
+    asking: bool,
+    attempts: u16,
+}
+
+fn node_target(addr: SocketAddr) -> Target {
+    Target::Tcp {
+        host: addr.ip().to_string(),
+        port: addr.port(),
+        addr,
+    }
+}
+
+async fn connect_node(
+    addr: SocketAddr,
+    tls: Option<&TlsClient>,
+    setup: &[u8],
+    names: &[&'static str],
+    timeout: Duration,
+    read_timeout: Option<Duration>,
+) -> Result<Stream, ConnError> {
+    let target = node_target(addr);
+    let mut s = net::connect(&target, tls, timeout).await?;
+    net::run_setup(&mut s, setup, names, &target.display(), timeout).await?;
+    // `--timeout`: a reply that takes longer fails its request (glommio checks this inside every read).
+    s.set_read_timeout(read_timeout)
+        .map_err(|e| ConnError::Protocol(e.to_string()))?;
+    Ok(s)
+}
+
+/// Reads the slot map with `CLUSTER SLOTS` over a fresh connection (control traffic, not counted).
+async fn fetch_slots(
+    target: &Target,
+    tls: Option<&TlsClient>,
+    setup: &[u8],
+    names: &[&'static str],
+    timeout: Duration,
+) -> Result<SlotMap, ClusterError> {
+    let display = target.display();
+    let mut s = net::connect(target, tls, timeout).await?;
+    net::run_setup(&mut s, setup, names, &display, timeout).await?;
+    let lost = |reason: String| ConnError::Lost {
+        addr: display.clone(),
+        reason,
+    };
+    let mut req = Vec::new();
+    resp::encode_command(&mut req, &[b"CLUSTER", b"SLOTS"]);
+    s.write_all(&req)
+        .await
+        .map_err(|e| lost(net::io_reason(e)))?;
+    let mut buf = Vec::with_capacity(4096);
+    let mut chunk = [0u8; 4096];
+    let value = loop {
+        match resp::decode(&buf) {
+            Ok(Some((Value::Push(_), used))) => {
+                buf.drain(..used);
+                continue;
+            }
+            Ok(Some((v, _))) => break v,
+            Ok(None) => {}
+            Err(e) => return Err(ConnError::Protocol(format!("{display}: {e}")).into()),
+        }
+        let n = s
+            .read(&mut chunk)
+            .await
+            .map_err(|e| lost(net::io_reason(e)))?;
+        if n == 0 {
+            return Err(lost("closed by the server".into()).into());
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    };
+    let seed = match target {
+        Target::Tcp { addr, .. } => *addr,
+        Target::Unix(_) => SocketAddr::from(([127, 0, 0, 1], 0)),
+    };
+    SlotMap::from_cluster_slots(&value, seed, &display)
+}
+
+fn cluster_to_conn(e: ClusterError) -> ConnError {
+    match e {
+        ClusterError::Conn(c) => c,
+        other => ConnError::Protocol(other.to_string()),
+    }
+}
+
+impl Shard {
+    /// Re-reads the slot map unless another client of this executor is doing it or did it just now.
+    async fn refresh(&self) {
+        if self.refreshing.get()
+            || self
+                .last_refresh
+                .get()
+                .is_some_and(|t| t.elapsed() < REFRESH_GAP)
+        {
+            return;
+        }
+        self.refreshing.set(true);
+        let candidates: Vec<SocketAddr> = {
+            let m = self.map.borrow();
+            let masters = m.masters();
+            let mut v: Vec<SocketAddr> =
+                masters.iter().map(|&i| m.nodes[i as usize].addr).collect();
+            for n in &m.nodes {
+                if !v.contains(&n.addr) {
+                    v.push(n.addr);
+                }
+            }
+            v
+        };
+        for addr in candidates {
+            if let Ok(fresh) = fetch_slots(
+                &node_target(addr),
+                self.plan.cfg.tls.as_ref(),
+                &self.setup,
+                &self.names,
+                self.plan.cfg.connect_timeout,
+            )
+            .await
+            {
+                self.map.borrow_mut().update_from(&fresh);
+                break;
+            }
+        }
+        self.last_refresh.set(Some(Instant::now()));
+        self.refreshing.set(false);
+    }
+
+    /// Records `n` replies from node `node` that arrived at `now` for a batch sent at `sent`.
+    fn complete(&self, node: usize, n: u64, sent: Instant, now: Instant) {
+        let lat = (now.duration_since(sent).as_nanos() as u64).max(1);
+        {
+            let mut st = self.state.stats.borrow_mut();
+            if let Some(rec) = self.state.intervals.borrow_mut().as_mut()
+                && rec.due(now)
+            {
+                rec.cut_until(now, &st.hist);
+            }
+            st.hist.saturating_record_n(lat, n);
+            st.completed += n;
+            st.end = Some(now);
+        }
+        self.state
+            .latency_sum_ns
+            .set(self.state.latency_sum_ns.get() + lat * n);
+        let mut t = self.tallies.borrow_mut();
+        while t.len() <= node {
+            t.push(NodeTally {
+                completed: 0,
+                hist: new_histogram(self.plan.cfg.precision),
+            });
+        }
+        t[node].completed += n;
+        t[node].hist.saturating_record_n(lat, n);
+    }
+
+    fn fail(&self, n: u64) {
+        self.state.stats.borrow_mut().failed += n;
+    }
+}
+
+/// Runs one executor's share of a cluster test (called by the engine for `--cluster`).
+pub(crate) async fn run_shard(
+    plan: ShardPlan,
+    mut guard: GateGuard,
+) -> Result<ShardStats, ConnError> {
+    let cfg = plan.cfg.clone();
+    let (setup, names) = net::encode_setup(&cfg.setup);
+    let depth = cfg.pipeline;
+
+    // Phase 1: read the layout and open every client's connection to every master (neither counted
+    // nor timed).
+    let prepared = async {
+        let map = fetch_slots(
+            &cfg.target,
+            cfg.tls.as_ref(),
+            &setup,
+            &names,
+            cfg.connect_timeout,
+        )
+        .await
+        .map_err(cluster_to_conn)?;
+        let masters = map.masters();
+        let mut pending = Vec::with_capacity(plan.clients * masters.len());
+        for _ in 0..plan.clients {
+            for &m in &masters {
+                let addr = map.nodes[m as usize].addr;
+                let (setup, names) = (setup.clone(), names.clone());
+                let (timeout, read_timeout) = (cfg.connect_timeout, cfg.timeout);
+                let cfg = cfg.clone();
+                pending.push((
+                    m,
+                    glommio::spawn_local(async move {
+                        let tls = cfg.tls.as_ref();
+                        connect_node(addr, tls, &setup, &names, timeout, read_timeout).await
+                    }),
+                ));
+            }
+        }
+        let mut clients = Vec::with_capacity(plan.clients);
+        let mut failure = None;
+        let mut it = pending.into_iter();
+        for _ in 0..plan.clients {
+            let mut conns: Vec<NodeConn> = (0..map.nodes.len())
+                .map(|_| NodeConn::new(None, depth))
+                .collect();
+            for _ in 0..masters.len() {
+                let (m, task) = it.next().expect("one task per client and master");
+                match task.await {
+                    Ok(s) => conns[m as usize].stream = Some(s),
+                    Err(e) => failure = failure.or(Some(e)),
+                }
+            }
+            clients.push(conns);
+        }
+        match failure {
+            Some(e) => Err(e),
+            None => Ok((map, clients)),
+        }
+    }
+    .await;
+    if prepared.is_err() {
+        plan.gate.abort.store(true, Ordering::Release);
+    }
+    // Phase 2: every shard starts sending at the same moment, or none does.
+    let go = plan.gate.wait(cfg.threads.min(cfg.clients)).await;
+    guard.passed = true;
+    let (map, clients) = prepared?;
+    if !go {
+        return Ok(ShardStats::new(cfg.precision));
+    }
+    if cfg.idle {
+        let _keep_open = clients;
+        while !plan.control.stopped() {
+            glommio::timer::sleep(STOP_POLL).await;
+        }
+        return Ok(ShardStats::new(cfg.precision));
+    }
+
+    // Phase 3: drive the logical clients.
+    let initial: Vec<String> = map
+        .masters()
+        .iter()
+        .map(|&i| map.nodes[i as usize].name.clone())
+        .collect();
+    let cpu_start = thread_cpu_seconds();
+    let started = Instant::now();
+    let shard_deadline = plan.duration.map(|d| started + d);
+    let shards = cfg.threads.min(cfg.clients);
+    let cursor = Rc::new(Cell::new(0u64));
+    let stats = ShardStats::new(cfg.precision);
+    let intervals = cfg
+        .hdr_out
+        .is_some()
+        .then(|| IntervalRecorder::new(started, &stats.hist));
+    let shard = Rc::new(Shard {
+        state: ShardState {
+            remaining: Cell::new(plan.requests),
+            stats: RefCell::new(stats),
+            latency_sum_ns: Cell::new(0),
+            intervals: RefCell::new(intervals),
+            deadline: shard_deadline,
+        },
+        plan: Rc::new(plan),
+        map: RefCell::new(map),
+        tallies: RefCell::new(Vec::new()),
+        moved: Cell::new(0),
+        ask: Cell::new(0),
+        retries: Cell::new(0),
+        setup,
+        names,
+        refreshing: Cell::new(false),
+        last_refresh: Cell::new(None),
+    });
+    shard.state.stats.borrow_mut().start = Some(started);
+    let tasks: Vec<_> = clients
+        .into_iter()
+        .enumerate()
+        .map(|(i, conns)| {
+            let seed = cfg
+                .seed
+                .wrapping_add((shard.plan.index as u64) << 32)
+                .wrapping_add(i as u64)
+                .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            let keys = KeyGen::new(
+                cfg.shape.distribution,
+                cfg.keyspace.unwrap_or(1),
+                shard.plan.index,
+                shards,
+                &cursor,
+            );
+            glommio::spawn_local(drive(shard.clone(), conns, keys, seed))
+        })
+        .collect();
+    let all = async {
+        for t in tasks {
+            t.await;
+        }
+    };
+    let stop = {
+        let control = shard.plan.control.clone();
+        async move {
+            while !control.stopped() {
+                glommio::timer::sleep(STOP_POLL).await;
+            }
+        }
+    };
+    futures_lite::future::or(all, stop).await;
+
+    let mut stats = shard.state.stats.borrow().clone();
+    if stats.end.is_none() {
+        stats.end = Some(Instant::now());
+    }
+    if let Some(rec) = shard.state.intervals.borrow_mut().take() {
+        stats.interval_logs.push(rec.finish(&stats.hist));
+    }
+    let cpu_end = thread_cpu_seconds();
+    stats.executors.push(ExecutorStats {
+        index: shard.plan.index,
+        requests: stats.completed,
+        errors: stats.errors,
+        failed: stats.failed,
+        cpu_user_s: (cpu_end.0 - cpu_start.0).max(0.0),
+        cpu_sys_s: (cpu_end.1 - cpu_start.1).max(0.0),
+        wall_s: started.elapsed().as_secs_f64(),
+    });
+    let mut cs = ClusterStats {
+        moved: shard.moved.get(),
+        ask: shard.ask.get(),
+        retries: shard.retries.get(),
+        ..ClusterStats::default()
+    };
+    for name in &initial {
+        cs.node_mut(name, cfg.precision);
+    }
+    let map = shard.map.borrow();
+    for (i, t) in shard.tallies.borrow().iter().enumerate() {
+        if t.completed > 0 {
+            let n = cs.node_mut(&map.nodes[i].name, cfg.precision);
+            n.completed += t.completed;
+            n.hist.add(&t.hist).expect("histograms share their bounds");
+        }
+    }
+    stats.cluster = Some(cs);
+    Ok(stats)
+}
+
+/// Waits until one of the connections that owe replies has bytes (or an error) and reads them into its
+/// buffer; returns that connection's index and the read's outcome. Polls every such connection in one
+/// future, so each reply is timed when it arrives, whichever master sent it.
+async fn read_any(conns: &mut [NodeConn]) -> (usize, std::io::Result<usize>) {
+    futures_lite::future::poll_fn(|cx| {
+        for (i, c) in conns.iter_mut().enumerate() {
+            if c.owed.is_empty() {
+                continue;
+            }
+            let Some(stream) = c.stream.as_mut() else {
+                continue;
+            };
+            if c.end == c.rbuf.len() {
+                if c.start > 0 {
+                    c.rbuf.copy_within(c.start..c.end, 0);
+                    c.end -= c.start;
+                    c.start = 0;
+                } else {
+                    let len = c.rbuf.len();
+                    c.rbuf.resize(len * 2, 0);
+                }
+            }
+            let buf = &mut c.rbuf[c.end..];
+            let polled = match stream {
+                Stream::Tcp(s) => Pin::new(s).poll_read(cx, buf),
+                Stream::Unix(s) => Pin::new(s).poll_read(cx, buf),
+                Stream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+            };
+            if let Poll::Ready(r) = polled {
+                return Poll::Ready((i, r));
+            }
+        }
+        Poll::Pending
+    })
+    .await
+}
+
+/// One logical client: closed loop of `-P` requests, each routed to its slot's owner.
+async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, seed: u64) {
+    let plan = shard.plan.clone();
+    let cfg = &plan.cfg;
+    let template = &plan.test.template;
+    let key = template.key_range();
+    let depth = cfg.pipeline;
+    let mut pipe = PipelineBuffer::new(template, depth);
+    let len = pipe.request_len();
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut reqs = vec![Req::default(); depth];
+    let mut todo: Vec<u32> = Vec::with_capacity(depth);
+    let mut retry: Vec<u32> = Vec::with_capacity(depth);
+    loop {
+        if plan.control.stopped() {
+            return;
+        }
+        if shard.state.deadline.is_some_and(|d| Instant::now() >= d) {
+            return;
+        }
+        let k = shard.state.claim(depth);
+        if k == 0 {
+            return;
+        }
+        let bytes = pipe.fill(k, || keys.next(&mut rng));
+        for (i, r) in reqs[..k].iter_mut().enumerate() {
+            let slot = match &key {
+                Some(kr) => cluster::slot_of(&bytes[i * len + kr.start..i * len + kr.end]),
+                // A command without a key may go anywhere: spread such requests over the masters.
+                None => bounded(rng.next_u64(), SLOTS as u64) as u16,
+            };
+            *r = Req {
+                slot,
+                target: UNASSIGNED,
+                asking: false,
+                attempts: 0,
+            };
+        }
+        let sent = Instant::now();
+        todo.clear();
+        todo.extend(0..k as u32);
+        while !todo.is_empty() {
+            let mut wait = false;
+            let mut moved = false;
+            let mut lost = false;
+            // Route: each request to the node a redirect named, or else to its slot's owner.
+            for &i in &todo {
+                let r = reqs[i as usize];
+                let node = if r.target != UNASSIGNED {
+                    r.target
+                } else {
+                    shard.map.borrow().owner[r.slot as usize]
+                };
+                if node == UNASSIGNED {
+                    retry.push(i);
+                    wait = true;
+                    continue;
+                }
+                let node = node as usize;
+                while conns.len() <= node {
+                    conns.push(NodeConn::new(None, depth));
+                }
+                let c = &mut conns[node];
+                if r.asking {
+                    c.out.extend_from_slice(ASKING);
+                    c.owed.push_back(ASKING_MARK);
+                }
+                let at = i as usize * len;
+                c.out.extend_from_slice(&bytes[at..at + len]);
+                c.owed.push_back(i);
+            }
+            // Send: connect lazily to nodes this client has no connection to (new owners, -k 0).
+            for (n, c) in conns.iter_mut().enumerate() {
+                if c.out.is_empty() {
+                    continue;
+                }
+                if c.stream.is_none() {
+                    let addr = shard.map.borrow().nodes[n].addr;
+                    match connect_node(
+                        addr,
+                        cfg.tls.as_ref(),
+                        &shard.setup,
+                        &shard.names,
+                        cfg.connect_timeout,
+                        cfg.timeout,
+                    )
+                    .await
+                    {
+                        Ok(s) => c.stream = Some(s),
+                        Err(_) => {
+                            c.lose(&mut retry);
+                            lost = true;
+                            continue;
+                        }
+                    }
+                }
+                let stream = c.stream.as_mut().expect("connected above");
+                if stream.write_all(&c.out).await.is_err() {
+                    c.lose(&mut retry);
+                    lost = true;
+                    continue;
+                }
+                c.out.clear();
+            }
+            // Receive every owed reply; redirected requests go to `retry`.
+            while conns.iter().any(|c| !c.owed.is_empty()) {
+                let (n, res) = read_any(&mut conns).await;
+                let now = Instant::now();
+                let c = &mut conns[n];
+                match res {
+                    Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+                        // A reply late beyond --timeout: its request fails, it is not sent again.
+                        let owed = c.owed.iter().filter(|&&i| i != ASKING_MARK).count();
+                        let addr = shard.map.borrow().nodes[n].name.clone();
+                        let ms = cfg.timeout.map(|t| t.as_millis()).unwrap_or(0);
+                        let mut st = shard.state.stats.borrow_mut();
+                        st.failed += owed as u64;
+                        st.note_conn_error(&ConnError::Timeout { addr, ms }.to_string());
+                        drop(st);
+                        let mut dropped = Vec::new();
+                        c.lose(&mut dropped);
+                        continue;
+                    }
+                    Ok(0) | Err(_) => {
+                        let name = shard.map.borrow().nodes[n].name.clone();
+                        let reason = match res {
+                            Err(e) => net::io_reason(e),
+                            Ok(_) => "closed by the server".to_string(),
+                        };
+                        shard
+                            .state
+                            .stats
+                            .borrow_mut()
+                            .note_conn_error(&ConnError::Lost { addr: name, reason }.to_string());
+                        c.lose(&mut retry);
+                        lost = true;
+                        continue;
+                    }
+                    Ok(got) => c.end += got,
+                }
+                let mut done = 0u64;
+                while c.start < c.end {
+                    let (used, event) = match c.scanner.scan(&c.rbuf[c.start..c.end]) {
+                        Ok(r) => r,
+                        Err(_) => {
+                            c.lose(&mut retry);
+                            lost = true;
+                            break;
+                        }
+                    };
+                    let at = c.start;
+                    c.start += used;
+                    match event {
+                        Some(Scanned::Reply { error }) => {
+                            let Some(i) = c.owed.pop_front() else {
+                                // More replies than requests: the stream cannot be trusted any more.
+                                c.lose(&mut retry);
+                                lost = true;
+                                break;
+                            };
+                            if i == ASKING_MARK {
+                                continue;
+                            }
+                            let r = &mut reqs[i as usize];
+                            if error {
+                                match cluster::parse_redirect(&c.rbuf[at..c.start]) {
+                                    Some(Redirect::Moved { slot, node }) => {
+                                        shard.moved.set(shard.moved.get() + 1);
+                                        let mut map = shard.map.borrow_mut();
+                                        if let Some(idx) = map.node_for(node) {
+                                            map.owner[slot as usize] = idx;
+                                            r.target = idx;
+                                        } else {
+                                            r.target = UNASSIGNED;
+                                        }
+                                        r.asking = false;
+                                        moved = true;
+                                        retry.push(i);
+                                        continue;
+                                    }
+                                    Some(Redirect::Ask { node, .. }) => {
+                                        shard.ask.set(shard.ask.get() + 1);
+                                        let idx = shard.map.borrow_mut().node_for(node);
+                                        r.target = idx.unwrap_or(UNASSIGNED);
+                                        r.asking = idx.is_some();
+                                        retry.push(i);
+                                        continue;
+                                    }
+                                    Some(Redirect::TryAgain | Redirect::ClusterDown) => {
+                                        shard.retries.set(shard.retries.get() + 1);
+                                        r.target = UNASSIGNED;
+                                        r.asking = false;
+                                        wait = true;
+                                        retry.push(i);
+                                        continue;
+                                    }
+                                    None => note_error(&shard.state, &plan, &c.rbuf[at..c.start]),
+                                }
+                            }
+                            done += 1;
+                        }
+                        Some(Scanned::Push) => {}
+                        None if used == 0 => break,
+                        None => {}
+                    }
+                }
+                if c.start == c.end {
+                    c.start = 0;
+                    c.end = 0;
+                }
+                if done > 0 {
+                    shard.complete(n, done, sent, now);
+                }
+            }
+            if lost {
+                shard.retries.set(shard.retries.get() + retry.len() as u64);
+            }
+            // Next round: what was redirected or lost, unless it has been sent too often.
+            todo.clear();
+            for &i in &retry {
+                let r = &mut reqs[i as usize];
+                r.attempts += 1;
+                if r.attempts >= MAX_ATTEMPTS {
+                    shard.fail(1);
+                } else {
+                    todo.push(i);
+                }
+            }
+            retry.clear();
+            if todo.is_empty() {
+                break;
+            }
+            if moved || lost {
+                shard.refresh().await;
+            }
+            if wait || lost {
+                let round = todo
+                    .iter()
+                    .map(|&i| reqs[i as usize].attempts)
+                    .max()
+                    .unwrap_or(1);
+                let backoff = BACKOFF_START
+                    .saturating_mul(1 << round.min(6))
+                    .min(BACKOFF_MAX);
+                glommio::timer::sleep(backoff).await;
+            }
+        }
+        plan.live.publish(
+            shard.state.stats.borrow().completed,
+            shard.state.latency_sum_ns.get(),
+        );
+        if !cfg.keepalive {
+            for c in conns.iter_mut() {
+                c.stream = None;
+            }
+        }
+    }
+}

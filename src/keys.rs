@@ -1,0 +1,279 @@
+//! Key number distributions for `__rand_int__` and friends (`--distribution`): drawn without allocation.
+
+use rand::Rng;
+use std::cell::Cell;
+use std::rc::Rc;
+
+/// Which numbers `__rand_int__` takes in `[0, r)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Distribution {
+    /// Every number equally likely (the default, as in redis-benchmark).
+    Uniform,
+    /// Each executor walks its own share of `[0, r)` in order, wrapping around when it is used up.
+    Sequential,
+    /// Number `k` (0-based) has weight `1 / (k + 1)^exponent`: key 0 is the hottest.
+    Zipf(f64),
+    /// A normal distribution centred on `r / 2` with standard deviation `r / 6`, clamped to `[0, r)`.
+    Gaussian,
+}
+
+impl Distribution {
+    /// Parses `uniform`, `sequential`, `zipf`, `zipf:EXPONENT` or `gaussian`; the error is the reason.
+    pub fn parse(s: &str) -> Result<Distribution, String> {
+        let lower = s.to_ascii_lowercase();
+        match lower.as_str() {
+            "uniform" => Ok(Distribution::Uniform),
+            "sequential" => Ok(Distribution::Sequential),
+            "gaussian" => Ok(Distribution::Gaussian),
+            "zipf" => Ok(Distribution::Zipf(1.0)),
+            _ => match lower.strip_prefix("zipf:") {
+                Some(e) => match e.parse::<f64>() {
+                    Ok(x) if x.is_finite() && x > 0.0 && x <= 10.0 => Ok(Distribution::Zipf(x)),
+                    _ => Err(format!(
+                        "the zipf exponent '{e}' must be a number in (0, 10]"
+                    )),
+                },
+                None => Err("must be uniform, sequential, zipf[:exponent] or gaussian".into()),
+            },
+        }
+    }
+}
+
+/// Maps 64 random bits into [0, range) without division.
+#[inline]
+pub fn bounded(x: u64, range: u64) -> u64 {
+    ((x as u128 * range as u128) >> 64) as u64
+}
+
+/// A uniform float in [0, 1) from 53 random bits.
+#[inline]
+fn unit(x: u64) -> f64 {
+    (x >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+/// A connection's key generator. `Sequential` shares its cursor with the executor's other connections
+/// (a `Cell` on one thread, so nothing is shared between executors).
+#[derive(Debug, Clone)]
+pub enum KeyGen {
+    Uniform {
+        range: u64,
+    },
+    Sequential {
+        cursor: Rc<Cell<u64>>,
+        start: u64,
+        len: u64,
+    },
+    Zipf(Zipf),
+    Gaussian {
+        range: u64,
+        spare: Option<f64>,
+    },
+}
+
+impl KeyGen {
+    /// A generator over `[0, range)` for executor `shard` of `shards`. Sequential executors share a cursor
+    /// created once per executor (`cursor`), over their own slice of the range.
+    pub fn new(
+        dist: Distribution,
+        range: u64,
+        shard: usize,
+        shards: usize,
+        cursor: &Rc<Cell<u64>>,
+    ) -> KeyGen {
+        let range = range.max(1);
+        match dist {
+            Distribution::Uniform => KeyGen::Uniform { range },
+            Distribution::Sequential => {
+                let (s, n) = (shard as u128, shards.max(1) as u128);
+                let start = (range as u128 * s / n) as u64;
+                let end = (range as u128 * (s + 1) / n) as u64;
+                // An executor whose slice is empty (more executors than keys) walks the whole range.
+                let (start, len) = if end > start {
+                    (start, end - start)
+                } else {
+                    (0, range)
+                };
+                KeyGen::Sequential {
+                    cursor: cursor.clone(),
+                    start,
+                    len,
+                }
+            }
+            Distribution::Zipf(e) => KeyGen::Zipf(Zipf::new(range, e)),
+            Distribution::Gaussian => KeyGen::Gaussian { range, spare: None },
+        }
+    }
+
+    /// The next number in `[0, range)`.
+    #[inline]
+    pub fn next<R: Rng>(&mut self, rng: &mut R) -> u64 {
+        match self {
+            KeyGen::Uniform { range } => bounded(rng.next_u64(), *range),
+            KeyGen::Sequential { cursor, start, len } => {
+                let c = cursor.get();
+                cursor.set(if c + 1 >= *len { 0 } else { c + 1 });
+                *start + c
+            }
+            KeyGen::Zipf(z) => z.sample(rng),
+            KeyGen::Gaussian { range, spare } => {
+                // Box-Muller gives two normal numbers per pair of uniforms; the second is kept.
+                let z = match spare.take() {
+                    Some(z) => z,
+                    None => {
+                        let u1 = 1.0 - unit(rng.next_u64()); // (0, 1]: ln is finite
+                        let u2 = unit(rng.next_u64());
+                        let r = (-2.0 * u1.ln()).sqrt();
+                        let t = std::f64::consts::TAU * u2;
+                        *spare = Some(r * t.sin());
+                        r * t.cos()
+                    }
+                };
+                let r = *range as f64;
+                let x = r / 2.0 + z * r / 6.0;
+                if x <= 0.0 {
+                    0
+                } else if x >= r {
+                    *range - 1
+                } else {
+                    x as u64
+                }
+            }
+        }
+    }
+}
+
+/// Zipf sampling over `n` numbers by rejection-inversion (Hörmann and Derflinger, 1996): constant
+/// memory whatever `n` is, and on average little more than one uniform draw per number.
+#[derive(Debug, Clone)]
+pub struct Zipf {
+    n: f64,
+    exponent: f64,
+    h_x1: f64,
+    h_n: f64,
+    s: f64,
+}
+
+impl Zipf {
+    pub fn new(n: u64, exponent: f64) -> Zipf {
+        let mut z = Zipf {
+            n: n as f64,
+            exponent,
+            h_x1: 0.0,
+            h_n: 0.0,
+            s: 0.0,
+        };
+        z.h_x1 = z.h_integral(1.5) - 1.0;
+        z.h_n = z.h_integral(n as f64 + 0.5);
+        z.s = 2.0 - z.h_integral_inverse(z.h_integral(2.5) - z.h(2.0));
+        z
+    }
+
+    /// x^-exponent: the unnormalised weight of rank x.
+    fn h(&self, x: f64) -> f64 {
+        (-self.exponent * x.ln()).exp()
+    }
+
+    /// An antiderivative of `h`, written so that exponent 1 (the logarithm) needs no special case.
+    fn h_integral(&self, x: f64) -> f64 {
+        let lx = x.ln();
+        expm1_over_x((1.0 - self.exponent) * lx) * lx
+    }
+
+    fn h_integral_inverse(&self, x: f64) -> f64 {
+        let t = (x * (1.0 - self.exponent)).max(-1.0);
+        (ln1p_over_x(t) * x).exp()
+    }
+
+    /// A number in `[0, n)`; 0 is the most frequent.
+    #[inline]
+    pub fn sample<R: Rng>(&self, rng: &mut R) -> u64 {
+        loop {
+            let u = self.h_n + unit(rng.next_u64()) * (self.h_x1 - self.h_n);
+            let x = self.h_integral_inverse(u);
+            let k = (x + 0.5).floor().clamp(1.0, self.n);
+            if k - x <= self.s || u >= self.h_integral(k + 0.5) - self.h(k) {
+                return k as u64 - 1;
+            }
+        }
+    }
+}
+
+/// (e^x - 1) / x, accurate near 0.
+fn expm1_over_x(x: f64) -> f64 {
+    if x.abs() > 1e-8 {
+        x.exp_m1() / x
+    } else {
+        1.0 + x / 2.0
+    }
+}
+
+/// ln(1 + x) / x, accurate near 0.
+fn ln1p_over_x(x: f64) -> f64 {
+    if x.abs() > 1e-8 {
+        x.ln_1p() / x
+    } else {
+        1.0 - x / 2.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use rand::rngs::SmallRng;
+
+    #[test]
+    fn parse_names() {
+        assert_eq!(Distribution::parse("uniform"), Ok(Distribution::Uniform));
+        assert_eq!(Distribution::parse("ZIPF"), Ok(Distribution::Zipf(1.0)));
+        assert_eq!(Distribution::parse("zipf:0.8"), Ok(Distribution::Zipf(0.8)));
+        assert!(Distribution::parse("zipf:-1").is_err());
+        assert!(Distribution::parse("pareto").is_err());
+    }
+
+    #[test]
+    fn sequential_walks_each_share_once() {
+        let c0 = Rc::new(Cell::new(0));
+        let c1 = Rc::new(Cell::new(0));
+        let mut a = KeyGen::new(Distribution::Sequential, 10, 0, 2, &c0);
+        let mut b = KeyGen::new(Distribution::Sequential, 10, 1, 2, &c1);
+        let mut rng = SmallRng::seed_from_u64(1);
+        let mut seen: Vec<u64> = (0..5).map(|_| a.next(&mut rng)).collect();
+        seen.extend((0..5).map(|_| b.next(&mut rng)));
+        seen.sort();
+        assert_eq!(seen, (0..10).collect::<Vec<_>>());
+        assert_eq!(a.next(&mut rng), 0, "wraps around");
+    }
+
+    #[test]
+    fn zipf_matches_its_weights() {
+        // With exponent 1 over 100 numbers, P(0) = 1 / H_100 ~ 0.193 and P(1) = P(0) / 2.
+        let z = Zipf::new(100, 1.0);
+        let mut rng = SmallRng::seed_from_u64(7);
+        let mut counts = [0u64; 100];
+        let n = 200_000;
+        for _ in 0..n {
+            counts[z.sample(&mut rng) as usize] += 1;
+        }
+        let h100: f64 = (1..=100).map(|k| 1.0 / k as f64).sum();
+        let p0 = counts[0] as f64 / n as f64;
+        assert!((p0 - 1.0 / h100).abs() < 0.01, "p0 {p0}");
+        let ratio = counts[0] as f64 / counts[1] as f64;
+        assert!((ratio - 2.0).abs() < 0.1, "ratio {ratio}");
+        let z = Zipf::new(1000, 0.5);
+        assert!((0..10_000).all(|_| z.sample(&mut rng) < 1000));
+    }
+
+    #[test]
+    fn gaussian_centres_and_stays_in_range() {
+        let c = Rc::new(Cell::new(0));
+        let mut g = KeyGen::new(Distribution::Gaussian, 1000, 0, 1, &c);
+        let mut rng = SmallRng::seed_from_u64(3);
+        let v: Vec<u64> = (0..50_000).map(|_| g.next(&mut rng)).collect();
+        assert!(v.iter().all(|&x| x < 1000));
+        let mean = v.iter().sum::<u64>() as f64 / v.len() as f64;
+        assert!((mean - 500.0).abs() < 5.0, "mean {mean}");
+        let within = v.iter().filter(|&&x| (333..667).contains(&x)).count() as f64;
+        assert!((within / v.len() as f64 - 0.6827).abs() < 0.02);
+    }
+}

@@ -1,0 +1,587 @@
+//! TLS end to end: a real redis-server with a TLS port and certificates made here with the `openssl` tool
+//! (a CA, a server certificate for localhost and 127.0.0.1, client certificates, and a second, untrusted CA).
+//! Counts are read from the server's plain port, which each server keeps open for `redis-cli`.
+
+mod common;
+use common::*;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Counts allocations of the whole process, for the one in-process test below (the others run the binary).
+struct Counting;
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.realloc(p, l, n) }
+    }
+}
+
+#[global_allocator]
+static A: Counting = Counting;
+
+/// Certificates in a directory of their own, removed when dropped.
+struct Certs {
+    dir: PathBuf,
+}
+
+impl Certs {
+    fn path(&self, name: &str) -> String {
+        self.dir.join(name).to_str().unwrap().to_string()
+    }
+
+    fn make(tag: &str) -> Certs {
+        let dir = std::env::temp_dir().join(format!(
+            "ringbench-tls-{}-{tag}-{}",
+            std::process::id(),
+            free_port()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let openssl = |args: &[&str]| {
+            let out = Command::new("openssl")
+                .args(args)
+                .current_dir(&dir)
+                .output()
+                .expect("the openssl tool must be installed (apt-get install openssl)");
+            assert!(
+                out.status.success(),
+                "openssl {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"];
+        for ca in ["ca", "other-ca"] {
+            openssl(
+                &[
+                    &["req", "-x509", "-nodes", "-days", "2"][..],
+                    &ec,
+                    &[
+                        "-keyout",
+                        &format!("{ca}.key"),
+                        "-out",
+                        &format!("{ca}.crt"),
+                        "-subj",
+                        &format!("/CN=ringbench test {ca}"),
+                    ],
+                ]
+                .concat(),
+            );
+        }
+        std::fs::write(
+            dir.join("server.ext"),
+            "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("client.ext"), "extendedKeyUsage=clientAuth\n").unwrap();
+        for (name, cn) in [("server", "localhost"), ("client", "ringbench client")] {
+            openssl(
+                &[
+                    &["req", "-nodes"][..],
+                    &ec,
+                    &[
+                        "-keyout",
+                        &format!("{name}.key"),
+                        "-out",
+                        &format!("{name}.csr"),
+                        "-subj",
+                        &format!("/CN={cn}"),
+                    ],
+                ]
+                .concat(),
+            );
+            openssl(&[
+                "x509",
+                "-req",
+                "-in",
+                &format!("{name}.csr"),
+                "-CA",
+                "ca.crt",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-days",
+                "2",
+                "-extfile",
+                &format!("{name}.ext"),
+                "-out",
+                &format!("{name}.crt"),
+            ]);
+        }
+        // A client certificate that expired in 2020, signed by the trusted CA (`openssl ca` sets the dates).
+        std::fs::write(
+            dir.join("ca.cnf"),
+            "[ca]\ndefault_ca = d\n[d]\ndatabase = index.txt\nnew_certs_dir = .\nserial = serial\n\
+             default_md = sha256\npolicy = p\n[p]\ncommonName = supplied\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("index.txt"), "").unwrap();
+        std::fs::write(dir.join("serial"), "1000\n").unwrap();
+        openssl(&[
+            "ca",
+            "-batch",
+            "-config",
+            "ca.cnf",
+            "-cert",
+            "ca.crt",
+            "-keyfile",
+            "ca.key",
+            "-in",
+            "client.csr",
+            "-out",
+            "expired.crt",
+            "-startdate",
+            "20200101000000Z",
+            "-enddate",
+            "20200102000000Z",
+            "-extfile",
+            "client.ext",
+            "-notext",
+        ]);
+        Certs { dir }
+    }
+}
+
+impl Drop for Certs {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A redis-server with a TLS port (and its plain port for `redis-cli`).
+struct TlsServer {
+    server: RedisServer,
+    tls_port: u16,
+}
+
+impl TlsServer {
+    fn start(certs: &Certs, auth_clients: bool) -> TlsServer {
+        Self::start_with(certs, auth_clients, &[])
+    }
+
+    fn start_with(certs: &Certs, auth_clients: bool, extra: &[&str]) -> TlsServer {
+        let tls_port = free_port();
+        let mut args = vec![
+            "--tls-port".to_string(),
+            tls_port.to_string(),
+            "--tls-cert-file".into(),
+            certs.path("server.crt"),
+            "--tls-key-file".into(),
+            certs.path("server.key"),
+            "--tls-ca-cert-file".into(),
+            certs.path("ca.crt"),
+            "--tls-auth-clients".into(),
+            if auth_clients { "yes" } else { "no" }.into(),
+        ];
+        args.extend(extra.iter().map(|a| a.to_string()));
+        let refs: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+        let server = RedisServer::start_with(&refs);
+        TlsServer { server, tls_port }
+    }
+
+    /// Runs ringbench against the TLS port.
+    fn run(&self, args: &[&str]) -> Output {
+        let port = self.tls_port.to_string();
+        ringbench(&[&["-p", port.as_str()][..], args].concat())
+    }
+
+    /// Runs ringbench against the TLS port and asserts success.
+    fn run_ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "ringbench {args:?}: {:?}\nstdout:\n{}\nstderr:\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Runs ringbench, expects exit code 1 and returns its only line on stderr.
+    fn run_fails(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(1), "{args:?}: stderr:\n{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "one line expected:\n{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        stderr.trim().to_string()
+    }
+}
+
+fn arg(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn tls_with_cacert_reaches_the_server_exactly_n_times() {
+    let certs = Certs::make("cacert");
+    let s = TlsServer::start(&certs, false);
+    s.server.reset();
+    let ca = certs.path("ca.crt");
+    s.run_ok(&[
+        "--tls", "--cacert", &ca, "-t", "set,get", "-n", "20000", "-c", "20", "-q",
+    ]);
+    assert_eq!(s.server.calls("set"), 20000);
+    assert_eq!(s.server.calls("get"), 20000);
+    // rediss:// turns TLS on; -h localhost checks the certificate's DNS name rather than its IP address.
+    s.server.reset();
+    let uri = format!("rediss://localhost:{}", s.tls_port);
+    let out = ringbench(&[
+        "-u", &uri, "--cacert", &ca, "-t", "incr", "-n", "5000", "-q",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(s.server.calls("incr"), 5000);
+    // A directory of CA files works as --cacert does.
+    s.server.reset();
+    let dir = certs.dir.join("cadir");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(certs.dir.join("ca.crt"), dir.join("ca.pem")).unwrap();
+    std::fs::write(dir.join("README"), "not a certificate\n").unwrap();
+    s.run_ok(&[
+        "--tls",
+        "--cacertdir",
+        arg(&dir),
+        "-t",
+        "set",
+        "-n",
+        "3000",
+        "-q",
+    ]);
+    assert_eq!(s.server.calls("set"), 3000);
+}
+
+#[test]
+fn insecure_needs_no_ca() {
+    let certs = Certs::make("insecure");
+    let s = TlsServer::start(&certs, false);
+    s.server.reset();
+    s.run_ok(&["--tls", "--insecure", "-t", "set", "-n", "10000", "-q"]);
+    assert_eq!(s.server.calls("set"), 10000);
+}
+
+#[test]
+fn tls_with_pipelining_threads_and_reconnects() {
+    let certs = Certs::make("modes");
+    let s = TlsServer::start(&certs, false);
+    let ca = certs.path("ca.crt");
+    s.server.reset();
+    s.run_ok(&[
+        "--tls",
+        "--cacert",
+        &ca,
+        "-t",
+        "incr,lpush",
+        "-n",
+        "40000",
+        "-c",
+        "20",
+        "-P",
+        "16",
+        "--threads",
+        "2",
+        "-q",
+    ]);
+    assert_eq!(s.server.calls("incr"), 40000);
+    assert_eq!(s.server.calls("lpush"), 40000);
+    assert_eq!(s.server.cli(&["get", "counter:__rand_int__"]), "40000");
+    // -k 0: a new TLS connection (handshake, resumed when the server allows) for every batch.
+    s.server.reset();
+    s.run_ok(&[
+        "--tls",
+        "--cacert",
+        &ca,
+        "-t",
+        "set",
+        "-n",
+        "3000",
+        "-c",
+        "10",
+        "-P",
+        "4",
+        "--threads",
+        "2",
+        "-k",
+        "0",
+        "-q",
+    ]);
+    assert_eq!(s.server.calls("set"), 3000);
+    let info = s.server.cli(&["info", "stats"]);
+    let conns: u64 = info
+        .lines()
+        .find_map(|l| l.strip_prefix("total_connections_received:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // CONFIG RESETSTAT zeroed the count: one new connection after each of the 750 batches of 4.
+    assert!(conns >= 3000 / 4, "connections: {conns}");
+}
+
+#[test]
+fn untrusted_ca_fails_with_its_own_message() {
+    let certs = Certs::make("wrongca");
+    let s = TlsServer::start(&certs, false);
+    s.server.reset();
+    let msg = s.run_fails(&[
+        "--tls",
+        "--cacert",
+        &certs.path("other-ca.crt"),
+        "-n",
+        "100",
+        "-q",
+    ]);
+    assert!(
+        msg.contains("not signed by a trusted CA") && msg.contains("--cacert"),
+        "{msg}"
+    );
+    // Without --cacert the platform's roots are used, and they do not include the test CA.
+    let msg = s.run_fails(&["--tls", "-n", "100", "-q"]);
+    assert!(msg.contains("not signed by a trusted CA"), "{msg}");
+    // Nothing reached the server: the default suite starts with PING.
+    assert_eq!(s.server.calls("ping") + s.server.calls("set"), 0);
+}
+
+#[test]
+fn wrong_sni_fails_with_its_own_message() {
+    let certs = Certs::make("sni");
+    let s = TlsServer::start(&certs, false);
+    let ca = certs.path("ca.crt");
+    let msg = s.run_fails(&[
+        "--tls",
+        "--cacert",
+        &ca,
+        "--sni",
+        "wrong.example",
+        "-n",
+        "100",
+        "-q",
+    ]);
+    assert!(
+        msg.contains("not valid for the name 'wrong.example'") && msg.contains("--sni"),
+        "{msg}"
+    );
+    s.server.reset();
+    s.run_ok(&[
+        "--tls",
+        "--cacert",
+        &ca,
+        "--sni",
+        "localhost",
+        "-t",
+        "get",
+        "-n",
+        "1000",
+        "-q",
+    ]);
+    assert_eq!(s.server.calls("get"), 1000);
+}
+
+#[test]
+fn client_certificates_when_the_server_requires_them() {
+    let certs = Certs::make("client");
+    let s = TlsServer::start(&certs, true);
+    let ca = certs.path("ca.crt");
+    let msg = s.run_fails(&["--tls", "--cacert", &ca, "-t", "set", "-n", "100", "-q"]);
+    assert!(
+        msg.contains("requires a client certificate") && msg.contains("--cert"),
+        "{msg}"
+    );
+    let msg = s.run_fails(&[
+        "--tls",
+        "--cacert",
+        &ca,
+        "--cert",
+        &certs.path("expired.crt"),
+        "--key",
+        &certs.path("client.key"),
+        "-t",
+        "set",
+        "-n",
+        "100",
+        "-q",
+    ]);
+    assert!(msg.contains("client certificate: it has expired"), "{msg}");
+    s.server.reset();
+    s.run_ok(&[
+        "--tls",
+        "--cacert",
+        &ca,
+        "--cert",
+        &certs.path("client.crt"),
+        "--key",
+        &certs.path("client.key"),
+        "-t",
+        "set",
+        "-n",
+        "5000",
+        "-P",
+        "8",
+        "-q",
+    ]);
+    assert_eq!(s.server.calls("set"), 5000);
+}
+
+#[test]
+fn tls_flag_mistakes_are_usage_errors() {
+    let certs = Certs::make("usage");
+    let ca = certs.path("ca.crt");
+    let usage = |args: &[&str]| {
+        let out = ringbench(args);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        stderr
+    };
+    let e = usage(&[
+        "--tls",
+        "--cacert",
+        &ca,
+        "--tls-ciphers",
+        "ECDHE-RSA-AES128-GCM-SHA256:AES128-SHA",
+    ]);
+    assert!(
+        e.contains("'--tls-ciphers'") && e.contains("does not support AES128-SHA;"),
+        "{e}"
+    );
+    let e = usage(&["--tls", "--tls-ciphersuites", "TLS_AES_128_CCM_SHA256"]);
+    assert!(e.contains("TLS_AES_128_CCM_SHA256"), "{e}");
+    let e = usage(&["--cacert", &ca]);
+    assert!(e.contains("'--cacert' needs '--tls'"), "{e}");
+    let e = usage(&["--tls", "--cacert", "/nonexistent/ca.pem"]);
+    assert!(
+        e.contains("'--cacert'") && e.contains("/nonexistent/ca.pem"),
+        "{e}"
+    );
+    let e = usage(&[
+        "--tls",
+        "--cacert",
+        &ca,
+        "--cert",
+        &certs.path("client.crt"),
+    ]);
+    assert!(e.contains("'--cert' needs '--key'"), "{e}");
+    let e = usage(&[
+        "--tls",
+        "--cacert",
+        &ca,
+        "--cert",
+        &certs.path("client.crt"),
+        "--key",
+        &certs.path("server.key"),
+    ]);
+    assert!(
+        e.contains("'--key'") && e.contains("is not the key of"),
+        "{e}"
+    );
+}
+
+#[test]
+fn chosen_ciphers_are_the_ones_offered() {
+    let certs = Certs::make("ciphers");
+    // The server takes one TLS 1.3 suite only: a client that offers another one cannot connect.
+    let s = TlsServer::start_with(
+        &certs,
+        false,
+        &[
+            "--tls-protocols",
+            "TLSv1.3",
+            "--tls-ciphersuites",
+            "TLS_AES_256_GCM_SHA384",
+        ],
+    );
+    let ca = certs.path("ca.crt");
+    let msg = s.run_fails(&[
+        "--tls",
+        "--cacert",
+        &ca,
+        "--tls-ciphersuites",
+        "TLS_CHACHA20_POLY1305_SHA256",
+        "-n",
+        "100",
+        "-q",
+    ]);
+    assert!(msg.contains("handshake failure"), "{msg}");
+    s.server.reset();
+    s.run_ok(&[
+        "--tls",
+        "--cacert",
+        &ca,
+        "--tls-ciphersuites",
+        "TLS_CHACHA20_POLY1305_SHA256:TLS_AES_256_GCM_SHA384",
+        "--tls-ciphers",
+        "ECDHE-ECDSA-AES128-GCM-SHA256",
+        "-t",
+        "set",
+        "-n",
+        "1000",
+        "-q",
+    ]);
+    assert_eq!(s.server.calls("set"), 1000);
+}
+
+// rustls's buffered connection allocates one buffer per TLS record it writes (the encrypted batch) and
+// glommio one readiness source per wait; neither grows with the pipeline depth. The bound below fails if
+// anything allocates per request (-P 16 would add 16 per batch). The counter is process-wide; the other
+// tests of this binary run the ringbench binary in processes of their own, so what they allocate here
+// (arguments, captured output) is a few thousand at most, against a margin of about 90,000.
+#[test]
+fn tls_allocations_stay_per_batch_not_per_request() {
+    let certs = Certs::make("alloc");
+    let s = TlsServer::start(&certs, false);
+    let ca = certs.path("ca.crt");
+    let port = s.tls_port.to_string();
+    let run = |n: &str| {
+        let argv = [
+            "ringbench",
+            "-p",
+            &port,
+            "--tls",
+            "--cacert",
+            &ca,
+            "-q",
+            "-t",
+            "set,get",
+            "-c",
+            "8",
+            "-P",
+            "16",
+            "-r",
+            "1000",
+            "-n",
+            n,
+        ];
+        let cli = ringbench::cli::Cli::parse_args(argv).unwrap();
+        let cfg = ringbench::config::Config::from_cli(&cli, &mut std::io::empty()).unwrap();
+        let mut out = Vec::with_capacity(1 << 16);
+        let before = ALLOCS.load(Ordering::Relaxed);
+        ringbench::run(
+            cfg,
+            &ringbench::engine::RunControl::default(),
+            &mut out,
+            None,
+        )
+        .unwrap();
+        ALLOCS.load(Ordering::Relaxed) - before
+    };
+    let small = run("10000");
+    let large = run("200000");
+    let per_batch = large.saturating_sub(small) as f64 / (2.0 * (200_000.0 - 10_000.0) / 16.0);
+    eprintln!(
+        "TLS allocations: -n 10000: {small}, -n 200000: {large}, per extra batch: {per_batch:.2}"
+    );
+    assert!(per_batch < 8.0, "allocations per batch: {per_batch:.2}");
+}
