@@ -505,7 +505,7 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
         failed: stats.failed,
         cpu_user_s: (cpu_end.0 - cpu_start.0).max(0.0),
         cpu_sys_s: (cpu_end.1 - cpu_start.1).max(0.0),
-        wall_s: started.elapsed().as_secs_f64(),
+        wall_s: began.elapsed().as_secs_f64(),
     });
     Ok(stats)
 }
