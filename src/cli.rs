@@ -50,6 +50,9 @@ pub struct Cli {
     /// Number of executors (each pinned to its own core)
     #[arg(long = "threads", value_name = "num")]
     pub threads: Option<i64>,
+    /// Pin the executors to these cores, in order (e.g. 2,3 or 0-1; default: the cores this process may use)
+    #[arg(long = "cpus", value_name = "list")]
+    pub cpus: Option<String>,
     /// Redis Cluster mode: discover the masters and send each request to its key's slot owner
     #[arg(long = "cluster", action = ArgAction::SetTrue)]
     pub cluster: bool,

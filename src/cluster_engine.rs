@@ -428,6 +428,7 @@ pub(crate) async fn run_shard(
         failed: stats.failed,
         cpu_user_s: (cpu_end.0 - cpu_start.0).max(0.0),
         cpu_sys_s: (cpu_end.1 - cpu_start.1).max(0.0),
+        wall_s: started.elapsed().as_secs_f64(),
     });
     let mut cs = ClusterStats {
         moved: shard.moved.get(),

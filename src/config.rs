@@ -96,6 +96,8 @@ pub struct Config {
     pub threads: usize,
     /// Whether `--threads` was given (the header says `multi-thread: yes`).
     pub multi_thread: bool,
+    /// `--cpus`: the cores executors are pinned to, in order (`None`: the usable cores in order).
+    pub cpus: Option<Vec<usize>>,
     pub keepalive: bool,
     pub output: OutputMode,
     pub loop_forever: bool,
@@ -281,6 +283,10 @@ impl Config {
             Some(t) => in_range("--threads", t, 1, MAX_THREADS)? as usize,
             None => 1,
         };
+        let cpus = match &cli.cpus {
+            Some(list) => Some(crate::cpus::parse_cpus(list, &crate::cpus::usable_cores())?),
+            None => None,
+        };
         let keepalive = match cli.keepalive {
             0 => false,
             1 => true,
@@ -447,6 +453,7 @@ impl Config {
             pipeline,
             threads,
             multi_thread: cli.threads.is_some(),
+            cpus,
             keepalive,
             output,
             loop_forever: cli.loop_forever,

@@ -41,13 +41,13 @@ impl RunControl {
     }
 }
 
-/// The cores executors are pinned to, in order; `warning` is set when there are more executors than cores.
-pub fn plan_cores(threads: usize) -> (Vec<Option<usize>>, Option<String>) {
-    let cores: Vec<usize> = core_affinity::get_core_ids()
-        .unwrap_or_default()
-        .into_iter()
-        .map(|c| c.id)
-        .collect();
+/// The cores executors are pinned to, in order: `cpus` (from `--cpus`) or the cores this process may use;
+/// `warning` is set when there are more executors than cores.
+pub fn plan_cores(threads: usize, cpus: Option<&[usize]>) -> (Vec<Option<usize>>, Option<String>) {
+    let cores: Vec<usize> = match cpus {
+        Some(list) => list.to_vec(),
+        None => crate::cpus::usable_cores(),
+    };
     if cores.is_empty() {
         return (
             vec![None; threads],
@@ -231,7 +231,7 @@ pub fn run_phase(
     let requests = budget.requests;
     // A shard with no connection could not send its share, so there are never more shards than connections.
     let shards = cfg.threads.min(cfg.clients);
-    let (cores, _) = plan_cores(shards);
+    let (cores, _) = plan_cores(shards, cfg.cpus.as_deref());
     let clients = split(cfg.clients as u64, shards);
     let shares = split(requests, shards);
     let gate = Arc::new(StartGate::default());
@@ -505,6 +505,7 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
         failed: stats.failed,
         cpu_user_s: (cpu_end.0 - cpu_start.0).max(0.0),
         cpu_sys_s: (cpu_end.1 - cpu_start.1).max(0.0),
+        wall_s: began.elapsed().as_secs_f64(),
     });
     Ok(stats)
 }
@@ -743,7 +744,7 @@ mod tests {
 
     #[test]
     fn more_threads_than_cores_are_pinned_round_robin() {
-        let (cores, warning) = plan_cores(64);
+        let (cores, warning) = plan_cores(64, None);
         assert_eq!(cores.len(), 64);
         assert!(warning.is_some() || std::thread::available_parallelism().unwrap().get() >= 64);
     }

@@ -10,6 +10,8 @@ pub mod compare;
 pub mod compose;
 pub mod config;
 pub mod control;
+pub mod cost;
+pub mod cpus;
 pub mod engine;
 pub mod hdrlog;
 pub mod intervals;
@@ -152,7 +154,7 @@ pub fn run(
     }
     let mut ctl = Some(ctl);
     if cfg.threads > 1
-        && let (_, Some(w)) = engine::plan_cores(cfg.threads.min(cfg.clients))
+        && let (_, Some(w)) = engine::plan_cores(cfg.threads.min(cfg.clients), cfg.cpus.as_deref())
     {
         eprintln!("ringbench: {w}");
     }

@@ -246,6 +246,10 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
             let _ = writeln!(s, "  redirects: {redirects}");
         }
     }
+    s.push_str(&crate::cost::cost_lines(
+        &r.stats.executors,
+        r.stats.completed,
+    ));
     s.push('\n');
     s
 }

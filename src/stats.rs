@@ -22,6 +22,19 @@ pub struct ExecutorStats {
     pub cpu_user_s: f64,
     /// System CPU seconds its thread used while it drove its connections.
     pub cpu_sys_s: f64,
+    /// Wall seconds from its first send to its end (the CPU figures' time base).
+    pub wall_s: f64,
+}
+
+impl ExecutorStats {
+    /// Share of its wall time the executor's thread spent on a CPU (0.0 to about 1.0).
+    pub fn busy(&self) -> f64 {
+        if self.wall_s > 0.0 {
+            (self.cpu_user_s + self.cpu_sys_s) / self.wall_s
+        } else {
+            0.0
+        }
+    }
 }
 
 /// The calling thread's CPU time so far as (user, system) seconds. Called on an executor thread at the

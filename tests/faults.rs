@@ -3,7 +3,20 @@
 mod common;
 use common::fault::{Fault, FaultServer};
 use common::*;
+use std::sync::RwLock;
 use std::time::{Duration, Instant};
+
+/// Tests that judge time (stop within N seconds) run alone: they take this lock for writing, the others
+/// for reading, so no other test of this file competes with them for the two cores.
+static CLOCK: RwLock<()> = RwLock::new(());
+
+fn alone() -> std::sync::RwLockWriteGuard<'static, ()> {
+    CLOCK.write().unwrap_or_else(|p| p.into_inner())
+}
+
+fn shared() -> std::sync::RwLockReadGuard<'static, ()> {
+    CLOCK.read().unwrap_or_else(|p| p.into_inner())
+}
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).to_string()
@@ -11,6 +24,7 @@ fn text(b: &[u8]) -> String {
 
 #[test]
 fn usage_errors_are_one_line_with_exit_code_2() {
+    let _turn = shared();
     let port = free_port().to_string();
     // (arguments, what the message must contain besides the flag)
     let cases: &[(&[&str], &[&str])] = &[
@@ -64,6 +78,7 @@ fn usage_errors_are_one_line_with_exit_code_2() {
 
 #[test]
 fn unreachable_servers_fail_fast_with_the_address() {
+    let _turn = alone();
     let port = free_port().to_string();
     let sock = std::env::temp_dir().join("ringbench-no-such.sock");
     let sock = sock.to_str().unwrap();
@@ -97,6 +112,7 @@ fn unreachable_servers_fail_fast_with_the_address() {
 
 #[test]
 fn a_killed_server_ends_the_run_within_two_seconds_with_the_report() {
+    let _turn = alone();
     let mut s = RedisServer::start();
     let port = s.port.to_string();
     let child = spawn_ringbench(&["-p", &port, "-t", "set", "-n", "50000000", "-c", "20"]);
@@ -121,6 +137,7 @@ fn a_killed_server_ends_the_run_within_two_seconds_with_the_report() {
 
 #[test]
 fn dropped_connections_reconnect_and_every_request_is_accounted_for() {
+    let _turn = shared();
     let s = RedisServer::start();
     s.reset();
     let port = s.port.to_string();
@@ -159,6 +176,7 @@ fn dropped_connections_reconnect_and_every_request_is_accounted_for() {
 
 #[test]
 fn a_stalled_server_fails_requests_after_the_timeout() {
+    let _turn = shared();
     let s = RedisServer::start();
     let port = s.port.to_string();
     let n = 200_000u64;
@@ -193,6 +211,7 @@ fn signal(child: &std::process::Child, sig: i32) {
 
 #[test]
 fn sigint_during_a_stall_stops_within_a_second_and_reports() {
+    let _turn = alone();
     let s = RedisServer::start();
     let port = s.port.to_string();
     let child = spawn_ringbench(&["-p", &port, "-t", "get", "-n", "50000000", "-c", "5", "-q"]);
@@ -217,6 +236,7 @@ fn sigint_during_a_stall_stops_within_a_second_and_reports() {
 
 #[test]
 fn sigterm_ends_a_loop_and_sigint_ends_idle_mode() {
+    let _turn = shared();
     let s = RedisServer::start();
     let port = s.port.to_string();
     let child = spawn_ringbench(&[
@@ -256,6 +276,7 @@ fn sigterm_ends_a_loop_and_sigint_ends_idle_mode() {
 
 #[test]
 fn replies_split_at_random_positions_are_counted_exactly() {
+    let _turn = shared();
     let f = FaultServer::start(Fault::SplitReplies);
     let port = f.port.to_string();
     let out = ringbench(&[
@@ -281,6 +302,7 @@ fn replies_split_at_random_positions_are_counted_exactly() {
 
 #[test]
 fn a_malformed_reply_closes_the_connection_with_the_offending_bytes() {
+    let _turn = shared();
     let f = FaultServer::start(Fault::MalformedAt(500));
     let port = f.port.to_string();
     let out = ringbench(&[
@@ -309,6 +331,7 @@ fn a_malformed_reply_closes_the_connection_with_the_offending_bytes() {
 
 #[test]
 fn the_password_never_appears_in_any_output() {
+    let _turn = shared();
     let secret = "Very-Secret-42";
     let s = RedisServer::start_with(&["--requirepass", secret]);
     let port = s.port.to_string();
@@ -347,6 +370,7 @@ fn the_password_never_appears_in_any_output() {
 
 #[test]
 fn ten_thousand_connections_work_and_print_no_warning() {
+    let _turn = shared();
     let s = RedisServer::start();
     s.reset();
     let port = s.port.to_string();
@@ -374,6 +398,7 @@ fn ten_thousand_connections_work_and_print_no_warning() {
 
 #[test]
 fn a_too_low_memlock_limit_is_named() {
+    let _turn = shared();
     let s = RedisServer::start();
     let port = s.port.to_string();
     // Lower both limits so ringbench cannot raise the soft one: glommio needs 512 KiB of locked memory.
@@ -401,6 +426,7 @@ fn a_too_low_memlock_limit_is_named() {
 
 #[test]
 fn too_many_connections_for_the_open_files_limit_are_named() {
+    let _turn = shared();
     let s = RedisServer::start();
     let port = s.port.to_string();
     let out = std::process::Command::new("prlimit")

@@ -5,7 +5,20 @@ mod common;
 use common::*;
 use std::collections::HashSet;
 use std::process::{Command, Stdio};
+use std::sync::RwLock;
 use std::time::{Duration, Instant};
+
+/// Tests that judge time (rates, durations) run alone: they take this lock for writing, the others
+/// for reading, so no other test of this file competes with them for the two cores.
+static CLOCK: RwLock<()> = RwLock::new(());
+
+fn alone() -> std::sync::RwLockWriteGuard<'static, ()> {
+    CLOCK.write().unwrap_or_else(|p| p.into_inner())
+}
+
+fn shared() -> std::sync::RwLockReadGuard<'static, ()> {
+    CLOCK.read().unwrap_or_else(|p| p.into_inner())
+}
 
 /// The number after `prefix` on the first line that contains it.
 fn number_after(out: &str, prefix: &str) -> f64 {
@@ -46,6 +59,7 @@ fn completed(out: &str) -> (u64, f64) {
 
 #[test]
 fn fixed_rate_for_a_fixed_time() {
+    let _turn = alone();
     let s = RedisServer::start();
     s.reset();
     // -P 4 gives each connection slack: when the (debug) client is descheduled for a few ms on a busy
@@ -70,6 +84,7 @@ fn fixed_rate_for_a_fixed_time() {
 
 #[test]
 fn a_paused_server_shows_in_intended_start_latency() {
+    let _turn = alone();
     let s = RedisServer::start();
     s.reset();
     let mut args = s.port_args();
@@ -141,6 +156,7 @@ fn a_paused_server_shows_in_intended_start_latency() {
 
 #[test]
 fn duration_bounds_a_closed_loop_run() {
+    let _turn = alone();
     let s = RedisServer::start();
     s.reset();
     let out = ringbench_ok(&s, &["--duration", "2", "-t", "get"]);
@@ -152,6 +168,7 @@ fn duration_bounds_a_closed_loop_run() {
 
 #[test]
 fn warmup_is_sent_but_not_reported() {
+    let _turn = alone();
     let s = RedisServer::start();
     s.reset();
     let out = ringbench_ok(&s, &["--warmup", "1", "--duration", "1", "-t", "get"]);
@@ -190,6 +207,7 @@ fn warmup_is_sent_but_not_reported() {
 
 #[test]
 fn sequential_keys_cover_the_keyspace_once() {
+    let _turn = shared();
     let s = RedisServer::start();
     s.reset();
     ringbench_ok(
@@ -229,6 +247,7 @@ fn sequential_keys_cover_the_keyspace_once() {
 
 #[test]
 fn zipf_makes_a_hot_key() {
+    let _turn = shared();
     let s = RedisServer::start();
     s.reset();
     ringbench_ok(
@@ -260,6 +279,7 @@ fn zipf_makes_a_hot_key() {
 
 #[test]
 fn random_data_makes_values_differ() {
+    let _turn = shared();
     let s = RedisServer::start();
     s.reset();
     ringbench_ok(
@@ -284,6 +304,7 @@ fn random_data_makes_values_differ() {
 
 #[test]
 fn data_placeholder_takes_d_bytes() {
+    let _turn = shared();
     let s = RedisServer::start();
     s.reset();
     ringbench_ok(
@@ -305,6 +326,7 @@ fn data_placeholder_takes_d_bytes() {
 
 #[test]
 fn value_sizes_follow_a_range() {
+    let _turn = shared();
     let s = RedisServer::start();
     s.reset();
     ringbench_ok(
@@ -336,6 +358,7 @@ fn value_sizes_follow_a_range() {
 
 #[test]
 fn shared_random_numbers_repeat_within_a_command() {
+    let _turn = shared();
     let s = RedisServer::start();
     s.reset();
     ringbench_ok(
@@ -359,6 +382,7 @@ fn shared_random_numbers_repeat_within_a_command() {
 
 #[test]
 fn mix_follows_its_weights() {
+    let _turn = shared();
     let s = RedisServer::start();
     s.reset();
     let out = ringbench_ok(&s, &["--mix", "get:80,set:20", "-n", "10000", "-r", "1000"]);
@@ -381,6 +405,7 @@ fn mix_follows_its_weights() {
 
 #[test]
 fn usage_mistakes_exit_2() {
+    let _turn = shared();
     for args in [
         &["-n", "10", "--duration", "1"][..],
         &["--rps", "-5"],

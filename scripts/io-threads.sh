@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The same ringbench workload against redis-server with io-threads 1, 2 and 4 (io-threads-do-reads yes).
+# Prints one table of medians: rps, p50, p99 per test, the client's CPU per request and the server's CPU.
+# On a 2-core machine the server's extra threads compete with the client for the same cores, so the
+# figures cannot grow much; the table shows by how much they do (or do not).
+#
+# Environment:
+#   ROUNDS=3                  runs per io-threads setting (medians are printed)
+#   N=2000000                 requests per test
+#   IO_THREADS="1 2 4"        settings to compare
+#   FLAGS="-t set,get -c 50 -P 16 --threads 1"   ringbench flags (besides -h -p -n --csv)
+#   SERVER_CPUS=              pin the server with taskset; CLIENT_CPUS= pin ringbench
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib/server.sh
+source scripts/lib/bench.sh
+need_time
+
+ROUNDS=${ROUNDS:-3}
+N=${N:-2000000}
+IO_THREADS=${IO_THREADS:-"1 2 4"}
+read -r -a FLAGS <<<"${FLAGS:-"-t set,get -c 50 -P 16 --threads 1"}"
+
+echo "building ringbench (release)..." >&2
+cargo build --release --quiet --bin ringbench
+RINGBENCH=$PWD/target/release/ringbench
+PIN=()
+[ -n "${CLIENT_CPUS:-}" ] && PIN=(taskset -c "$CLIENT_CPUS")
+
+WORK=$(mktemp -d)
+cleanup() { stop_server; [ "${KEEP:-0}" = 1 ] && echo "raw output kept in $WORK" >&2 || rm -rf "$WORK"; }
+trap cleanup EXIT
+
+echo "$(nproc) CPUs; load average $(cut -d' ' -f1-3 /proc/loadavg); ringbench ${FLAGS[*]} -n $N; $ROUNDS rounds" >&2
+for io in $IO_THREADS; do
+  start_server --io-threads "$io" --io-threads-do-reads yes
+  [ -n "${SERVER_CPUS:-}" ] && taskset -apc "$SERVER_CPUS" "$SERVER_PID" >/dev/null
+  active=$(redis-cli -p "$SERVER_PORT" config get io-threads | tail -n1)
+  for round in $(seq "$ROUNDS"); do
+    out=$WORK/io$io.$round
+    read -r wall user sys srv <<<"$(timed_run "$out" "${PIN[@]}" "$RINGBENCH" -h 127.0.0.1 -p "$SERVER_PORT" \
+      -n "$N" "${FLAGS[@]}" --csv)"
+    tests=$(awk 'NR > 1' "$out.out" | wc -l)
+    # One line per test: io round test rps p50 p99 cpu_ns_per_req server_cpu_pct
+    awk -F'","' -v io="$active" -v r="$round" -v u="$user" -v s="$sys" -v n="$N" -v k="$tests" \
+      -v srv="$srv" -v w="$wall" 'NR > 1 { gsub(/"/, "", $1); gsub(/"/, "", $8);
+        printf "%s %s %s %s %s %s %.1f %.1f\n", io, r, $1, $2, $5, $7, (u + s) * 1e9 / (n * k), srv * 100 / w }' \
+      "$out.out" >>"$WORK/results"
+    echo "  io-threads $active round $round: $(awk -v io="$active" -v r="$round" '$1 == io && $2 == r { printf "%s %s rps  ", $3, $4 }' "$WORK/results")" >&2
+  done
+  stop_server
+done
+
+python3 - "$WORK/results" "$ROUNDS" <<'PY'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+print(f"medians of {sys.argv[2]} rounds; client CPU = ringbench user+sys per request (whole run); server = redis-server CPU % of one core")
+head = f"{'io-threads':>10} {'test':<6} {'rps':>12} {'p50 ms':>8} {'p99 ms':>8} {'client CPU ns/req':>18} {'server CPU':>10}"
+print(head)
+print("-" * len(head))
+seen = []
+for r in rows:
+    if (r[0], r[2]) not in seen:
+        seen.append((r[0], r[2]))
+for io, test in seen:
+    sel = [r for r in rows if r[0] == io and r[2] == test]
+    m = lambda i: statistics.median(float(r[i]) for r in sel)
+    print(f"{io:>10} {test:<6} {m(3):>12,.0f} {m(4):>8.3f} {m(5):>8.3f} {m(6):>18,.0f} {m(7):>9.0f}%")
+PY

@@ -1,0 +1,152 @@
+//! The client's self-report and `--cpus`, checked against a real redis-server and the kernel's view of the threads.
+
+mod common;
+use common::*;
+use std::time::{Duration, Instant};
+
+/// The cores this test process may use, from /proc (the same mask ringbench inherits).
+fn usable_cores() -> Vec<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let list = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim()
+        .to_string();
+    let mut cores = Vec::new();
+    for part in list.split(',') {
+        match part.split_once('-') {
+            Some((a, b)) => cores.extend(a.parse::<usize>().unwrap()..=b.parse().unwrap()),
+            None => cores.push(part.parse().unwrap()),
+        }
+    }
+    cores
+}
+
+#[test]
+fn normal_report_shows_the_clients_cost_per_executor() {
+    let s = RedisServer::start();
+    s.reset();
+    let out = ringbench_ok(
+        &s,
+        &[
+            "-t",
+            "set",
+            "-n",
+            "40000",
+            "-c",
+            "10",
+            "-P",
+            "4",
+            "--threads",
+            "2",
+        ],
+    );
+    assert_eq!(s.calls("set"), 40000);
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("  client: "))
+        .unwrap_or_else(|| panic!("no client line in\n{out}"));
+    let ns: f64 = line
+        .trim_start_matches("  client: ")
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(ns > 0.0, "{line}");
+    let busy = line.split("executor busy: ").nth(1).unwrap();
+    let shares: Vec<&str> = busy.split(", ").collect();
+    assert_eq!(shares.len(), 2, "{line}");
+    for share in shares {
+        let pct: u32 = share.trim_end_matches('%').parse().unwrap();
+        assert!(pct <= 100, "{line}");
+    }
+}
+
+#[test]
+fn quiet_and_csv_have_no_cost_line() {
+    let s = RedisServer::start();
+    for mode in ["-q", "--csv"] {
+        let out = ringbench_ok(&s, &["-t", "ping", "-n", "1000", mode]);
+        assert!(!out.contains("client:"), "{mode}: {out}");
+    }
+}
+
+#[test]
+fn cpus_pins_executors_in_the_order_given() {
+    let cores = usable_cores();
+    let want: Vec<usize> = cores.iter().rev().take(2).copied().collect();
+    let list = want
+        .iter()
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let threads = want.len().to_string();
+    let s = RedisServer::start();
+    let mut args = s.port_args();
+    args.extend(
+        [
+            "-t",
+            "ping",
+            "-l",
+            "-q",
+            "-c",
+            "4",
+            "--threads",
+            &threads,
+            "--cpus",
+            &list,
+        ]
+        .map(String::from),
+    );
+    let refs: Vec<&str> = args.iter().map(|a| a.as_str()).collect();
+    let mut child = spawn_ringbench(&refs);
+    // Executor i's threads are named ringbench-<i>-<glommio id>; their allowed CPUs are the core it was
+    // pinned to.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut found = Vec::new();
+    while found.len() < want.len() && Instant::now() < deadline {
+        found.clear();
+        let dir = format!("/proc/{}/task", child.id());
+        for task in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+            if let Some(rest) = comm.trim().strip_prefix("ringbench-") {
+                let i = rest.split('-').next().unwrap_or(rest);
+                let status =
+                    std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
+                let allowed = status
+                    .lines()
+                    .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                    .unwrap_or("")
+                    .trim()
+                    .to_string();
+                found.push((i.parse::<usize>().unwrap(), allowed));
+                found.sort();
+                found.dedup();
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    found.sort();
+    let expect: Vec<(usize, String)> = want
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (i, c.to_string()))
+        .collect();
+    assert_eq!(found, expect);
+}
+
+#[test]
+fn cpus_mistakes_are_usage_errors() {
+    let beyond = (usable_cores().iter().max().unwrap() + 1).to_string();
+    for list in [beyond.as_str(), "a,b", "3-1", "0,0"] {
+        let out = ringbench(&["-p", "1", "--cpus", list, "-q"]);
+        assert_eq!(out.status.code(), Some(2), "--cpus {list}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(&format!("'{list}' for '--cpus'")), "{err}");
+    }
+}
