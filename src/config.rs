@@ -38,6 +38,14 @@ pub enum Target {
 }
 
 impl Target {
+    /// True when the server runs on this machine (a loopback address or a unix socket).
+    pub fn is_local(&self) -> bool {
+        match self {
+            Target::Tcp { addr, .. } => addr.ip().is_loopback(),
+            Target::Unix(_) => true,
+        }
+    }
+
     /// The address as a user would write it.
     pub fn display(&self) -> String {
         match self {

@@ -154,7 +154,11 @@ pub fn run(
     }
     let mut ctl = Some(ctl);
     if cfg.threads > 1
-        && let (_, Some(w)) = engine::plan_cores(cfg.threads.min(cfg.clients), cfg.cpus.as_deref())
+        && let (_, Some(w)) = engine::plan_cores(
+            cfg.threads.min(cfg.clients),
+            cfg.cpus.as_deref(),
+            cfg.target.is_local(),
+        )
     {
         eprintln!("ringbench: {w}");
     }
