@@ -72,15 +72,18 @@ impl From<EngineError> for RunError {
 /// What a finished run measured.
 #[derive(Debug, Default)]
 pub struct RunOutcome {
+    /// With `-l`, only when `--json` or `--plot` needs them: an endless loop keeps nothing per round.
     pub results: Vec<TestResult>,
     /// True when the run was stopped (signal or caller) before it finished.
     pub stopped: bool,
+    /// True when any request failed (sent without an answer).
+    pub failed: bool,
 }
 
 impl RunOutcome {
     /// True when any request failed (sent without an answer).
     pub fn any_failed(&self) -> bool {
-        self.results.iter().any(|r| r.stats.failed > 0)
+        self.failed
     }
 }
 
@@ -284,7 +287,10 @@ pub fn run(
             };
             out.write_all(text.as_bytes())?;
             out.flush()?;
-            outcome.results.push(result);
+            outcome.failed |= result.stats.failed > 0;
+            if !cfg.loop_forever || cfg.json.is_some() || cfg.plot.is_some() {
+                outcome.results.push(result);
+            }
         }
         if !cfg.loop_forever || control.stopped() {
             break;
