@@ -649,18 +649,12 @@ impl Exchange {
                     self.rbuf.resize(self.rbuf.len() * 2, 0);
                 }
             }
-            let n = match stream
+            let read = stream
                 .read_within(&mut self.rbuf[end..], self.timeout)
-                .await
-            {
-                Ok(0) => return Err((got, lost("closed by the server".into()))),
+                .await;
+            let n = match ConnError::from_read(read, &self.addr, self.timeout) {
                 Ok(n) => n,
-                Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
-                    let ms = self.timeout.map(|t| t.as_millis()).unwrap_or(0);
-                    let addr = self.addr.clone();
-                    return Err((got, ConnError::Timeout { addr, ms }));
-                }
-                Err(e) => return Err((got, lost(net::io_reason(e)))),
+                Err(e) => return Err((got, e)),
             };
             let now = Instant::now();
             end += n;

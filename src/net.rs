@@ -37,6 +37,28 @@ pub enum ConnError {
 }
 
 impl ConnError {
+    /// What a read on a connection to `addr` returned, as bytes read or the reason the connection is
+    /// done: closed by the server, no reply within `timeout` (`--timeout`), or an I/O failure.
+    pub fn from_read(
+        read: io::Result<usize>,
+        addr: &str,
+        timeout: Option<Duration>,
+    ) -> Result<usize, ConnError> {
+        let lost = |reason: String| ConnError::Lost {
+            addr: addr.to_string(),
+            reason,
+        };
+        match read {
+            Ok(0) => Err(lost("closed by the server".into())),
+            Ok(n) => Ok(n),
+            Err(e) if e.kind() == io::ErrorKind::TimedOut => Err(ConnError::Timeout {
+                addr: addr.to_string(),
+                ms: timeout.map(|t| t.as_millis()).unwrap_or(0),
+            }),
+            Err(e) => Err(lost(io_reason(e))),
+        }
+    }
+
     /// The error for an I/O failure on `addr`: `Tls` when TLS caused it, else what `other` makes of it.
     pub fn from_io(
         e: io::Error,

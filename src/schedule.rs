@@ -260,16 +260,7 @@ pub(crate) async fn drive_composed(conn: Conn, composer: Arc<Composer>, pacing: 
             }
             _ => stream.read_within(&mut rbuf[end..], cfg.timeout).await,
         };
-        let broken = match read {
-            Ok(0) => Err(lost("closed by the server".into())),
-            Ok(n) => Ok(n),
-            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => Err(ConnError::Timeout {
-                addr: addr.clone(),
-                ms: cfg.timeout.map(|t| t.as_millis()).unwrap_or(0),
-            }),
-            Err(e) => Err(lost(net::io_reason(e))),
-        };
-        let n = match broken {
+        let n = match ConnError::from_read(read, &addr, cfg.timeout) {
             Ok(n) => n,
             Err(e) => {
                 fail(&state, &mut inflight, &e);
