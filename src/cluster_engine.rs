@@ -8,7 +8,8 @@ use crate::engine::{GateGuard, ShardPlan, ShardState, note_error};
 use crate::intervals::IntervalRecorder;
 use crate::keys::{KeyGen, bounded};
 use crate::net::{self, ConnError, Stream};
-use crate::resp::{self, ReplyScanner, Scanned, Value};
+use crate::replies::ReplyBuffer;
+use crate::resp::{self, Scanned, Value};
 use crate::stats::{ExecutorStats, ShardStats, new_histogram, thread_cpu_seconds};
 use crate::tls::TlsClient;
 use crate::workload::PipelineBuffer;
@@ -66,10 +67,7 @@ struct Shard {
 /// A logical client's connection to one node.
 struct NodeConn {
     stream: Option<Stream>,
-    scanner: ReplyScanner,
-    rbuf: Vec<u8>,
-    start: usize,
-    end: usize,
+    replies: ReplyBuffer,
     /// Requests of the current round for this node, written in one go.
     out: Vec<u8>,
     /// Indices of the requests whose replies are owed, in send order ([`ASKING_MARK`] for ASKING).
@@ -80,10 +78,7 @@ impl NodeConn {
     fn new(stream: Option<Stream>, depth: usize) -> Self {
         NodeConn {
             stream,
-            scanner: ReplyScanner::new(),
-            rbuf: vec![0; READ_BUFFER],
-            start: 0,
-            end: 0,
+            replies: ReplyBuffer::new(READ_BUFFER),
             out: Vec::new(),
             owed: VecDeque::with_capacity(depth * 2),
         }
@@ -92,9 +87,7 @@ impl NodeConn {
     /// Drops the connection; the requests still owed a reply go back to `retry`.
     fn lose(&mut self, retry: &mut Vec<u32>) {
         self.stream = None;
-        self.scanner = ReplyScanner::new();
-        self.start = 0;
-        self.end = 0;
+        self.replies.reset();
         self.out.clear();
         retry.extend(self.owed.drain(..).filter(|&i| i != ASKING_MARK));
     }
@@ -463,17 +456,7 @@ async fn read_any(conns: &mut [NodeConn]) -> (usize, std::io::Result<usize>) {
             let Some(stream) = c.stream.as_mut() else {
                 continue;
             };
-            if c.end == c.rbuf.len() {
-                if c.start > 0 {
-                    c.rbuf.copy_within(c.start..c.end, 0);
-                    c.end -= c.start;
-                    c.start = 0;
-                } else {
-                    let len = c.rbuf.len();
-                    c.rbuf.resize(len * 2, 0);
-                }
-            }
-            let buf = &mut c.rbuf[c.end..];
+            let buf = c.replies.spare();
             let polled = match stream {
                 Stream::Tcp(s) => Pin::new(s).poll_read(cx, buf),
                 Stream::Unix(s) => Pin::new(s).poll_read(cx, buf),
@@ -626,22 +609,21 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, see
                         lost = true;
                         continue;
                     }
-                    Ok(got) => c.end += got,
+                    Ok(got) => c.replies.filled(got),
                 }
                 let mut done = 0u64;
-                while c.start < c.end {
-                    let (used, event) = match c.scanner.scan(&c.rbuf[c.start..c.end]) {
-                        Ok(r) => r,
+                loop {
+                    let (event, raw) = match c.replies.next_reply() {
+                        Ok(Some(r)) => r,
+                        Ok(None) => break,
                         Err(_) => {
                             c.lose(&mut retry);
                             lost = true;
                             break;
                         }
                     };
-                    let at = c.start;
-                    c.start += used;
                     match event {
-                        Some(Scanned::Reply { error }) => {
+                        Scanned::Reply { error } => {
                             let Some(i) = c.owed.pop_front() else {
                                 // More replies than requests: the stream cannot be trusted any more.
                                 c.lose(&mut retry);
@@ -653,7 +635,7 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, see
                             }
                             let r = &mut reqs[i as usize];
                             if error {
-                                match cluster::parse_redirect(&c.rbuf[at..c.start]) {
+                                match cluster::parse_redirect(raw) {
                                     Some(Redirect::Moved { slot, node }) => {
                                         shard.moved.set(shard.moved.get() + 1);
                                         let mut map = shard.map.borrow_mut();
@@ -684,19 +666,13 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, see
                                         retry.push(i);
                                         continue;
                                     }
-                                    None => note_error(&shard.state, &plan, &c.rbuf[at..c.start]),
+                                    None => note_error(&shard.state, &plan, raw),
                                 }
                             }
                             done += 1;
                         }
-                        Some(Scanned::Push) => {}
-                        None if used == 0 => break,
-                        None => {}
+                        Scanned::Push => {}
                     }
-                }
-                if c.start == c.end {
-                    c.start = 0;
-                    c.end = 0;
                 }
                 if done > 0 {
                     shard.complete(n, done, sent, now);

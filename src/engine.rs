@@ -4,7 +4,8 @@ use crate::config::Config;
 use crate::intervals::IntervalRecorder;
 use crate::keys::KeyGen;
 use crate::net::{self, ConnError, Stream};
-use crate::resp::{ReplyScanner, Scanned};
+use crate::replies::ReplyBuffer;
+use crate::resp::Scanned;
 use crate::stats::{ExecutorStats, LiveCounters, ShardStats, thread_cpu_seconds};
 use crate::workload::{PipelineBuffer, TestSpec};
 use glommio::{LocalExecutorBuilder, Placement};
@@ -555,8 +556,7 @@ async fn drive(conn: Conn) {
     let cfg = &plan.cfg;
     let mut pipe = PipelineBuffer::new(&plan.test.template, cfg.pipeline);
     let mut conn = Exchange {
-        rbuf: vec![0u8; READ_BUFFER],
-        scanner: ReplyScanner::new(),
+        replies: ReplyBuffer::new(READ_BUFFER),
         addr: cfg.target.display(),
         timeout: cfg.timeout,
     };
@@ -607,8 +607,7 @@ async fn drive(conn: Conn) {
 
 /// A connection's read side: its buffer and scanner, reused for every batch.
 struct Exchange {
-    rbuf: Vec<u8>,
-    scanner: ReplyScanner,
+    replies: ReplyBuffer,
     addr: String,
     timeout: Option<Duration>,
 }
@@ -616,7 +615,7 @@ struct Exchange {
 impl Exchange {
     /// Forgets a broken connection's partial reply.
     fn reset(&mut self) {
-        self.scanner = ReplyScanner::new();
+        self.replies.reset();
     }
 
     /// Writes one batch of `k` requests and reads until all `k` replies are counted. On failure,
@@ -630,61 +629,37 @@ impl Exchange {
         plan: &ShardPlan,
     ) -> Result<(), (usize, ConnError)> {
         let sent = Instant::now();
-        let lost = |reason: String| ConnError::Lost {
-            addr: self.addr.clone(),
-            reason,
-        };
         if let Err(e) = stream.write_all(bytes).await {
-            return Err((0, lost(net::io_reason(e))));
+            let addr = self.addr.clone();
+            let reason = net::io_reason(e);
+            return Err((0, ConnError::Lost { addr, reason }));
         }
         let mut got = 0usize;
-        let (mut start, mut end) = (0usize, 0usize);
         while got < k {
-            if end == self.rbuf.len() {
-                if start > 0 {
-                    self.rbuf.copy_within(start..end, 0);
-                    end -= start;
-                    start = 0;
-                } else {
-                    self.rbuf.resize(self.rbuf.len() * 2, 0);
-                }
-            }
-            let read = stream
-                .read_within(&mut self.rbuf[end..], self.timeout)
-                .await;
+            let read = stream.read_within(self.replies.spare(), self.timeout).await;
             let n = match ConnError::from_read(read, &self.addr, self.timeout) {
                 Ok(n) => n,
                 Err(e) => return Err((got, e)),
             };
             let now = Instant::now();
-            end += n;
+            self.replies.filled(n);
             let mut replies = 0usize;
             let mut failure = None;
-            while start < end {
-                let (used, event) = match self.scanner.scan(&self.rbuf[start..end]) {
-                    Ok(r) => r,
+            loop {
+                match self.replies.next_reply() {
+                    Ok(Some((Scanned::Reply { error }, raw))) => {
+                        replies += 1;
+                        if error {
+                            note_error(state, plan, raw);
+                        }
+                    }
+                    Ok(Some((Scanned::Push, _))) => {}
+                    Ok(None) => break,
                     Err(e) => {
                         failure = Some(ConnError::Protocol(format!("{}: {e}", self.addr)));
                         break;
                     }
-                };
-                let at = start;
-                start += used;
-                match event {
-                    Some(Scanned::Reply { error }) => {
-                        replies += 1;
-                        if error {
-                            note_error(state, plan, &self.rbuf[at..start]);
-                        }
-                    }
-                    Some(Scanned::Push) => {}
-                    None if used == 0 => break,
-                    None => {}
                 }
-            }
-            if start == end {
-                start = 0;
-                end = 0;
             }
             if replies > 0 {
                 let lat = now.duration_since(sent).as_nanos() as u64;
@@ -695,7 +670,7 @@ impl Exchange {
                 return Err((got.min(k), e));
             }
         }
-        if got > k || start < end {
+        if got > k || self.replies.has_unread() {
             let extra = ConnError::Protocol(format!(
                 "{}: the server sent more replies than requests",
                 self.addr

@@ -21,6 +21,7 @@ pub mod merge;
 pub mod net;
 pub mod plot;
 pub mod rate_report;
+pub mod replies;
 pub mod report;
 pub mod resp;
 pub mod result_file;

@@ -14,7 +14,8 @@ use crate::compose::Composer;
 use crate::config::Config;
 use crate::engine::{Conn, READ_BUFFER, note_error, reconnect};
 use crate::net::{self, ConnError};
-use crate::resp::{ReplyScanner, Scanned};
+use crate::replies::ReplyBuffer;
+use crate::resp::Scanned;
 use crate::stats::{PartStats, ShardStats, new_histogram};
 use crate::workload::TestSpec;
 use rand::SeedableRng;
@@ -116,10 +117,8 @@ pub(crate) async fn drive_composed(conn: Conn, composer: Arc<Composer>, pacing: 
     let mixed = composer.variants().len() > 1;
     let mut out = Vec::with_capacity(depth * composer.max_request_len());
     let mut inflight: VecDeque<Flight> = VecDeque::with_capacity(depth);
-    let mut rbuf = vec![0u8; READ_BUFFER];
-    let mut scanner = ReplyScanner::new();
+    let mut replies = ReplyBuffer::new(READ_BUFFER);
     let mut rng = SmallRng::seed_from_u64(seed);
-    let (mut start, mut end) = (0usize, 0usize);
     let mut seq = 0u64;
     let mut next_due = pacing.map(|p| p.intended(0));
     let mut done_sending = false;
@@ -207,8 +206,7 @@ pub(crate) async fn drive_composed(conn: Conn, composer: Arc<Composer>, pacing: 
                 match reconnect(&plan, &setup, &names).await {
                     Some(s) => {
                         stream = s;
-                        scanner = ReplyScanner::new();
-                        (start, end) = (0, 0);
+                        replies.reset();
                         continue;
                     }
                     None => return,
@@ -230,15 +228,6 @@ pub(crate) async fn drive_composed(conn: Conn, composer: Arc<Composer>, pacing: 
         }
 
         // Wait for replies; in the open loop with room left, only until the next request is due.
-        if end == rbuf.len() {
-            if start > 0 {
-                rbuf.copy_within(start..end, 0);
-                end -= start;
-                start = 0;
-            } else {
-                rbuf.resize(rbuf.len() * 2, 0);
-            }
-        }
         let room = inflight.len() < depth;
         let read = match next_due {
             Some(due) if !done_sending && room => {
@@ -248,7 +237,7 @@ pub(crate) async fn drive_composed(conn: Conn, composer: Arc<Composer>, pacing: 
                 }
                 // glommio reads are readiness-based: a read dropped because the timer won consumed nothing.
                 let reading =
-                    async { Some(stream.read_within(&mut rbuf[end..], cfg.timeout).await) };
+                    async { Some(stream.read_within(replies.spare(), cfg.timeout).await) };
                 let timer = async {
                     glommio::timer::sleep(wait).await;
                     None
@@ -258,7 +247,7 @@ pub(crate) async fn drive_composed(conn: Conn, composer: Arc<Composer>, pacing: 
                     None => continue,
                 }
             }
-            _ => stream.read_within(&mut rbuf[end..], cfg.timeout).await,
+            _ => stream.read_within(replies.spare(), cfg.timeout).await,
         };
         let n = match ConnError::from_read(read, &addr, cfg.timeout) {
             Ok(n) => n,
@@ -267,8 +256,7 @@ pub(crate) async fn drive_composed(conn: Conn, composer: Arc<Composer>, pacing: 
                 match reconnect(&plan, &setup, &names).await {
                     Some(s) => {
                         stream = s;
-                        scanner = ReplyScanner::new();
-                        (start, end) = (0, 0);
+                        replies.reset();
                         continue;
                     }
                     None => return,
@@ -276,16 +264,17 @@ pub(crate) async fn drive_composed(conn: Conn, composer: Arc<Composer>, pacing: 
             }
         };
         let now = Instant::now();
-        end += n;
+        replies.filled(n);
         // A request that fell due while this connection had no room is late because of `-P`/`-c`
         // (or the server), not because the client was busy.
         was_full = !room && !done_sending && next_due.is_some_and(|d| now > d + LATE);
         let mut got = 0u64;
         // Set when the stream can no longer be trusted (not RESP, or more replies than requests).
         let mut garbled = false;
-        while start < end {
-            let (used, event) = match scanner.scan(&rbuf[start..end]) {
-                Ok(r) => r,
+        loop {
+            let (event, raw) = match replies.next_reply() {
+                Ok(Some(r)) => r,
+                Ok(None) => break,
                 Err(e) => {
                     fail(
                         &state,
@@ -296,10 +285,8 @@ pub(crate) async fn drive_composed(conn: Conn, composer: Arc<Composer>, pacing: 
                     break;
                 }
             };
-            let at = start;
-            start += used;
             match event {
-                Some(Scanned::Reply { error }) => {
+                Scanned::Reply { error } => {
                     let Some(f) = inflight.pop_front() else {
                         let e = ConnError::Protocol(format!(
                             "{addr}: the server sent more replies than requests"
@@ -309,7 +296,7 @@ pub(crate) async fn drive_composed(conn: Conn, composer: Arc<Composer>, pacing: 
                         break;
                     };
                     if error {
-                        note_error(&state, &plan, &rbuf[at..start]);
+                        note_error(&state, &plan, raw);
                     }
                     let lat = now.saturating_duration_since(f.intended).as_nanos() as u64;
                     state.record(now, lat, 1);
@@ -326,14 +313,8 @@ pub(crate) async fn drive_composed(conn: Conn, composer: Arc<Composer>, pacing: 
                     drop(st);
                     got += 1;
                 }
-                Some(Scanned::Push) => {}
-                None if used == 0 => break,
-                None => {}
+                Scanned::Push => {}
             }
-        }
-        if start == end {
-            start = 0;
-            end = 0;
         }
         if got > 0 {
             plan.live
@@ -343,8 +324,7 @@ pub(crate) async fn drive_composed(conn: Conn, composer: Arc<Composer>, pacing: 
             match reconnect(&plan, &setup, &names).await {
                 Some(s) => {
                     stream = s;
-                    scanner = ReplyScanner::new();
-                    (start, end) = (0, 0);
+                    replies.reset();
                 }
                 None => return,
             }

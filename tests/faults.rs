@@ -400,23 +400,8 @@ fn ten_thousand_connections_work_and_print_no_warning() {
 fn a_too_low_memlock_limit_is_named() {
     let _turn = shared();
     let s = RedisServer::start();
-    let port = s.port.to_string();
     // Lower both limits so ringbench cannot raise the soft one: glommio needs 512 KiB of locked memory.
-    let out = std::process::Command::new("prlimit")
-        .args([
-            "--memlock=65536:65536",
-            env!("CARGO_BIN_EXE_ringbench"),
-            "-p",
-            &port,
-            "-t",
-            "set",
-            "-n",
-            "10",
-        ])
-        .output()
-        .unwrap();
-    let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    let err = run_limited(&s, "--memlock=65536:65536", &[]);
     assert!(
         err.contains("RLIMIT_MEMLOCK") && err.contains("ulimit -l"),
         "{err}"
@@ -428,26 +413,23 @@ fn a_too_low_memlock_limit_is_named() {
 fn too_many_connections_for_the_open_files_limit_are_named() {
     let _turn = shared();
     let s = RedisServer::start();
-    let port = s.port.to_string();
-    let out = std::process::Command::new("prlimit")
-        .args([
-            "--nofile=256:256",
-            env!("CARGO_BIN_EXE_ringbench"),
-            "-p",
-            &port,
-            "-c",
-            "1000",
-            "-t",
-            "set",
-            "-n",
-            "10",
-        ])
-        .output()
-        .unwrap();
-    let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    let err = run_limited(&s, "--nofile=256:256", &["-c", "1000"]);
     assert!(
         err.contains("RLIMIT_NOFILE") && err.contains("ulimit -n"),
         "{err}"
     );
+}
+
+/// Runs `-t set -n 10` under `prlimit LIMIT`, asserts exit code 1, and returns stderr.
+fn run_limited(s: &RedisServer, limit: &str, extra: &[&str]) -> String {
+    let port = s.port.to_string();
+    let out = std::process::Command::new("prlimit")
+        .args([limit, env!("CARGO_BIN_EXE_ringbench"), "-p", &port])
+        .args(extra)
+        .args(["-t", "set", "-n", "10"])
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    err
 }
