@@ -228,20 +228,7 @@ impl Shard {
     /// Records `n` replies from node `node` that arrived at `now` for a batch sent at `sent`.
     fn complete(&self, node: usize, n: u64, sent: Instant, now: Instant) {
         let lat = (now.duration_since(sent).as_nanos() as u64).max(1);
-        {
-            let mut st = self.state.stats.borrow_mut();
-            if let Some(rec) = self.state.intervals.borrow_mut().as_mut()
-                && rec.due(now)
-            {
-                rec.cut_until(now, &st.hist);
-            }
-            st.hist.saturating_record_n(lat, n);
-            st.completed += n;
-            st.end = Some(now);
-        }
-        self.state
-            .latency_sum_ns
-            .set(self.state.latency_sum_ns.get() + lat * n);
+        self.state.record(now, lat, n);
         let mut t = self.tallies.borrow_mut();
         while t.len() <= node {
             t.push(NodeTally {
