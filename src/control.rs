@@ -123,6 +123,30 @@ impl ControlClient {
         }
     }
 
+    /// Hands over the socket of a plain TCP or unix connection whose setup is done, for the engine's
+    /// ring: blocking, without a read timeout (the ring waits with deadlines of its own).
+    pub fn into_socket(self) -> Result<std::os::fd::OwnedFd, ConnError> {
+        let addr = self.addr;
+        let fail = |e: std::io::Error| ConnError::Connect {
+            addr: addr.clone(),
+            reason: net::io_reason(e),
+        };
+        match self.sock {
+            Sock::Tcp(s) => {
+                s.set_read_timeout(None).map_err(fail)?;
+                Ok(s.into())
+            }
+            Sock::Unix(s) => {
+                s.set_read_timeout(None).map_err(fail)?;
+                Ok(s.into())
+            }
+            Sock::Tls(_) => Err(ConnError::Tls {
+                addr: addr.clone(),
+                reason: "a TLS connection cannot be handed to the ring".into(),
+            }),
+        }
+    }
+
     /// Changes how long a reply may take (the server view uses short waits so a stalled server cannot
     /// hold up the run).
     pub fn set_read_timeout(&mut self, timeout: Duration) {

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 /// Pauses between attempts to reconnect a dropped connection; after the last, the connection gives up.
 /// They add up to 1.35 s, so a run against a server that died ends within 2 s.
-const RECONNECT_BACKOFF_MS: [u64; 5] = [50, 100, 200, 400, 600];
+pub(crate) const RECONNECT_BACKOFF_MS: [u64; 5] = [50, 100, 200, 400, 600];
 /// Read buffer per connection; grows only for a single reply line longer than this.
 pub(crate) const READ_BUFFER: usize = 64 * 1024;
 /// io_uring buffer memory per executor. ringbench does no file I/O, so a small registration
@@ -391,8 +391,24 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
     let setup = Rc::new(setup);
     let names = Rc::new(names);
 
-    // Phase 1: open this shard's connections concurrently (neither counted nor timed).
-    let connecting: Vec<_> = (0..plan.clients)
+    // Phase 1: open this shard's connections (neither counted nor timed). Plain TCP and unix
+    // connections are driven by the executor's ring; TLS and `-I` stay on glommio's streams.
+    let on_ring = cfg.tls.is_none() && !cfg.idle;
+    let mut sockets = Vec::new();
+    let mut failure = None;
+    if on_ring {
+        sockets.reserve_exact(plan.clients);
+        for _ in 0..plan.clients {
+            match crate::ring::connect(&cfg) {
+                Ok(s) => sockets.push(s),
+                Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
+            }
+        }
+    }
+    let connecting: Vec<_> = (0..if on_ring { 0 } else { plan.clients })
         .map(|_| {
             let cfg = cfg.clone();
             let setup = setup.clone();
@@ -400,8 +416,7 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
             glommio::spawn_local(async move { connect_and_setup(&cfg, &setup, &names).await })
         })
         .collect();
-    let mut streams = Vec::with_capacity(plan.clients);
-    let mut failure = None;
+    let mut streams = Vec::with_capacity(connecting.len());
     for t in connecting {
         match t.await {
             Ok(s) => streams.push(s),
@@ -447,20 +462,27 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
         intervals: RefCell::new(intervals),
         deadline: plan.duration.map(|d| began + d),
     });
+    let composer = crate::schedule::composer_for(&cfg, &plan.test);
+    if on_ring {
+        match crate::ring::Driver::new(&plan, &state, sockets, composer, began, shards) {
+            Ok(mut driver) => driver.run(),
+            Err(e) => {
+                return Err(ConnError::Lost {
+                    addr: cfg.target.display(),
+                    reason: format!("could not set up the executor's io_uring: {e}"),
+                });
+            }
+        }
+        return Ok(finish_shard(&plan, &state, cpu_start, began));
+    }
     let cursor = Rc::new(Cell::new(0u64));
     let turn = Rc::new(Cell::new(0u64));
-    let composer = crate::schedule::composer_for(&cfg, &plan.test);
     let plan = Rc::new(plan);
     let tasks: Vec<_> = streams
         .into_iter()
         .enumerate()
         .map(|(i, stream)| {
-            let seed = plan
-                .cfg
-                .seed
-                .wrapping_add((plan.index as u64) << 32)
-                .wrapping_add(i as u64)
-                .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            let seed = crate::keys::connection_seed(plan.cfg.seed, plan.index, i);
             let keys = KeyGen::new(
                 cfg.shape.distribution,
                 cfg.keyspace.unwrap_or(1),
@@ -503,6 +525,17 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
         }
     };
     futures_lite::future::or(all, stop).await;
+    Ok(finish_shard(&plan, &state, cpu_start, began))
+}
+
+/// A shard's figures once its connections are done: requests left unsent, the last interval, and
+/// the executor's CPU time.
+fn finish_shard(
+    plan: &ShardPlan,
+    state: &ShardState,
+    cpu_start: (f64, f64),
+    began: Instant,
+) -> ShardStats {
     let mut stats = state.stats.borrow().clone();
     // Every connection gave up while requests were left: they could not be sent, so they failed.
     // (After a stop by signal, or at the end of --duration, they were simply not sent.)
@@ -525,7 +558,7 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
         cpu_sys_s: (cpu_end.1 - cpu_start.1).max(0.0),
         wall_s: began.elapsed().as_secs_f64(),
     });
-    Ok(stats)
+    stats
 }
 
 /// One connection and what its task needs.

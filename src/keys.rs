@@ -41,6 +41,14 @@ impl Distribution {
 
 /// Maps 64 random bits into [0, range) without division.
 #[inline]
+/// The random seed of connection `conn` of executor `executor`: distinct per connection, and the
+/// same for the same `--seed`.
+pub fn connection_seed(seed: u64, executor: usize, conn: usize) -> u64 {
+    seed.wrapping_add((executor as u64) << 32)
+        .wrapping_add(conn as u64)
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
 pub fn bounded(x: u64, range: u64) -> u64 {
     ((x as u128 * range as u128) >> 64) as u64
 }

@@ -26,6 +26,7 @@ pub mod report;
 pub mod resp;
 pub mod result_file;
 pub mod results;
+pub mod ring;
 pub mod schedule;
 pub mod server_view;
 pub mod shape;

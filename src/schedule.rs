@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// A request sent later than this after its intended time counts as late in the report.
-const LATE: Duration = Duration::from_millis(1);
+pub(crate) const LATE: Duration = Duration::from_millis(1);
 
 /// One connection's open-loop schedule.
 #[derive(Debug, Clone, Copy)]

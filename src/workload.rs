@@ -141,6 +141,11 @@ impl PipelineBuffer {
         }
     }
 
+    /// The whole buffer; [`Self::fill`] says how much of it a batch uses.
+    pub fn buffer(&self) -> &[u8] {
+        &self.bytes
+    }
+
     /// The length of one request in bytes.
     pub fn request_len(&self) -> usize {
         self.request_len

@@ -1,0 +1,1079 @@
+//! The data path of one executor on its own io_uring: every connection's sends and receives are
+//! queued as SQEs and leave with one `io_uring_enter` per turn of the loop, which also waits for
+//! completions. Receives are multishot into a provided buffer ring shared by the executor's
+//! connections; the reply scanner reads each buffer in place and gives it back at once.
+//!
+//! One per-connection state machine serves the closed loop (fixed-layout requests patched in place,
+//! or composed requests), the open loop (`--rps`, paced by the wait's deadline, not by a timer per
+//! sleep), `-k 0`, `--timeout` and reconnects, over TCP and unix sockets.
+
+use crate::compose::Composer;
+use crate::config::Config;
+use crate::control::ControlClient;
+use crate::engine::{RECONNECT_BACKOFF_MS, ShardPlan, ShardState, note_error};
+use crate::keys::KeyGen;
+use crate::net::ConnError;
+use crate::resp::{ProtocolError, ReplyScanner, Scanned};
+use crate::schedule::Pacing;
+use crate::workload::PipelineBuffer;
+use io_uring::types::{BufRingEntry, Fd, SubmitArgs, Timespec};
+use io_uring::{IoUring, cqueue, opcode, squeue};
+use rand::SeedableRng;
+use rand::rngs::SmallRng;
+use std::cell::Cell;
+use std::collections::VecDeque;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::time::{Duration, Instant};
+
+/// Provided receive buffers per executor, and the size of each. They are shared by all of the
+/// executor's connections, so memory does not grow with `-c`.
+const RECV_BUFFERS: u16 = 512;
+const RECV_BUFFER_SIZE: usize = 4096;
+/// The buffer group id of the executor's receive buffers.
+const BGID: u16 = 7;
+/// The longest the loop waits in the kernel before it looks at the stop flag and the clocks again.
+const MAX_WAIT: Duration = Duration::from_millis(10);
+
+const OP_RECV: u64 = 1;
+const OP_SEND: u64 = 2;
+
+/// How the ring of an executor was set up: the best the kernel accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RingMode {
+    /// `SINGLE_ISSUER | DEFER_TASKRUN`: completions are posted only when the executor waits for them.
+    Deferred,
+    /// `COOP_TASKRUN`: no interrupt per completion, but completions run on any kernel entry.
+    Cooperative,
+    /// A plain ring (kernel older than 5.19 for these flags).
+    Plain,
+}
+
+impl RingMode {
+    /// The ring's set-up flags as the header and the JSON name them.
+    pub fn describe(self) -> &'static str {
+        match self {
+            RingMode::Deferred => "SINGLE_ISSUER|DEFER_TASKRUN",
+            RingMode::Cooperative => "COOP_TASKRUN",
+            RingMode::Plain => "plain",
+        }
+    }
+}
+
+/// Why the engine cannot run on this kernel, worded with the fix.
+#[derive(Debug, thiserror::Error)]
+pub enum RingError {
+    #[error(
+        "io_uring is not available: {reason}; ringbench needs Linux 6.0 or later with io_uring enabled (sysctl kernel.io_uring_disabled=0, and a container seccomp profile that allows io_uring_setup)"
+    )]
+    Unavailable { reason: String },
+    #[error("io_uring on this kernel lacks {what} (needs Linux 6.0 or later): {reason}")]
+    Missing { what: &'static str, reason: String },
+}
+
+/// Creates a ring with the best flags the kernel accepts.
+fn build(entries: u32) -> io::Result<(IoUring, RingMode)> {
+    let cq = entries.saturating_mul(4).max(256);
+    if let Ok(r) = IoUring::builder()
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .setup_submit_all()
+        .setup_cqsize(cq)
+        .build(entries)
+    {
+        return Ok((r, RingMode::Deferred));
+    }
+    if let Ok(r) = IoUring::builder()
+        .setup_coop_taskrun()
+        .setup_submit_all()
+        .setup_cqsize(cq)
+        .build(entries)
+    {
+        return Ok((r, RingMode::Cooperative));
+    }
+    IoUring::builder()
+        .setup_cqsize(cq)
+        .build(entries)
+        .map(|r| (r, RingMode::Plain))
+}
+
+/// Checks once, before any test, that the kernel has what the engine uses: a ring, provided buffer
+/// rings and multishot receive. Returns the ring mode executors will get.
+pub fn probe() -> Result<RingMode, RingError> {
+    let (ring, mode) = build(8).map_err(|e| RingError::Unavailable {
+        reason: reason_of(&e),
+    })?;
+    let mut probe = io_uring::Probe::new();
+    ring.submitter()
+        .register_probe(&mut probe)
+        .map_err(|e| RingError::Missing {
+            what: "opcode probing",
+            reason: reason_of(&e),
+        })?;
+    if !probe.is_supported(opcode::RecvMulti::CODE) || !probe.is_supported(opcode::Send::CODE) {
+        return Err(RingError::Missing {
+            what: "send and receive operations",
+            reason: "not supported".into(),
+        });
+    }
+    BufRing::new(&ring, 8, 64).map_err(|e| RingError::Missing {
+        what: "provided buffer rings",
+        reason: reason_of(&e),
+    })?;
+    Ok(mode)
+}
+
+fn reason_of(e: &io::Error) -> String {
+    match e.raw_os_error() {
+        Some(libc::ENOSYS) => "the kernel has no io_uring (ENOSYS)".into(),
+        Some(libc::EPERM) => {
+            let sysctl = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
+                .map(|s| format!(" (kernel.io_uring_disabled = {})", s.trim()))
+                .unwrap_or_default();
+            format!("io_uring_setup was refused (EPERM){sysctl}")
+        }
+        Some(libc::ENOMEM) => "not enough locked memory for the ring (raise `ulimit -l`)".into(),
+        _ => e.to_string(),
+    }
+}
+
+/// The executor's provided receive buffers: a ring of buffer descriptors the kernel takes from and
+/// the executor gives back to.
+struct BufRing {
+    entries: *mut BufRingEntry,
+    ring_bytes: usize,
+    count: u16,
+    tail: u16,
+    size: usize,
+    memory: Vec<u8>,
+}
+
+impl BufRing {
+    fn new(ring: &IoUring, count: u16, size: usize) -> io::Result<BufRing> {
+        let ring_bytes = count as usize * std::mem::size_of::<BufRingEntry>();
+        // SAFETY: an anonymous private mapping; checked for failure below.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                ring_bytes,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let mut br = BufRing {
+            entries: ptr.cast(),
+            ring_bytes,
+            count,
+            tail: 0,
+            size,
+            memory: vec![0u8; count as usize * size],
+        };
+        // SAFETY: the mapping is page aligned, `count` entries long, and outlives the registration
+        // (it is unmapped in Drop, after the ring that uses it is dropped by the caller's order).
+        unsafe {
+            ring.submitter()
+                .register_buf_ring_with_flags(ptr as u64, count, BGID, 0)?;
+        }
+        for bid in 0..count {
+            br.give_back(bid);
+        }
+        br.publish();
+        Ok(br)
+    }
+
+    /// The bytes the kernel put in buffer `bid`.
+    fn data(&self, bid: u16, len: usize) -> &[u8] {
+        let at = bid as usize * self.size;
+        &self.memory[at..at + len]
+    }
+
+    /// Puts buffer `bid` back at the tail; the kernel sees it after [`Self::publish`].
+    fn give_back(&mut self, bid: u16) {
+        let slot = (self.tail & (self.count - 1)) as usize;
+        // SAFETY: `slot` < `count`, within the mapping.
+        let e = unsafe { &mut *self.entries.add(slot) };
+        e.set_addr(self.memory.as_ptr() as u64 + (bid as usize * self.size) as u64);
+        e.set_len(self.size as u32);
+        e.set_bid(bid);
+        self.tail = self.tail.wrapping_add(1);
+    }
+
+    fn publish(&self) {
+        // SAFETY: the tail field of the first entry, as the kernel's ABI defines it.
+        let tail = unsafe { &*(BufRingEntry::tail(self.entries).cast::<AtomicU16>()) };
+        tail.store(self.tail, Ordering::Release);
+    }
+}
+
+impl Drop for BufRing {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `new`.
+        unsafe { libc::munmap(self.entries.cast(), self.ring_bytes) };
+    }
+}
+
+/// Finds reply boundaries in receive buffers read in place. Only a line cut at a buffer's end (a
+/// few bytes, or an error reply's text) is copied, so the next buffer can complete it.
+#[derive(Debug, Default)]
+pub struct InPlaceScanner {
+    scanner: ReplyScanner,
+    carry: Vec<u8>,
+}
+
+impl InPlaceScanner {
+    /// Scans `data`, calling `on_reply` with each whole reply's kind and (for a simple error) its line.
+    pub fn feed(
+        &mut self,
+        mut data: &[u8],
+        mut on_reply: impl FnMut(Scanned, &[u8]),
+    ) -> Result<(), ProtocolError> {
+        // First finish a line that an earlier buffer cut.
+        while !self.carry.is_empty() {
+            if data.is_empty() {
+                return Ok(());
+            }
+            let take = memchr::memchr(b'\n', data).map_or(data.len(), |i| i + 1);
+            self.carry.extend_from_slice(&data[..take]);
+            data = &data[take..];
+            let mut at = 0;
+            loop {
+                let (used, ev) = self.scanner.scan(&self.carry[at..])?;
+                if let Some(ev) = ev {
+                    on_reply(ev, &self.carry[at..at + used]);
+                }
+                at += used;
+                if used == 0 || at == self.carry.len() {
+                    break;
+                }
+            }
+            self.carry.drain(..at);
+        }
+        let mut pos = 0;
+        while pos < data.len() {
+            let (used, ev) = self.scanner.scan(&data[pos..])?;
+            if let Some(ev) = ev {
+                on_reply(ev, &data[pos..pos + used]);
+            }
+            if used == 0 {
+                self.carry.extend_from_slice(&data[pos..]);
+                break;
+            }
+            pos += used;
+        }
+        Ok(())
+    }
+
+    /// Forgets a broken connection's partial reply.
+    pub fn reset(&mut self) {
+        self.scanner = ReplyScanner::new();
+        self.carry = Vec::new();
+    }
+}
+
+/// A request waiting for its reply (composed requests and the open loop).
+#[derive(Debug, Clone, Copy)]
+struct Flight {
+    intended: Instant,
+    sent: Instant,
+    kind: usize,
+}
+
+/// What fills a connection's send buffer.
+enum Requests {
+    /// Fixed-layout requests, patched in place.
+    Fixed(PipelineBuffer),
+    /// One request composed at a time (varying values, mixes, the open loop).
+    Composed(Arc<Composer>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Connected and driven.
+    Live,
+    /// Shut down after a failure or at `-k 0`; waits for its last completions before reconnecting.
+    Draining,
+    /// Finished (or could not reconnect).
+    Done,
+}
+
+/// One connection's state.
+struct Conn {
+    fd: Option<OwnedFd>,
+    /// Bumped on every reconnect, so completions of an earlier socket are recognised and ignored.
+    generation: u16,
+    phase: Phase,
+    recv_armed: bool,
+    send_pending: bool,
+    /// Send buffer and the part of it still to go.
+    out: Vec<u8>,
+    out_len: usize,
+    out_at: usize,
+    requests: Requests,
+    /// Fixed closed loop: replies still due from the current batch, sent at `batch_sent`.
+    due: usize,
+    batch_sent: Instant,
+    /// Composed requests and the open loop: one entry per request waiting for its reply.
+    flights: VecDeque<Flight>,
+    reader: InPlaceScanner,
+    keys: KeyGen,
+    rng: SmallRng,
+    pacing: Option<Pacing>,
+    seq: u64,
+    next_due: Option<Instant>,
+    done_sending: bool,
+    was_full: bool,
+    /// When the connection last sent or received (for `--timeout`).
+    last_progress: Instant,
+    /// Set while the connection waits in the ready list.
+    queued: bool,
+    /// Set when the connection is drained because of `-k 0` (not a failure).
+    renew: bool,
+}
+
+impl Conn {
+    fn waiting(&self) -> usize {
+        self.due + self.flights.len()
+    }
+}
+
+fn user_data(conn: usize, generation: u16, op: u64) -> u64 {
+    ((conn as u64) << 32) | ((generation as u64) << 8) | op
+}
+
+/// One executor's ring and its connections, driven until the shard's share is done or the run stops.
+pub(crate) struct Driver<'a> {
+    ring: IoUring,
+    bufs: BufRing,
+    conns: Vec<Conn>,
+    ready: VecDeque<usize>,
+    plan: &'a ShardPlan,
+    state: &'a ShardState,
+    cfg: &'a Config,
+    addr: String,
+    turn: Rc<Cell<u64>>,
+    mixed: bool,
+}
+
+impl<'a> Driver<'a> {
+    /// Takes over `socks` (connected, set up) for this shard.
+    pub(crate) fn new(
+        plan: &'a ShardPlan,
+        state: &'a ShardState,
+        socks: Vec<OwnedFd>,
+        composer: Option<Arc<Composer>>,
+        began: Instant,
+        shards: usize,
+    ) -> io::Result<Driver<'a>> {
+        let cfg = &*plan.cfg;
+        let entries = (socks.len() * 2 + 16).next_power_of_two().clamp(64, 4096) as u32;
+        let (ring, _) = build(entries)?;
+        let bufs = BufRing::new(&ring, RECV_BUFFERS, RECV_BUFFER_SIZE)?;
+        let cursor = Rc::new(Cell::new(0u64));
+        let depth = cfg.pipeline;
+        let mixed = composer.as_ref().is_some_and(|c| c.variants().len() > 1);
+        let conns = socks
+            .into_iter()
+            .enumerate()
+            .map(|(i, fd)| {
+                let seed = crate::keys::connection_seed(cfg.seed, plan.index, i);
+                let (requests, out, flights) = match &composer {
+                    Some(c) => (
+                        Requests::Composed(c.clone()),
+                        Vec::with_capacity(depth * c.max_request_len()),
+                        VecDeque::with_capacity(depth),
+                    ),
+                    None => (
+                        Requests::Fixed(PipelineBuffer::new(&plan.test.template, depth)),
+                        Vec::new(),
+                        VecDeque::new(),
+                    ),
+                };
+                let pacing = cfg
+                    .shape
+                    .rps
+                    .map(|rps| Pacing::new(began, plan.first_client + i, cfg.clients, rps));
+                Conn {
+                    fd: Some(fd),
+                    generation: 0,
+                    phase: Phase::Live,
+                    recv_armed: false,
+                    send_pending: false,
+                    out,
+                    out_len: 0,
+                    out_at: 0,
+                    requests,
+                    due: 0,
+                    batch_sent: began,
+                    flights,
+                    reader: InPlaceScanner::default(),
+                    keys: KeyGen::new(
+                        cfg.shape.distribution,
+                        cfg.keyspace.unwrap_or(1),
+                        plan.index,
+                        shards,
+                        &cursor,
+                    ),
+                    rng: SmallRng::seed_from_u64(seed),
+                    next_due: pacing.map(|p| p.intended(0)),
+                    pacing,
+                    seq: 0,
+                    done_sending: false,
+                    was_full: false,
+                    last_progress: began,
+                    queued: false,
+                    renew: false,
+                }
+            })
+            .collect::<Vec<_>>();
+        Ok(Driver {
+            ring,
+            bufs,
+            ready: (0..conns.len()).collect(),
+            conns,
+            plan,
+            state,
+            cfg,
+            addr: cfg.target.display(),
+            turn: Rc::new(Cell::new(0)),
+            mixed,
+        })
+    }
+
+    fn push(&mut self, sqe: squeue::Entry) {
+        // SAFETY: every buffer an SQE points at lives in a connection that is not dropped or
+        // reallocated while the operation is in flight (`send_pending`).
+        while unsafe { self.ring.submission().push(&sqe) }.is_err() {
+            let _ = self.ring.submit();
+        }
+    }
+
+    fn arm_recv(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        let Some(fd) = c.fd.as_ref() else { return };
+        let sqe = opcode::RecvMulti::new(Fd(fd.as_raw_fd()), BGID)
+            .build()
+            .user_data(user_data(i, c.generation, OP_RECV));
+        c.recv_armed = true;
+        self.push(sqe);
+    }
+
+    fn send_rest(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        let Some(fd) = c.fd.as_ref() else { return };
+        let ptr = match &c.requests {
+            Requests::Fixed(p) => p.buffer().as_ptr(),
+            Requests::Composed(_) => c.out.as_ptr(),
+        };
+        let rest = c.out_len - c.out_at;
+        // SAFETY: the bytes live in the connection's own buffers (see `push`).
+        let sqe = opcode::Send::new(
+            Fd(fd.as_raw_fd()),
+            unsafe { ptr.add(c.out_at) },
+            rest as u32,
+        )
+        .build()
+        .user_data(user_data(i, c.generation, OP_SEND));
+        c.send_pending = true;
+        self.push(sqe);
+    }
+
+    /// Queues what connection `i` has to send now: a closed-loop batch, or the open loop's due requests.
+    fn fill(&mut self, i: usize, now: Instant) {
+        let depth = self.cfg.pipeline;
+        let state = self.state;
+        let c = &mut self.conns[i];
+        if c.phase != Phase::Live || c.send_pending || c.done_sending {
+            return;
+        }
+        let past_deadline = |t: Instant| state.deadline.is_some_and(|d| t >= d);
+        let mut k = 0usize;
+        match c.pacing {
+            None => {
+                if c.waiting() > 0 {
+                    return;
+                }
+                let n = if past_deadline(now) {
+                    0
+                } else {
+                    state.claim(depth)
+                };
+                if n == 0 {
+                    c.done_sending = true;
+                    self.finish_if_idle(i);
+                    return;
+                }
+                match &mut c.requests {
+                    Requests::Fixed(p) => {
+                        let (keys, rng) = (&mut c.keys, &mut c.rng);
+                        c.out_len = p.fill(n, || keys.next(rng)).len();
+                        c.due = n;
+                        c.batch_sent = now;
+                    }
+                    Requests::Composed(comp) => {
+                        c.out.clear();
+                        for _ in 0..n {
+                            let kind =
+                                comp.write_request(&mut c.out, &mut c.keys, &mut c.rng, &self.turn);
+                            c.flights.push_back(Flight {
+                                intended: now,
+                                sent: now,
+                                kind,
+                            });
+                        }
+                    }
+                }
+                k = n;
+            }
+            Some(p) => {
+                let Requests::Composed(comp) = &c.requests else {
+                    return;
+                };
+                c.out.clear();
+                while c.flights.len() < depth {
+                    let due = c.next_due.unwrap_or(now);
+                    if past_deadline(due) || past_deadline(now) {
+                        c.done_sending = true;
+                        break;
+                    }
+                    if due > now {
+                        break;
+                    }
+                    if state.claim(1) == 0 {
+                        c.done_sending = true;
+                        break;
+                    }
+                    if now.duration_since(due) > crate::schedule::LATE {
+                        let mut st = state.stats.borrow_mut();
+                        if c.was_full {
+                            st.late_full += 1;
+                        } else {
+                            st.late_free += 1;
+                        }
+                    }
+                    let kind = comp.write_request(&mut c.out, &mut c.keys, &mut c.rng, &self.turn);
+                    c.flights.push_back(Flight {
+                        intended: due,
+                        sent: now,
+                        kind,
+                    });
+                    k += 1;
+                    c.seq += 1;
+                    c.next_due = Some(p.intended(c.seq));
+                }
+                if c.flights.len() >= depth && c.next_due.is_some_and(|d| d <= now) {
+                    c.was_full = true;
+                }
+                if k > 0 {
+                    c.was_full = false;
+                }
+            }
+        }
+        if k == 0 {
+            self.finish_if_idle(i);
+            return;
+        }
+        {
+            c.out_at = 0;
+            if let Requests::Composed(_) = c.requests {
+                c.out_len = c.out.len();
+            }
+            if c.waiting() == k {
+                c.last_progress = now;
+            }
+            self.send_rest(i);
+        }
+    }
+
+    /// Fails what connection `i` had in flight and shuts it down; it reconnects once its last
+    /// completions are in.
+    fn lose(&mut self, i: usize, e: &ConnError) {
+        let c = &mut self.conns[i];
+        if c.phase != Phase::Live {
+            return;
+        }
+        let lost = c.waiting() as u64;
+        c.due = 0;
+        c.flights.clear();
+        {
+            let mut st = self.state.stats.borrow_mut();
+            st.failed += lost;
+            st.note_conn_error(&e.to_string());
+        }
+        self.shut(i);
+    }
+
+    fn shut(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        c.phase = Phase::Draining;
+        if let Some(fd) = &c.fd {
+            // SAFETY: shutting down our own socket; its pending operations then complete.
+            unsafe { libc::shutdown(fd.as_raw_fd(), libc::SHUT_RDWR) };
+        }
+        self.maybe_reconnect(i);
+    }
+
+    /// A drained connection (no operation left in the kernel) is replaced by a new one, or ends.
+    fn maybe_reconnect(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        if c.phase != Phase::Draining || c.recv_armed || c.send_pending {
+            return;
+        }
+        c.fd = None;
+        c.reader.reset();
+        c.generation = c.generation.wrapping_add(1);
+        let renew = std::mem::take(&mut c.renew);
+        let finished = c.waiting() == 0 && (c.done_sending || self.state.remaining.get() == 0);
+        if finished || self.plan.control.stopped() {
+            c.phase = Phase::Done;
+            return;
+        }
+        let fresh = if renew {
+            match connect(self.cfg) {
+                Ok(fd) => Some(fd),
+                Err(e) => {
+                    self.state
+                        .stats
+                        .borrow_mut()
+                        .note_conn_error(&e.to_string());
+                    reconnect(self.plan)
+                }
+            }
+        } else {
+            reconnect(self.plan)
+        };
+        let c = &mut self.conns[i];
+        match fresh {
+            Some(fd) => {
+                c.fd = Some(fd);
+                c.phase = Phase::Live;
+                c.last_progress = Instant::now();
+                self.arm_recv(i);
+                self.make_ready(i);
+            }
+            None => c.phase = Phase::Done,
+        }
+    }
+
+    fn make_ready(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        if !c.queued {
+            c.queued = true;
+            self.ready.push_back(i);
+        }
+    }
+
+    /// Handles one receive completion of connection `i`.
+    fn on_recv(&mut self, i: usize, res: i32, flags: u32, now: Instant) {
+        let more = cqueue::more(flags);
+        if let Some(bid) = cqueue::buffer_select(flags) {
+            if res > 0 && self.conns[i].phase == Phase::Live {
+                self.scan(i, bid, res as usize, now);
+            }
+            self.bufs.give_back(bid);
+        }
+        let c = &mut self.conns[i];
+        if !more {
+            c.recv_armed = false;
+        }
+        if c.phase != Phase::Live {
+            if !more {
+                self.maybe_reconnect(i);
+            }
+            return;
+        }
+        match res {
+            0 => self.lose(i, &self.closed()),
+            r if r == -libc::ENOBUFS => {
+                // The executor's buffers ran out: they were given back above, so receive again.
+                if !more {
+                    self.bufs.publish();
+                    self.arm_recv(i);
+                }
+            }
+            r if r < 0 => {
+                let e = self.io_lost(-r);
+                self.lose(i, &e)
+            }
+            _ if !more => self.arm_recv(i),
+            _ => {}
+        }
+    }
+
+    fn closed(&self) -> ConnError {
+        ConnError::Lost {
+            addr: self.addr.clone(),
+            reason: "closed by the server".into(),
+        }
+    }
+
+    fn io_lost(&self, errno: i32) -> ConnError {
+        ConnError::Lost {
+            addr: self.addr.clone(),
+            reason: io::Error::from_raw_os_error(errno).to_string(),
+        }
+    }
+
+    /// Scans `len` bytes of buffer `bid` for connection `i`'s replies.
+    fn scan(&mut self, i: usize, bid: u16, len: usize, now: Instant) {
+        let (state, plan, mixed) = (self.state, self.plan, self.mixed);
+        let data = self.bufs.data(bid, len);
+        let c = &mut self.conns[i];
+        let (reader, flights, due, batch_sent) =
+            (&mut c.reader, &mut c.flights, &mut c.due, c.batch_sent);
+        let mut batch = 0u64;
+        let mut extra = false;
+        let scanned = reader.feed(data, |ev, raw| {
+            let Scanned::Reply { error } = ev else {
+                return;
+            };
+            if *due > 0 {
+                *due -= 1;
+                batch += 1;
+                if error {
+                    note_error(state, plan, raw);
+                }
+                return;
+            }
+            let Some(f) = flights.pop_front() else {
+                extra = true;
+                return;
+            };
+            if error {
+                note_error(state, plan, raw);
+            }
+            let lat = now.saturating_duration_since(f.intended).as_nanos() as u64;
+            state.record(now, lat, 1);
+            let mut st = state.stats.borrow_mut();
+            if let Some(svc) = st.service.as_mut() {
+                let service = now.saturating_duration_since(f.sent).as_nanos() as u64;
+                svc.saturating_record(service.max(1));
+            }
+            if mixed && let Some(part) = st.parts.get_mut(f.kind) {
+                part.hist.saturating_record(lat.max(1));
+                part.completed += 1;
+                part.errors += u64::from(error);
+            }
+        });
+        if batch > 0 {
+            let lat = now.saturating_duration_since(batch_sent).as_nanos() as u64;
+            state.record(now, lat, batch);
+        }
+        c.last_progress = now;
+        if let Err(e) = scanned {
+            let e = ConnError::Protocol(format!("{}: {e}", self.addr));
+            self.lose(i, &e);
+            return;
+        }
+        if extra {
+            let e = ConnError::Protocol(format!(
+                "{}: the server sent more replies than requests",
+                self.addr
+            ));
+            self.lose(i, &e);
+            return;
+        }
+        self.after_progress(i);
+    }
+
+    /// After replies or a finished send: a connection with nothing in flight sends again (closed
+    /// loop), or with `-k 0` gets a new connection first; one whose share is done is closed.
+    fn after_progress(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        if c.phase != Phase::Live || c.send_pending {
+            return;
+        }
+        if c.waiting() > 0 {
+            return;
+        }
+        if c.done_sending {
+            self.finish_if_idle(i);
+            return;
+        }
+        if !self.cfg.keepalive && c.pacing.is_none() {
+            c.renew = true;
+            self.shut(i);
+            return;
+        }
+        self.make_ready(i);
+    }
+
+    /// Closes a connection that will send no more and waits for nothing.
+    fn finish_if_idle(&mut self, i: usize) {
+        let c = &self.conns[i];
+        if c.phase == Phase::Live && c.done_sending && c.waiting() == 0 && !c.send_pending {
+            self.shut(i);
+        }
+    }
+
+    fn on_send(&mut self, i: usize, res: i32) {
+        let c = &mut self.conns[i];
+        c.send_pending = false;
+        if c.phase != Phase::Live {
+            self.maybe_reconnect(i);
+            return;
+        }
+        if res < 0 {
+            let e = self.io_lost(-res);
+            self.lose(i, &e);
+            return;
+        }
+        c.out_at += res as usize;
+        if c.out_at < c.out_len {
+            self.send_rest(i);
+            return;
+        }
+        self.after_progress(i);
+    }
+
+    /// Fails connections that waited longer than `--timeout` for a reply.
+    fn check_timeouts(&mut self, now: Instant, timeout: Duration) {
+        for i in 0..self.conns.len() {
+            let c = &self.conns[i];
+            if c.phase == Phase::Live
+                && c.waiting() > 0
+                && now.saturating_duration_since(c.last_progress) > timeout
+            {
+                let e = ConnError::Timeout {
+                    addr: self.addr.clone(),
+                    ms: timeout.as_millis(),
+                };
+                self.lose(i, &e);
+            }
+        }
+    }
+
+    /// Runs until every connection is done or the run is stopped.
+    pub(crate) fn run(&mut self) {
+        for i in 0..self.conns.len() {
+            self.arm_recv(i);
+        }
+        let timeout = self.cfg.timeout;
+        let open_loop = self.cfg.shape.rps.is_some();
+        let mut next_timeout_check = Instant::now();
+        let mut cq = Vec::with_capacity(256);
+        while !self.plan.control.stopped() {
+            let now = Instant::now();
+            if self.state.deadline.is_some_and(|d| now >= d) {
+                // --duration is over: requests already sent may still answer.
+                for i in 0..self.conns.len() {
+                    self.conns[i].done_sending = true;
+                    self.finish_if_idle(i);
+                }
+            }
+            // Queue every due send.
+            if open_loop {
+                for i in 0..self.conns.len() {
+                    self.fill(i, now);
+                }
+            } else {
+                while let Some(i) = self.ready.pop_front() {
+                    self.conns[i].queued = false;
+                    self.fill(i, now);
+                }
+            }
+            if self.conns.iter().all(|c| c.phase == Phase::Done) {
+                break;
+            }
+            // Wait for at least one completion, or until the next request is due.
+            let mut wait = MAX_WAIT;
+            if open_loop {
+                let depth = self.cfg.pipeline;
+                if let Some(d) = self
+                    .conns
+                    .iter()
+                    .filter(|c| {
+                        c.phase == Phase::Live && !c.done_sending && c.flights.len() < depth
+                    })
+                    .filter_map(|c| c.next_due)
+                    .min()
+                {
+                    wait = wait.min(d.saturating_duration_since(now));
+                }
+            }
+            if let Some(t) = timeout {
+                wait = wait.min(t);
+            }
+            if let Some(d) = self.state.deadline {
+                wait = wait.min(
+                    d.saturating_duration_since(now)
+                        .max(Duration::from_micros(50)),
+                );
+            }
+            if let Err(e) = self.submit_and_wait(wait) {
+                let err = ConnError::Lost {
+                    addr: self.addr.clone(),
+                    reason: format!("io_uring_enter failed: {e}"),
+                };
+                for i in 0..self.conns.len() {
+                    self.lose(i, &err);
+                }
+                break;
+            }
+            let now = Instant::now();
+            self.reap(&mut cq, now);
+            self.plan.live.publish(
+                self.state.stats.borrow().completed,
+                self.state.latency_sum_ns.get(),
+            );
+            if let Some(t) = timeout
+                && now >= next_timeout_check
+            {
+                self.check_timeouts(now, t);
+                next_timeout_check = now + Duration::from_millis(1).min(t / 4);
+            }
+        }
+        // Requests still in flight when the loop ends failed, unless the run was stopped on purpose
+        // (a signal, or the end of --duration).
+        let left: u64 = self.conns.iter().map(|c| c.waiting() as u64).sum();
+        if left > 0 && !self.plan.control.stopped() && self.state.deadline.is_none() {
+            self.state.stats.borrow_mut().failed += left;
+        }
+        self.drain(&mut cq);
+    }
+
+    /// Submits what is queued and waits up to `wait` for a completion.
+    fn submit_and_wait(&mut self, wait: Duration) -> io::Result<()> {
+        let ts = Timespec::new()
+            .sec(wait.as_secs())
+            .nsec(wait.subsec_nanos());
+        let args = SubmitArgs::new().timespec(&ts);
+        match self.ring.submitter().submit_with_args(1, &args) {
+            Ok(_) => Ok(()),
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ETIME | libc::EINTR | libc::EBUSY)
+                ) =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Handles every completion posted, then gives the scanned buffers back to the kernel.
+    fn reap(&mut self, cq: &mut Vec<(u64, i32, u32)>, now: Instant) {
+        cq.extend(
+            self.ring
+                .completion()
+                .map(|e| (e.user_data(), e.result(), e.flags())),
+        );
+        for &(ud, res, flags) in cq.iter() {
+            let i = (ud >> 32) as usize;
+            let generation = ((ud >> 8) & 0xffff) as u16;
+            let stale = self.conns[i].generation != generation;
+            match (ud & 0xff, stale) {
+                (OP_RECV, true) => {
+                    if let Some(bid) = cqueue::buffer_select(flags) {
+                        self.bufs.give_back(bid);
+                    }
+                }
+                (OP_RECV, false) => self.on_recv(i, res, flags, now),
+                (OP_SEND, false) => self.on_send(i, res),
+                _ => {}
+            }
+        }
+        cq.clear();
+        self.bufs.publish();
+    }
+
+    /// Shuts every connection down and waits (briefly) for the kernel to finish with their buffers.
+    fn drain(&mut self, cq: &mut Vec<(u64, i32, u32)>) {
+        for c in &mut self.conns {
+            c.done_sending = true;
+            if let Some(fd) = &c.fd {
+                // SAFETY: our own socket; pending operations on it complete.
+                unsafe { libc::shutdown(fd.as_raw_fd(), libc::SHUT_RDWR) };
+            }
+            if c.phase == Phase::Live {
+                c.phase = Phase::Draining;
+            }
+        }
+        let until = Instant::now() + Duration::from_millis(500);
+        while self.conns.iter().any(|c| c.recv_armed || c.send_pending) && Instant::now() < until {
+            if self.submit_and_wait(Duration::from_millis(10)).is_err() {
+                break;
+            }
+            self.reap(cq, Instant::now());
+        }
+    }
+}
+
+/// Opens one connection to the server and runs the setup commands on it (blocking; set-up only).
+pub(crate) fn connect(cfg: &Config) -> Result<OwnedFd, ConnError> {
+    ControlClient::connect(&cfg.target, None, &cfg.setup, cfg.connect_timeout)?.into_socket()
+}
+
+/// Reconnects with backoff; `None` when the server stays unreachable, refuses setup, or the run stops.
+fn reconnect(plan: &ShardPlan) -> Option<OwnedFd> {
+    for pause in RECONNECT_BACKOFF_MS {
+        if plan.control.stopped() {
+            return None;
+        }
+        match connect(&plan.cfg) {
+            Ok(fd) => return Some(fd),
+            Err(ConnError::Setup { .. }) => return None,
+            Err(_) => std::thread::sleep(Duration::from_millis(pause)),
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn replies(chunks: &[&[u8]]) -> Vec<(Scanned, Vec<u8>)> {
+        let mut s = InPlaceScanner::default();
+        let mut seen = Vec::new();
+        for c in chunks {
+            s.feed(c, |ev, raw| seen.push((ev, raw.to_vec()))).unwrap();
+        }
+        seen
+    }
+
+    #[test]
+    fn replies_cut_anywhere_are_found_once() {
+        let stream: &[u8] =
+            b"+OK\r\n$5\r\nhello\r\n-ERR a long error line\r\n:7\r\n*2\r\n$1\r\na\r\n:1\r\n";
+        let whole = replies(&[stream]);
+        assert_eq!(whole.len(), 5);
+        for cut in 0..stream.len() {
+            for cut2 in cut..stream.len() {
+                let got = replies(&[&stream[..cut], &stream[cut..cut2], &stream[cut2..]]);
+                assert_eq!(got.len(), 5, "cut at {cut} and {cut2}");
+                assert_eq!(got[2].0, Scanned::Reply { error: true });
+                assert_eq!(
+                    got[2].1, b"-ERR a long error line\r\n",
+                    "cut at {cut} and {cut2}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn byte_by_byte() {
+        let stream: &[u8] = b"-ERR x\r\n+PONG\r\n>2\r\n+a\r\n+b\r\n$3\r\nabc\r\n";
+        let chunks: Vec<&[u8]> = stream.chunks(1).collect();
+        let got = replies(&chunks);
+        let kinds: Vec<Scanned> = got.iter().map(|g| g.0).collect();
+        assert_eq!(
+            kinds,
+            [
+                Scanned::Reply { error: true },
+                Scanned::Reply { error: false },
+                Scanned::Push,
+                Scanned::Reply { error: false }
+            ]
+        );
+        assert_eq!(got[0].1, b"-ERR x\r\n");
+    }
+}
