@@ -300,6 +300,8 @@ enum Phase {
     Live,
     /// Shut down after a failure or at `-k 0`; waits for its last completions before reconnecting.
     Draining,
+    /// Waiting to connect again (attempt `attempt` of the backoff, at `retry_at`).
+    Reconnecting,
     /// Finished (or could not reconnect).
     Done,
 }
@@ -336,6 +338,9 @@ struct Conn {
     queued: bool,
     /// Set when the connection is drained because of `-k 0` (not a failure).
     renew: bool,
+    /// Reconnect attempts made since the connection was lost, and when the next one is due.
+    attempt: usize,
+    retry_at: Instant,
 }
 
 impl Conn {
@@ -430,6 +435,8 @@ impl<'a> Driver<'a> {
                     last_progress: began,
                     queued: false,
                     renew: false,
+                    attempt: 0,
+                    retry_at: began,
                 }
             })
             .collect::<Vec<_>>();
@@ -635,30 +642,53 @@ impl<'a> Driver<'a> {
             c.phase = Phase::Done;
             return;
         }
-        let fresh = if renew {
+        // `-k 0` connects again at once; a lost connection first waits the first backoff step.
+        c.phase = Phase::Reconnecting;
+        c.attempt = 0;
+        c.retry_at = if renew {
+            Instant::now()
+        } else {
+            Instant::now() + Duration::from_millis(RECONNECT_BACKOFF_MS[0])
+        };
+    }
+
+    /// Tries the connections whose reconnect is due; each failure waits the next backoff step, and
+    /// after the last the connection gives up. All of an executor's connections back off side by
+    /// side, so a server that died ends the run within the backoff's total.
+    fn retry_connects(&mut self, now: Instant) {
+        for i in 0..self.conns.len() {
+            let c = &self.conns[i];
+            if c.phase != Phase::Reconnecting || c.retry_at > now {
+                continue;
+            }
+            if self.plan.control.stopped() {
+                self.conns[i].phase = Phase::Done;
+                continue;
+            }
             match connect(self.cfg) {
-                Ok(fd) => Some(fd),
+                Ok(fd) => {
+                    let c = &mut self.conns[i];
+                    c.fd = Some(fd);
+                    c.phase = Phase::Live;
+                    c.last_progress = Instant::now();
+                    self.arm_recv(i);
+                    self.make_ready(i);
+                }
                 Err(e) => {
-                    self.state
-                        .stats
-                        .borrow_mut()
-                        .note_conn_error(&e.to_string());
-                    reconnect(self.plan)
+                    let setup_refused = matches!(e, ConnError::Setup { .. });
+                    if self.conns[i].attempt == 0 {
+                        self.state.stats.borrow_mut().note_conn_error(&e.to_string());
+                    }
+                    let c = &mut self.conns[i];
+                    c.attempt += 1;
+                    match RECONNECT_BACKOFF_MS.get(c.attempt) {
+                        Some(ms) if !setup_refused => {
+                            c.retry_at = Instant::now() + Duration::from_millis(*ms);
+                        }
+                        _ => c.phase = Phase::Done,
+                    }
                 }
             }
-        } else {
-            reconnect(self.plan)
-        };
-        let c = &mut self.conns[i];
-        match fresh {
-            Some(fd) => {
-                c.fd = Some(fd);
-                c.phase = Phase::Live;
-                c.last_progress = Instant::now();
-                self.arm_recv(i);
-                self.make_ready(i);
-            }
-            None => c.phase = Phase::Done,
         }
     }
 
@@ -868,6 +898,7 @@ impl<'a> Driver<'a> {
                     self.finish_if_idle(i);
                 }
             }
+            self.retry_connects(now);
             // Queue every due send.
             if open_loop {
                 for i in 0..self.conns.len() {
@@ -900,6 +931,15 @@ impl<'a> Driver<'a> {
             }
             if let Some(t) = timeout {
                 wait = wait.min(t);
+            }
+            if let Some(r) = self
+                .conns
+                .iter()
+                .filter(|c| c.phase == Phase::Reconnecting)
+                .map(|c| c.retry_at)
+                .min()
+            {
+                wait = wait.min(r.saturating_duration_since(now));
             }
             if let Some(d) = self.state.deadline {
                 wait = wait.min(
@@ -1010,21 +1050,6 @@ impl<'a> Driver<'a> {
 /// Opens one connection to the server and runs the setup commands on it (blocking; set-up only).
 pub(crate) fn connect(cfg: &Config) -> Result<OwnedFd, ConnError> {
     ControlClient::connect(&cfg.target, None, &cfg.setup, cfg.connect_timeout)?.into_socket()
-}
-
-/// Reconnects with backoff; `None` when the server stays unreachable, refuses setup, or the run stops.
-fn reconnect(plan: &ShardPlan) -> Option<OwnedFd> {
-    for pause in RECONNECT_BACKOFF_MS {
-        if plan.control.stopped() {
-            return None;
-        }
-        match connect(&plan.cfg) {
-            Ok(fd) => return Some(fd),
-            Err(ConnError::Setup { .. }) => return None,
-            Err(_) => std::thread::sleep(Duration::from_millis(pause)),
-        }
-    }
-    None
 }
 
 #[cfg(test)]
