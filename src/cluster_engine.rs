@@ -409,6 +409,7 @@ pub(crate) async fn run_shard(
         cpu_user_s: (cpu_end.0 - cpu_start.0).max(0.0),
         cpu_sys_s: (cpu_end.1 - cpu_start.1).max(0.0),
         wall_s: started.elapsed().as_secs_f64(),
+        io: crate::engine::GLOMMIO_IO,
     });
     let mut cs = ClusterStats {
         moved: shard.moved.get(),

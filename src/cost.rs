@@ -18,9 +18,20 @@ pub fn cost_lines(executors: &[ExecutorStats], completed: u64) -> String {
         .iter()
         .map(|e| format!("{:.0}%", e.busy() * 100.0))
         .collect();
+    let mut io: Vec<&str> = executors
+        .iter()
+        .map(|e| e.io)
+        .filter(|m| !m.is_empty())
+        .collect();
+    io.dedup();
+    let io = if io.is_empty() {
+        String::new()
+    } else {
+        format!("; I/O: {}", io.join(", "))
+    };
     let _ = writeln!(
         s,
-        "  client: {:.0} ns CPU per request; executor busy: {}",
+        "  client: {:.0} ns CPU per request; executor busy: {}{io}",
         cpu_s * 1e9 / completed as f64,
         busy.join(", ")
     );

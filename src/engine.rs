@@ -29,6 +29,9 @@ const IO_MEMORY: usize = 64 * 1024;
 /// How often an executor looks at the stop flag.
 const STOP_POLL: Duration = Duration::from_millis(20);
 
+/// How connections that are not on an executor's own ring (TLS, `--cluster`) do their I/O.
+pub(crate) const GLOMMIO_IO: &str = "glommio streams";
+
 /// Flags shared by the whole run: set by signal handlers or the caller, read by every executor.
 #[derive(Debug, Default, Clone)]
 pub struct RunControl {
@@ -464,16 +467,19 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
     });
     let composer = crate::schedule::composer_for(&cfg, &plan.test);
     if on_ring {
-        match crate::ring::Driver::new(&plan, &state, sockets, composer, began, shards) {
-            Ok(mut driver) => driver.run(),
+        let io = match crate::ring::Driver::new(&plan, &state, sockets, composer, began, shards) {
+            Ok(mut driver) => {
+                driver.run();
+                driver.mode().describe()
+            }
             Err(e) => {
                 return Err(ConnError::Lost {
                     addr: cfg.target.display(),
                     reason: format!("could not set up the executor's io_uring: {e}"),
                 });
             }
-        }
-        return Ok(finish_shard(&plan, &state, cpu_start, began));
+        };
+        return Ok(finish_shard(&plan, &state, cpu_start, began, io));
     }
     let cursor = Rc::new(Cell::new(0u64));
     let turn = Rc::new(Cell::new(0u64));
@@ -525,7 +531,7 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
         }
     };
     futures_lite::future::or(all, stop).await;
-    Ok(finish_shard(&plan, &state, cpu_start, began))
+    Ok(finish_shard(&plan, &state, cpu_start, began, GLOMMIO_IO))
 }
 
 /// A shard's figures once its connections are done: requests left unsent, the last interval, and
@@ -535,6 +541,7 @@ fn finish_shard(
     state: &ShardState,
     cpu_start: (f64, f64),
     began: Instant,
+    io: &'static str,
 ) -> ShardStats {
     let mut stats = state.stats.borrow().clone();
     // Every connection gave up while requests were left: they could not be sent, so they failed.
@@ -557,6 +564,7 @@ fn finish_shard(
         cpu_user_s: (cpu_end.0 - cpu_start.0).max(0.0),
         cpu_sys_s: (cpu_end.1 - cpu_start.1).max(0.0),
         wall_s: began.elapsed().as_secs_f64(),
+        io,
     });
     stats
 }

@@ -137,6 +137,7 @@ pub fn run(
     };
     let cfg = Arc::new(cfg);
     limits::prepare(cfg.clients, cfg.threads).map_err(RunError::Limit)?;
+    ring::probe().map_err(|e| RunError::Engine(e.to_string()))?;
     let mut ctl = control::ControlClient::connect(
         &cfg.target,
         cfg.tls.as_ref(),

@@ -195,6 +195,10 @@ pub struct ExecutorEntry {
     pub failed: u64,
     pub cpu_user_s: f64,
     pub cpu_sys_s: f64,
+    /// How the executor's connections did their I/O (its own io_uring and its set-up flags, or
+    /// glommio's streams); empty in files written before it was recorded.
+    #[serde(default)]
+    pub io: String,
 }
 
 /// Seconds since the Unix epoch of a wall-clock time.
@@ -273,6 +277,7 @@ impl TestEntry {
                     failed: e.failed,
                     cpu_user_s: e.cpu_user_s,
                     cpu_sys_s: e.cpu_sys_s,
+                    io: e.io.to_string(),
                 })
                 .collect(),
             server: r.server.clone(),

@@ -56,9 +56,9 @@ impl RingMode {
     /// The ring's set-up flags as the header and the JSON name them.
     pub fn describe(self) -> &'static str {
         match self {
-            RingMode::Deferred => "SINGLE_ISSUER|DEFER_TASKRUN",
-            RingMode::Cooperative => "COOP_TASKRUN",
-            RingMode::Plain => "plain",
+            RingMode::Deferred => "io_uring SINGLE_ISSUER|DEFER_TASKRUN",
+            RingMode::Cooperative => "io_uring COOP_TASKRUN",
+            RingMode::Plain => "io_uring (plain)",
         }
     }
 }
@@ -356,6 +356,7 @@ fn user_data(conn: usize, generation: u16, op: u64) -> u64 {
 /// One executor's ring and its connections, driven until the shard's share is done or the run stops.
 pub(crate) struct Driver<'a> {
     ring: IoUring,
+    mode: RingMode,
     bufs: BufRing,
     conns: Vec<Conn>,
     ready: VecDeque<usize>,
@@ -379,7 +380,7 @@ impl<'a> Driver<'a> {
     ) -> io::Result<Driver<'a>> {
         let cfg = &*plan.cfg;
         let entries = (socks.len() * 2 + 16).next_power_of_two().clamp(64, 4096) as u32;
-        let (ring, _) = build(entries)?;
+        let (ring, mode) = build(entries)?;
         let bufs = BufRing::new(&ring, RECV_BUFFERS, RECV_BUFFER_SIZE)?;
         let cursor = Rc::new(Cell::new(0u64));
         let depth = cfg.pipeline;
@@ -442,6 +443,7 @@ impl<'a> Driver<'a> {
             .collect::<Vec<_>>();
         Ok(Driver {
             ring,
+            mode,
             bufs,
             ready: (0..conns.len()).collect(),
             conns,
@@ -452,6 +454,11 @@ impl<'a> Driver<'a> {
             turn: Rc::new(Cell::new(0)),
             mixed,
         })
+    }
+
+    /// How this executor's ring was set up.
+    pub(crate) fn mode(&self) -> RingMode {
+        self.mode
     }
 
     fn push(&mut self, sqe: squeue::Entry) {
@@ -677,7 +684,10 @@ impl<'a> Driver<'a> {
                 Err(e) => {
                     let setup_refused = matches!(e, ConnError::Setup { .. });
                     if self.conns[i].attempt == 0 {
-                        self.state.stats.borrow_mut().note_conn_error(&e.to_string());
+                        self.state
+                            .stats
+                            .borrow_mut()
+                            .note_conn_error(&e.to_string());
                     }
                     let c = &mut self.conns[i];
                     c.attempt += 1;
