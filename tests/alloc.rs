@@ -55,27 +55,22 @@ fn allocations_of_run(s: &RedisServer, args: &[&str]) -> u64 {
     ALLOCS.load(Ordering::Relaxed) - before
 }
 
-// glommio 0.9 allocates one small reference-counted `Source` inside its reactor each time a socket has to
-// wait for readiness (`Reactor::poll_read_ready`), so a whole run's count grows with the number of waits,
-// about one or two per batch. ringbench's own per-request path allocates nothing: the test below holds
-// the run to fewer than 3 allocations per batch (one allocation per request would add 16), and the
-// second test holds the request fill and reply scan, run in-process, to exactly zero.
+// On plain TCP every request goes through the executor's own ring: requests are patched in place,
+// replies are scanned in the ring's receive buffers, and nothing is allocated per batch. So a run 20
+// times longer makes the same allocations (set-up, report), give or take a handful.
 
 #[test]
-fn allocations_per_batch_stay_below_glommios_readiness_waits() {
+fn allocations_do_not_grow_with_the_number_of_requests() {
     let _turn = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let s = RedisServer::start();
     let base = ["-t", "set,get", "-c", "8", "-P", "16", "-r", "1000"];
     let small = allocations_of_run(&s, &[&base[..], &["-n", "10000"]].concat());
     let large = allocations_of_run(&s, &[&base[..], &["-n", "200000"]].concat());
-    let extra_batches = 2.0 * (200_000.0 - 10_000.0) / 16.0;
-    let per_batch = (large.saturating_sub(small)) as f64 / extra_batches;
-    eprintln!(
-        "allocations: -n 10000: {small}, -n 200000: {large}, per extra batch: {per_batch:.2}"
-    );
+    let batches = 2 * (200_000 - 10_000) / 16;
+    eprintln!("allocations: -n 10000: {small}, -n 200000: {large} ({batches} more batches)");
     assert!(
-        per_batch < 3.0,
-        "allocations per batch: {per_batch:.2} ({small} -> {large})"
+        large <= small + 50,
+        "allocations grew with -n: {small} -> {large} over {batches} more batches"
     );
 }
 
