@@ -338,6 +338,10 @@ struct Conn {
     queued: bool,
     /// Set when the connection is drained because of `-k 0` (not a failure).
     renew: bool,
+    /// Set until the connection's first reply: only then can an error be the server refusing it.
+    fresh: bool,
+    /// Set when the server refused the connection; it is not tried again.
+    refused: bool,
     /// Reconnect attempts made since the connection was lost, and when the next one is due.
     attempt: usize,
     retry_at: Instant,
@@ -366,6 +370,9 @@ pub(crate) struct Driver<'a> {
     addr: String,
     turn: Rc<Cell<u64>>,
     mixed: bool,
+    /// Connections finished, and waiting to reconnect.
+    done: usize,
+    reconnecting: usize,
 }
 
 impl<'a> Driver<'a> {
@@ -438,6 +445,8 @@ impl<'a> Driver<'a> {
                     renew: false,
                     attempt: 0,
                     retry_at: began,
+                    fresh: true,
+                    refused: false,
                 }
             })
             .collect::<Vec<_>>();
@@ -453,6 +462,8 @@ impl<'a> Driver<'a> {
             addr: cfg.target.display(),
             turn: Rc::new(Cell::new(0)),
             mixed,
+            done: 0,
+            reconnecting: 0,
         })
     }
 
@@ -625,8 +636,8 @@ impl<'a> Driver<'a> {
     }
 
     fn shut(&mut self, i: usize) {
+        self.set_phase(i, Phase::Draining);
         let c = &mut self.conns[i];
-        c.phase = Phase::Draining;
         if let Some(fd) = &c.fd {
             // SAFETY: shutting down our own socket; its pending operations then complete.
             unsafe { libc::shutdown(fd.as_raw_fd(), libc::SHUT_RDWR) };
@@ -644,40 +655,63 @@ impl<'a> Driver<'a> {
         c.reader.reset();
         c.generation = c.generation.wrapping_add(1);
         let renew = std::mem::take(&mut c.renew);
-        let finished = c.waiting() == 0 && (c.done_sending || self.state.remaining.get() == 0);
+        let finished =
+            c.refused || c.waiting() == 0 && (c.done_sending || self.state.remaining.get() == 0);
         if finished || self.plan.control.stopped() {
-            c.phase = Phase::Done;
+            self.set_phase(i, Phase::Done);
             return;
         }
         // `-k 0` connects again at once; a lost connection first waits the first backoff step.
-        c.phase = Phase::Reconnecting;
         c.attempt = 0;
         c.retry_at = if renew {
             Instant::now()
         } else {
             Instant::now() + Duration::from_millis(RECONNECT_BACKOFF_MS[0])
         };
+        self.set_phase(i, Phase::Reconnecting);
+    }
+
+    /// Moves connection `i` to `phase`, keeping the counts the loop reads instead of scanning.
+    fn set_phase(&mut self, i: usize, phase: Phase) {
+        let old = std::mem::replace(&mut self.conns[i].phase, phase);
+        if old == phase {
+            return;
+        }
+        match old {
+            Phase::Done => self.done -= 1,
+            Phase::Reconnecting => self.reconnecting -= 1,
+            _ => {}
+        }
+        match phase {
+            Phase::Done => self.done += 1,
+            Phase::Reconnecting => self.reconnecting += 1,
+            _ => {}
+        }
     }
 
     /// Tries the connections whose reconnect is due; each failure waits the next backoff step, and
     /// after the last the connection gives up. All of an executor's connections back off side by
     /// side, so a server that died ends the run within the backoff's total.
     fn retry_connects(&mut self, now: Instant) {
+        if self.reconnecting == 0 {
+            return;
+        }
         for i in 0..self.conns.len() {
             let c = &self.conns[i];
             if c.phase != Phase::Reconnecting || c.retry_at > now {
                 continue;
             }
             if self.plan.control.stopped() {
-                self.conns[i].phase = Phase::Done;
+                self.set_phase(i, Phase::Done);
                 continue;
             }
             match connect(self.cfg) {
                 Ok(fd) => {
                     let c = &mut self.conns[i];
                     c.fd = Some(fd);
-                    c.phase = Phase::Live;
+                    c.fresh = true;
                     c.last_progress = Instant::now();
+                    self.set_phase(i, Phase::Live);
                     self.arm_recv(i);
                     self.make_ready(i);
                 }
@@ -695,7 +729,7 @@ impl<'a> Driver<'a> {
                         Some(ms) if !setup_refused => {
                             c.retry_at = Instant::now() + Duration::from_millis(*ms);
                         }
-                        _ => c.phase = Phase::Done,
+                        _ => self.set_phase(i, Phase::Done),
                     }
                 }
             }
@@ -770,10 +804,21 @@ impl<'a> Driver<'a> {
             (&mut c.reader, &mut c.flights, &mut c.due, c.batch_sent);
         let mut batch = 0u64;
         let mut extra = false;
+        let mut refused: Option<String> = None;
+        let fresh = c.fresh;
         let scanned = reader.feed(data, |ev, raw| {
             let Scanned::Reply { error } = ev else {
                 return;
             };
+            if refused.is_some() {
+                return;
+            }
+            // A server that refuses a connection (maxclients, protected mode) says so before it
+            // reads anything: that line answers no request.
+            if error && fresh && batch == 0 && is_refusal(raw) {
+                refused = Some(error_text(raw));
+                return;
+            }
             if *due > 0 {
                 *due -= 1;
                 batch += 1;
@@ -807,6 +852,13 @@ impl<'a> Driver<'a> {
             state.record(now, lat, batch);
         }
         c.last_progress = now;
+        c.fresh = false;
+        if let Some(message) = refused {
+            c.refused = true;
+            let e = ConnError::Refused { message };
+            self.lose(i, &e);
+            return;
+        }
         if let Err(e) = scanned {
             let e = ConnError::Protocol(format!("{}: {e}", self.addr));
             self.lose(i, &e);
@@ -920,7 +972,7 @@ impl<'a> Driver<'a> {
                     self.fill(i, now);
                 }
             }
-            if self.conns.iter().all(|c| c.phase == Phase::Done) {
+            if self.done == self.conns.len() {
                 break;
             }
             // Wait for at least one completion, or until the next request is due.
@@ -942,12 +994,13 @@ impl<'a> Driver<'a> {
             if let Some(t) = timeout {
                 wait = wait.min(t);
             }
-            if let Some(r) = self
-                .conns
-                .iter()
-                .filter(|c| c.phase == Phase::Reconnecting)
-                .map(|c| c.retry_at)
-                .min()
+            if self.reconnecting > 0
+                && let Some(r) = self
+                    .conns
+                    .iter()
+                    .filter(|c| c.phase == Phase::Reconnecting)
+                    .map(|c| c.retry_at)
+                    .min()
             {
                 wait = wait.min(r.saturating_duration_since(now));
             }
@@ -1037,14 +1090,15 @@ impl<'a> Driver<'a> {
 
     /// Shuts every connection down and waits (briefly) for the kernel to finish with their buffers.
     fn drain(&mut self, cq: &mut Vec<(u64, i32, u32)>) {
-        for c in &mut self.conns {
+        for i in 0..self.conns.len() {
+            let c = &mut self.conns[i];
             c.done_sending = true;
             if let Some(fd) = &c.fd {
                 // SAFETY: our own socket; pending operations on it complete.
                 unsafe { libc::shutdown(fd.as_raw_fd(), libc::SHUT_RDWR) };
             }
             if c.phase == Phase::Live {
-                c.phase = Phase::Draining;
+                self.set_phase(i, Phase::Draining);
             }
         }
         let until = Instant::now() + Duration::from_millis(500);
@@ -1055,6 +1109,19 @@ impl<'a> Driver<'a> {
             self.reap(cq, Instant::now());
         }
     }
+}
+
+/// True for the error a server sends instead of serving a connection it will close.
+fn is_refusal(raw: &[u8]) -> bool {
+    raw.starts_with(b"-ERR max number of clients reached") || raw.starts_with(b"-DENIED ")
+}
+
+/// An error reply's text without its type byte and line end.
+fn error_text(raw: &[u8]) -> String {
+    String::from_utf8_lossy(raw)
+        .trim_start_matches(['-', '!'])
+        .trim_end()
+        .to_string()
 }
 
 /// Opens one connection to the server and runs the setup commands on it (blocking; set-up only).

@@ -437,3 +437,28 @@ fn run_limited(s: &RedisServer, limit: &str, extra: &[&str]) -> String {
     assert_eq!(out.status.code(), Some(1), "{err}");
     err
 }
+
+#[test]
+fn connections_the_server_refuses_are_not_counted_as_replies() {
+    let _turn = shared();
+    let s = RedisServer::start_with(&["--maxclients", "20"]);
+    s.reset();
+    let port = s.port.to_string();
+    // The control connection and the server view take one slot each; some of the 30 are refused.
+    let out = ringbench(&["-p", &port, "-t", "set", "-n", "20000", "-c", "30"]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    let Some((requested, completed, failed)) = request_counts(&stdout) else {
+        panic!("no requests line: {stdout}\n{stderr}");
+    };
+    assert_eq!(requested, 20000);
+    assert!(failed > 0, "{stdout}");
+    assert_eq!(completed + failed, requested);
+    // What the client counts as completed is exactly what the server executed.
+    assert_eq!(s.calls("set"), completed, "{stdout}");
+    assert!(!stdout.contains("error replies"), "{stdout}");
+    assert!(
+        stderr.contains("Error from server: ERR max number of clients reached"),
+        "{stderr}"
+    );
+    assert_eq!(out.status.code(), Some(1));
+}
