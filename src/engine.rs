@@ -253,6 +253,20 @@ pub fn run_phase(
     // A shard with no connection could not send its share, so there are never more shards than connections.
     let shards = cfg.threads.min(cfg.clients);
     let (cores, _) = plan_cores(shards, cfg.cpus.as_deref(), cfg.target.is_local());
+    let need = crate::ring::request_memory(cfg, test, shards);
+    if let Some(total) = crate::ring::total_memory()
+        && need > total / 2
+    {
+        return Err(EngineError::Executor(format!(
+            "{}: -d {} with -P {} and -c {} needs {:.1} GB of request buffers, more than half of this machine's {:.1} GB; lower -c, -P or -d",
+            test.title,
+            cfg.data_size,
+            cfg.pipeline,
+            cfg.clients,
+            need as f64 / 1e9,
+            total as f64 / 1e9
+        )));
+    }
     let clients = split(cfg.clients as u64, shards);
     let shares = split(requests, shards);
     let gate = Arc::new(StartGate::default());

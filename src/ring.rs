@@ -290,6 +290,8 @@ struct Flight {
 enum Requests {
     /// Fixed-layout requests, patched in place.
     Fixed(PipelineBuffer),
+    /// Requests without placeholders: the same bytes for every connection, one buffer per executor.
+    Shared(Rc<PipelineBuffer>),
     /// One request composed at a time (varying values, mixes, the open loop).
     Composed(Arc<Composer>),
 }
@@ -392,6 +394,8 @@ impl<'a> Driver<'a> {
         let cursor = Rc::new(Cell::new(0u64));
         let depth = cfg.pipeline;
         let mixed = composer.as_ref().is_some_and(|c| c.variants().len() > 1);
+        let shared = (composer.is_none() && !plan.test.template.has_placeholders())
+            .then(|| Rc::new(PipelineBuffer::new(&plan.test.template, depth)));
         let conns = socks
             .into_iter()
             .enumerate()
@@ -404,7 +408,12 @@ impl<'a> Driver<'a> {
                         VecDeque::with_capacity(depth),
                     ),
                     None => (
-                        Requests::Fixed(PipelineBuffer::new(&plan.test.template, depth)),
+                        match &shared {
+                            Some(b) => Requests::Shared(b.clone()),
+                            None => {
+                                Requests::Fixed(PipelineBuffer::new(&plan.test.template, depth))
+                            }
+                        },
                         Vec::new(),
                         VecDeque::new(),
                     ),
@@ -495,6 +504,7 @@ impl<'a> Driver<'a> {
         let Some(fd) = c.fd.as_ref() else { return };
         let ptr = match &c.requests {
             Requests::Fixed(p) => p.buffer().as_ptr(),
+            Requests::Shared(p) => p.buffer().as_ptr(),
             Requests::Composed(_) => c.out.as_ptr(),
         };
         let rest = c.out_len - c.out_at;
@@ -539,6 +549,11 @@ impl<'a> Driver<'a> {
                     Requests::Fixed(p) => {
                         let (keys, rng) = (&mut c.keys, &mut c.rng);
                         c.out_len = p.fill(n, || keys.next(rng)).len();
+                        c.due = n;
+                        c.batch_sent = now;
+                    }
+                    Requests::Shared(p) => {
+                        c.out_len = n * p.request_len();
                         c.due = n;
                         c.batch_sent = now;
                     }
@@ -1109,6 +1124,27 @@ impl<'a> Driver<'a> {
             self.reap(cq, Instant::now());
         }
     }
+}
+
+/// The request buffer memory a test needs over all executors: one buffer of `-P` requests per
+/// connection, or per executor when every connection sends the same bytes.
+pub(crate) fn request_memory(cfg: &Config, test: &crate::workload::TestSpec, shards: usize) -> u64 {
+    let depth = cfg.pipeline as u64;
+    match crate::schedule::composer_for(cfg, test) {
+        Some(c) => cfg.clients as u64 * depth * c.max_request_len() as u64,
+        None if test.template.has_placeholders() => {
+            cfg.clients as u64 * depth * test.template.bytes().len() as u64
+        }
+        None => shards as u64 * depth * test.template.bytes().len() as u64,
+    }
+}
+
+/// This machine's memory in bytes, from /proc/meminfo.
+pub(crate) fn total_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }
 
 /// True for the error a server sends instead of serving a connection it will close.

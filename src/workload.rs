@@ -34,6 +34,11 @@ pub struct RequestTemplate {
 }
 
 impl RequestTemplate {
+    /// True when requests differ from one another (`__rand_int__` filled per request).
+    pub fn has_placeholders(&self) -> bool {
+        !self.rand_offsets.is_empty() || !self.copies.is_empty()
+    }
+
     /// Compiles a command given as arguments. Placeholders are located only when `randomize` is set;
     /// otherwise they stay literal, as in redis-benchmark without `-r`.
     pub fn from_args(args: &[Vec<u8>], randomize: bool) -> Self {
