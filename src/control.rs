@@ -123,9 +123,11 @@ impl ControlClient {
         }
     }
 
-    /// Hands over the socket of a plain TCP or unix connection whose setup is done, for the engine's
-    /// ring: blocking, without a read timeout (the ring waits with deadlines of its own).
-    pub fn into_socket(self) -> Result<std::os::fd::OwnedFd, ConnError> {
+    /// Hands over the socket of a connection whose setup is done (and its TLS session), for the
+    /// engine's ring: blocking, without a read timeout (the ring waits with deadlines of its own).
+    pub fn into_socket(
+        self,
+    ) -> Result<(std::os::fd::OwnedFd, Option<rustls::ClientConnection>), ConnError> {
         let addr = self.addr;
         let fail = |e: std::io::Error| ConnError::Connect {
             addr: addr.clone(),
@@ -134,16 +136,17 @@ impl ControlClient {
         match self.sock {
             Sock::Tcp(s) => {
                 s.set_read_timeout(None).map_err(fail)?;
-                Ok(s.into())
+                Ok((s.into(), None))
             }
             Sock::Unix(s) => {
                 s.set_read_timeout(None).map_err(fail)?;
-                Ok(s.into())
+                Ok((s.into(), None))
             }
-            Sock::Tls(_) => Err(ConnError::Tls {
-                addr: addr.clone(),
-                reason: "a TLS connection cannot be handed to the ring".into(),
-            }),
+            Sock::Tls(s) => {
+                let rustls::StreamOwned { conn, sock } = *s;
+                sock.set_read_timeout(None).map_err(fail)?;
+                Ok((sock.into(), Some(conn)))
+            }
         }
     }
 

@@ -408,9 +408,9 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
     let setup = Rc::new(setup);
     let names = Rc::new(names);
 
-    // Phase 1: open this shard's connections (neither counted nor timed). Plain TCP and unix
-    // connections are driven by the executor's ring; TLS and `-I` stay on glommio's streams.
-    let on_ring = cfg.tls.is_none() && !cfg.idle;
+    // Phase 1: open this shard's connections (neither counted nor timed). They are driven by the
+    // executor's ring; only `-I` (which sends nothing) keeps glommio's streams.
+    let on_ring = !cfg.idle;
     let mut sockets = Vec::new();
     let mut failure = None;
     if on_ring {

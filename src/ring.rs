@@ -344,6 +344,9 @@ struct Conn {
     fresh: bool,
     /// Set when the server refused the connection; it is not tried again.
     refused: bool,
+    /// The TLS session, when the run uses TLS: requests are sealed into its buffer before they
+    /// are sent, and receive buffers are opened into the executor's plaintext buffer.
+    tls: Option<Box<TlsSession>>,
     /// Reconnect attempts made since the connection was lost, and when the next one is due.
     attempt: usize,
     retry_at: Instant,
@@ -372,6 +375,8 @@ pub(crate) struct Driver<'a> {
     addr: String,
     turn: Rc<Cell<u64>>,
     mixed: bool,
+    /// Plaintext of the receive buffer being scanned, under TLS.
+    plain: Vec<u8>,
     /// Connections finished, and waiting to reconnect.
     done: usize,
     reconnecting: usize,
@@ -382,7 +387,7 @@ impl<'a> Driver<'a> {
     pub(crate) fn new(
         plan: &'a ShardPlan,
         state: &'a ShardState,
-        socks: Vec<OwnedFd>,
+        socks: Vec<Socket>,
         composer: Option<Arc<Composer>>,
         began: Instant,
         shards: usize,
@@ -399,7 +404,7 @@ impl<'a> Driver<'a> {
         let conns = socks
             .into_iter()
             .enumerate()
-            .map(|(i, fd)| {
+            .map(|(i, (fd, tls))| {
                 let seed = crate::keys::connection_seed(cfg.seed, plan.index, i);
                 let (requests, out, flights) = match &composer {
                     Some(c) => (
@@ -456,6 +461,7 @@ impl<'a> Driver<'a> {
                     retry_at: began,
                     fresh: true,
                     refused: false,
+                    tls: tls.map(TlsSession::new),
                 }
             })
             .collect::<Vec<_>>();
@@ -471,6 +477,7 @@ impl<'a> Driver<'a> {
             addr: cfg.target.display(),
             turn: Rc::new(Cell::new(0)),
             mixed,
+            plain: Vec::new(),
             done: 0,
             reconnecting: 0,
         })
@@ -502,10 +509,11 @@ impl<'a> Driver<'a> {
     fn send_rest(&mut self, i: usize) {
         let c = &mut self.conns[i];
         let Some(fd) = c.fd.as_ref() else { return };
-        let ptr = match &c.requests {
-            Requests::Fixed(p) => p.buffer().as_ptr(),
-            Requests::Shared(p) => p.buffer().as_ptr(),
-            Requests::Composed(_) => c.out.as_ptr(),
+        let ptr = match (&c.tls, &c.requests) {
+            (Some(t), _) => t.sealed.as_ptr(),
+            (None, Requests::Fixed(p)) => p.buffer().as_ptr(),
+            (None, Requests::Shared(p)) => p.buffer().as_ptr(),
+            (None, Requests::Composed(_)) => c.out.as_ptr(),
         };
         let rest = c.out_len - c.out_at;
         // SAFETY: the bytes live in the connection's own buffers (see `push`).
@@ -620,15 +628,35 @@ impl<'a> Driver<'a> {
             self.finish_if_idle(i);
             return;
         }
-        {
-            c.out_at = 0;
-            if let Requests::Composed(_) = c.requests {
-                c.out_len = c.out.len();
+        c.out_at = 0;
+        if let Requests::Composed(_) = c.requests {
+            c.out_len = c.out.len();
+        }
+        if c.waiting() == k {
+            c.last_progress = now;
+        }
+        if let Some(t) = c.tls.as_mut() {
+            let plain = match &c.requests {
+                Requests::Fixed(p) => &p.buffer()[..c.out_len],
+                Requests::Shared(p) => &p.buffer()[..c.out_len],
+                Requests::Composed(_) => &c.out[..],
+            };
+            match t.seal(plain) {
+                Ok(n) => c.out_len = n,
+                Err(e) => {
+                    let e = self.tls_lost(e);
+                    self.lose(i, &e);
+                    return;
+                }
             }
-            if c.waiting() == k {
-                c.last_progress = now;
-            }
-            self.send_rest(i);
+        }
+        self.send_rest(i);
+    }
+
+    fn tls_lost(&self, reason: String) -> ConnError {
+        ConnError::Tls {
+            addr: self.addr.clone(),
+            reason,
         }
     }
 
@@ -721,9 +749,10 @@ impl<'a> Driver<'a> {
                 continue;
             }
             match connect(self.cfg) {
-                Ok(fd) => {
+                Ok((fd, tls)) => {
                     let c = &mut self.conns[i];
                     c.fd = Some(fd);
+                    c.tls = tls.map(TlsSession::new);
                     c.fresh = true;
                     c.last_progress = Instant::now();
                     self.set_phase(i, Phase::Live);
@@ -813,8 +842,20 @@ impl<'a> Driver<'a> {
     /// Scans `len` bytes of buffer `bid` for connection `i`'s replies.
     fn scan(&mut self, i: usize, bid: u16, len: usize, now: Instant) {
         let (state, plan, mixed) = (self.state, self.plan, self.mixed);
-        let data = self.bufs.data(bid, len);
+        let mut data = self.bufs.data(bid, len);
         let c = &mut self.conns[i];
+        let mut closed = false;
+        if let Some(t) = c.tls.as_mut() {
+            match t.open(data, &mut self.plain) {
+                Ok(eof) => closed = eof,
+                Err(reason) => {
+                    let e = self.tls_lost(reason);
+                    self.lose(i, &e);
+                    return;
+                }
+            }
+            data = &self.plain;
+        }
         let (reader, flights, due, batch_sent) =
             (&mut c.reader, &mut c.flights, &mut c.due, c.batch_sent);
         let mut batch = 0u64;
@@ -885,6 +926,10 @@ impl<'a> Driver<'a> {
                 self.addr
             ));
             self.lose(i, &e);
+            return;
+        }
+        if closed {
+            self.lose(i, &self.closed());
             return;
         }
         self.after_progress(i);
@@ -1160,9 +1205,86 @@ fn error_text(raw: &[u8]) -> String {
         .to_string()
 }
 
-/// Opens one connection to the server and runs the setup commands on it (blocking; set-up only).
-pub(crate) fn connect(cfg: &Config) -> Result<OwnedFd, ConnError> {
-    ControlClient::connect(&cfg.target, None, &cfg.setup, cfg.connect_timeout)?.into_socket()
+/// A connected, set-up socket, with its TLS session when the run uses TLS.
+pub(crate) type Socket = (OwnedFd, Option<rustls::ClientConnection>);
+
+/// Opens one connection to the server (TLS handshake included) and runs the setup commands on it
+/// (blocking; set-up only).
+pub(crate) fn connect(cfg: &Config) -> Result<Socket, ConnError> {
+    ControlClient::connect(
+        &cfg.target,
+        cfg.tls.as_ref(),
+        &cfg.setup,
+        cfg.connect_timeout,
+    )?
+    .into_socket()
+}
+
+/// A connection's TLS session fed from and into the ring's buffers.
+struct TlsSession {
+    conn: rustls::ClientConnection,
+    /// Records to send; the ring sends from here.
+    sealed: Vec<u8>,
+}
+
+impl TlsSession {
+    fn new(conn: rustls::ClientConnection) -> Box<TlsSession> {
+        Box::new(TlsSession {
+            conn,
+            sealed: Vec::new(),
+        })
+    }
+
+    /// Encrypts `plain` (and anything else rustls has to send) into [`Self::sealed`]; returns its length.
+    fn seal(&mut self, plain: &[u8]) -> Result<usize, String> {
+        use std::io::Write;
+        self.conn
+            .writer()
+            .write_all(plain)
+            .map_err(|e| e.to_string())?;
+        self.sealed.clear();
+        while self.conn.wants_write() {
+            self.conn
+                .write_tls(&mut self.sealed)
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(self.sealed.len())
+    }
+
+    /// Decrypts the records in `data` into `plain` (replacing its contents); true when the server
+    /// closed the session.
+    fn open(&mut self, mut data: &[u8], plain: &mut Vec<u8>) -> Result<bool, String> {
+        use std::io::Read;
+        plain.clear();
+        let mut closed = false;
+        while !data.is_empty() {
+            self.conn.read_tls(&mut data).map_err(|e| e.to_string())?;
+            self.conn
+                .process_new_packets()
+                .map_err(|e| crate::tls::describe(&e, None))?;
+            loop {
+                let at = plain.len();
+                if plain.capacity() - at < 4096 {
+                    plain.reserve(16 * 1024);
+                }
+                plain.resize(plain.capacity(), 0);
+                match self.conn.reader().read(&mut plain[at..]) {
+                    Ok(0) => {
+                        plain.truncate(at);
+                        closed = true;
+                        break;
+                    }
+                    Ok(n) => plain.truncate(at + n),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        plain.truncate(at);
+                        break;
+                    }
+                    Err(e) => return Err(e.to_string()),
+                }
+            }
+        }
+        Ok(closed)
+    }
 }
 
 #[cfg(test)]
