@@ -191,10 +191,15 @@ pub fn run(
         cfg.connect_timeout,
     );
     if let Some(t) = cfg.start_at {
-        eprintln!(
-            "ringbench: waiting {:.1} s for --start-at {t}",
-            (t - start_at::unix_now()).max(0.0)
-        );
+        // Shown on a terminal only: a pod's or a host's log is its result (--json -), and a successful run
+        // writes nothing to stderr.
+        if let Some(p) = progress.as_deref_mut() {
+            let _ = writeln!(
+                p,
+                "ringbench: waiting {:.1} s for --start-at {t}",
+                (t - start_at::unix_now()).max(0.0)
+            );
+        }
         if !start_at::wait_until(t, control) {
             outcome.stopped = true;
             return Ok(outcome);

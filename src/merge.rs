@@ -151,6 +151,7 @@ pub fn merge(files: &[(String, RunFile)]) -> Result<Merged, MergeError> {
     let first = &files[0].1;
     let mut config = first.config.clone();
     config.shard = None;
+    config.rps = files.iter().map(|(_, f)| f.config.rps).sum::<Option<f64>>();
     config.clients = files.iter().map(|(_, f)| f.config.clients).sum();
     config.requests = files.iter().map(|(_, f)| f.config.requests).sum();
     config.threads = files.iter().map(|(_, f)| f.config.threads).sum();

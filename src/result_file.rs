@@ -75,6 +75,9 @@ pub struct RunConfig {
     /// `--shard`/`--shards`: which shard of a run this file is (`clients`, `requests` are its share).
     #[serde(default)]
     pub shard: Option<crate::shard::Shard>,
+    /// `--rps`: the target rate (a shard's: its share; a merge's: the sum).
+    #[serde(default)]
+    pub rps: Option<f64>,
 }
 
 /// One run that a merged file combines.
@@ -243,6 +246,7 @@ impl RunConfig {
             start_at: cfg.start_at,
             tests: cfg.tests.iter().map(|t| t.title.clone()).collect(),
             shard: cfg.shard,
+            rps: cfg.shape.rps,
         }
     }
 }
