@@ -77,7 +77,21 @@ fn merge_stdin(input: &[u8], args: &[&str]) -> std::process::Output {
     child.wait_with_output().unwrap()
 }
 
+/// Checks a result document against schema/ringbench-result.schema.json.
+fn assert_valid(doc: &[u8]) {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("schema/ringbench-result.schema.json");
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    let doc: Value = serde_json::from_slice(doc).unwrap();
+    let v = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let errors: Vec<String> = v.iter_errors(&doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "schema errors: {errors:#?}");
+}
+
 fn docs(logs: &[Vec<u8>]) -> Vec<RunFile> {
+    for l in logs {
+        assert_valid(l);
+    }
     logs.iter()
         .map(|l| serde_json::from_slice(l).unwrap())
         .collect()
@@ -152,6 +166,7 @@ fn simulated_pods_of_the_rendered_job_make_one_run() {
         out.status.success() && err.lines().all(|l| l.contains("overlap for only")),
         "{err}"
     );
+    assert_valid(&out.stdout);
     let merged: RunFile = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(merged.tests[0].requests, 1_000_001);
     assert_eq!(s.calls("set"), 1_000_001);
