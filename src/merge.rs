@@ -54,6 +54,11 @@ pub fn check_shards(files: &[(String, RunFile)]) -> Result<Option<u64>, MergeErr
         return Ok(None);
     };
     let want = first.config.shard.expect("found by its shard");
+    if want.index >= want.count || want.count > crate::shard::MAX_SHARDS {
+        return bad(format!(
+            "cannot merge {first_name}: its shard {want} is not valid"
+        ));
+    }
     let mut seen: Vec<Option<&str>> = vec![None; want.count as usize];
     for (name, f) in files {
         let Some(sh) = f.config.shard else {
@@ -61,6 +66,9 @@ pub fn check_shards(files: &[(String, RunFile)]) -> Result<Option<u64>, MergeErr
                 "cannot merge {name}: it is not a shard, and {first_name} is shard {want} of a run"
             ));
         };
+        if sh.index >= sh.count || sh.count > crate::shard::MAX_SHARDS {
+            return bad(format!("cannot merge {name}: its shard {sh} is not valid"));
+        }
         if sh.count != want.count {
             return bad(format!(
                 "cannot merge {name}: it is shard {sh}, and {first_name} is shard {want}: not one run"
@@ -74,9 +82,8 @@ pub fn check_shards(files: &[(String, RunFile)]) -> Result<Option<u64>, MergeErr
                 show(first.config.start_at)
             ));
         }
-        match seen[sh.index as usize].replace(name) {
-            Some(other) => return bad(format!("shard {sh} appears twice: {other} and {name}")),
-            None => {}
+        if let Some(other) = seen[sh.index as usize].replace(name) {
+            return bad(format!("shard {sh} appears twice: {other} and {name}"));
         }
     }
     let missing: Vec<String> = (0..want.count)

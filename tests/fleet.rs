@@ -309,6 +309,8 @@ fn merge_refuses_duplicate_missing_and_foreign_shards() {
     unsharded["config"]["shard"] = Value::Null;
     let mut of_four = d[2].clone();
     of_four["config"]["shard"]["count"] = 4.into();
+    let mut past_the_end = d[2].clone();
+    past_the_end["config"]["shard"]["index"] = 7.into();
     for (input, want) in [
         (vec![&d[0], &d[1], &d[1]], "shard 1/3 appears twice"),
         (vec![&d[0], &d[1]], "1 of 3 shards missing: 2/3"),
@@ -316,6 +318,7 @@ fn merge_refuses_duplicate_missing_and_foreign_shards() {
         (vec![&d[0], &d[1], &other_run], "--start-at"),
         (vec![&d[0], &d[1], &unsharded], "not a shard"),
         (vec![&d[0], &d[1], &of_four], "shard 2/4"),
+        (vec![&d[0], &d[1], &past_the_end], "7/3 is not valid"),
     ] {
         let out = merge_stdin(&stream(&input), &["-q"]);
         let err = String::from_utf8_lossy(&out.stderr);
