@@ -38,7 +38,7 @@ start_server
   done
 } >"$work/inventory.ini"
 
-extra=$(printf '{"ringbench_binary": "%s", "ringbench_results": "%s", "ringbench_lead": 5, "ringbench_args": ["-h", "127.0.0.1", "-p", "%s", "-t", "set", "-n", "%s", "-c", "%s", "-r", "%s", "--distribution", "sequential"]}' \
+extra=$(printf '{"ringbench_binary": "%s", "ringbench_results": "%s", "ringbench_lead": 10, "ringbench_args": ["-h", "127.0.0.1", "-p", "%s", "-t", "set", "-n", "%s", "-c", "%s", "-r", "%s", "--distribution", "sequential"]}' \
   "$RINGBENCH_BIN" "$work/results" "$SERVER_PORT" "$N" "$C" "$R")
 "$playbook" --version | sed -n 1p
 ANSIBLE_NOCOLOR=1 ANSIBLE_RETRY_FILES_ENABLED=0 "$playbook" -i "$work/inventory.ini" \
