@@ -31,7 +31,8 @@ render basic -h redis.bench.svc -n 1000001 -t set,get --pods 3
 render threads -h redis -p 6380 -c 300 --threads 4 --rps 150000.5 --duration 60 -r 1000000 \
   --distribution sequential --pods 12 --image registry.example/ringbench:0.1.0 --namespace bench \
   --name capacity-run --memory 2Gi --lead 120
-render uri -u 'redis://user:pw@redis:6379/0' --tls --insecure -t get -n 50000 -d 64-512 --pods 2
+render uri -u 'redis://redis:6379/0' --user bench --auth-secret redis-auth:password --tls --insecure \
+  -t get -n 50000 -d 64-512 --pods 2
 render command -h redis --pods 4 -n 400000 -r 100000 -- lpush 'my list' 'ele:__rand_int__' '-q'
 for f in "$work"/*.yaml; do
   if "$validate" --strict "${version_flag[@]}" "$f"; then :; else

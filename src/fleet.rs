@@ -25,6 +25,8 @@ pub struct JobSpec {
     pub name: String,
     pub namespace: Option<String>,
     pub memory: String,
+    /// `--auth-secret NAME[:KEY]`: the password comes from this Secret's key, as `REDISCLI_AUTH`.
+    pub auth_secret: Option<(String, String)>,
     /// Cores each pod asks for: its executors (`--threads`, 1 without).
     pub cpus: u64,
     /// The common start, Unix seconds.
@@ -46,6 +48,9 @@ Usage: ringbench fleet kubernetes [FLAGS OF A RUN] --pods N [--image IMAGE] [--l
   --name NAME         the Job's name (default: ringbench-START)
   --namespace NS      the Job's namespace (default: kubectl's)
   --memory QUANTITY   memory each pod asks for (default: 512Mi); cores follow --threads
+  --auth-secret NAME[:KEY]
+                      the server's password, from key KEY (default: password) of Secret NAME, given to the
+                      pods as REDISCLI_AUTH (-a and passwords in -u are refused: they would be in the Job)
 
 The flags of the run are ringbench's usual ones; -n, --rps and -c are totals that the pods share.
 The server's address must be given (-h, -u or -s) as the pods see it. Every pod prints its result as
@@ -129,6 +134,7 @@ impl JobSpec {
         let mut name = None;
         let mut namespace = None;
         let mut memory = None;
+        let mut auth_secret = None;
         let mut run_args = Vec::new();
         let mut it = args.iter();
         let mut options_ended = false;
@@ -153,6 +159,7 @@ impl JobSpec {
                 "--name" => &mut name,
                 "--namespace" => &mut namespace,
                 "--memory" => &mut memory,
+                "--auth-secret" => &mut auth_secret,
                 _ => {
                     run_args.push(a.clone());
                     continue;
@@ -207,6 +214,22 @@ impl JobSpec {
                 "invalid value '{ns}' for '--namespace': lower-case letters, digits and '-', at most 63 characters"
             )));
         }
+        let auth_secret = match auth_secret {
+            None => None,
+            Some(v) => {
+                let (n, k) = v.split_once(':').unwrap_or((v.as_str(), "password"));
+                let key_ok = !k.is_empty()
+                    && k.len() <= 253
+                    && k.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+                if !dns_label(n, 253) || !key_ok {
+                    return Err(usage(format!(
+                        "invalid value '{v}' for '--auth-secret': NAME[:KEY], a Secret's name and one of its keys"
+                    )));
+                }
+                Some((n.to_string(), k.to_string()))
+            }
+        };
         let memory = memory.unwrap_or_else(|| "512Mi".into());
         if !quantity(&memory) {
             return Err(usage(format!(
@@ -219,13 +242,14 @@ impl JobSpec {
                 "invalid value '{image}' for '--image': an image reference without spaces"
             )));
         }
-        let cpus = check_run(&run_args, pods)?;
+        let cpus = check_run(&run_args, pods, auth_secret.is_some())?;
         Ok(JobSpec {
             pods,
             image,
             name,
             namespace,
             memory,
+            auth_secret,
             cpus,
             start_at,
             run_args,
@@ -311,6 +335,14 @@ impl JobSpec {
         let _ = writeln!(y, "          command: [\"ringbench\"]");
         let args: Vec<String> = self.pod_args().iter().map(|a| q(a)).collect();
         let _ = writeln!(y, "          args: [{}]", args.join(", "));
+        if let Some((name, key)) = &self.auth_secret {
+            let _ = writeln!(y, "          env:");
+            let _ = writeln!(y, "            - name: \"REDISCLI_AUTH\"");
+            let _ = writeln!(y, "              valueFrom:");
+            let _ = writeln!(y, "                secretKeyRef:");
+            let _ = writeln!(y, "                  name: {}", q(name));
+            let _ = writeln!(y, "                  key: {}", q(key));
+        }
         let _ = writeln!(y, "          resources:");
         // Requests equal to limits, in whole cores: a Guaranteed pod, which a node's static CPU manager
         // gives cores of its own (the executors pin themselves to the cores they are given).
@@ -324,7 +356,7 @@ impl JobSpec {
 }
 
 /// Checks the run's flags as the pod with the smallest share will read them; returns the executors per pod.
-fn check_run(run_args: &[String], pods: u64) -> Result<u64, UsageError> {
+fn check_run(run_args: &[String], pods: u64, secret: bool) -> Result<u64, UsageError> {
     for a in run_args {
         if a == "--" {
             break;
@@ -337,6 +369,9 @@ fn check_run(run_args: &[String], pods: u64) -> Result<u64, UsageError> {
             "-l" => Some("a looping pod never completes, and its result is never written"),
             "-I" => Some("an idle pod never completes"),
             "-x" => Some("a pod has no stdin to read"),
+            "-a" => Some(
+                "the password would be written in the Job (and its warning in every pod's result): use --auth-secret",
+            ),
             "--hdr-out" | "--plot" => {
                 Some("files written inside a pod are lost with it; merge the results, then plot")
             }
@@ -348,6 +383,17 @@ fn check_run(run_args: &[String], pods: u64) -> Result<u64, UsageError> {
             )));
         }
     }
+    let uri_password = run_args
+        .iter()
+        .take_while(|a| *a != "--")
+        .zip(run_args.iter().skip(1))
+        .filter(|(f, _)| *f == "-u")
+        .any(|(_, v)| crate::config::parse_uri(v).is_ok_and(|u| u.password.is_some()));
+    if uri_password {
+        return Err(usage(
+            "'-u' with a password cannot be given to 'fleet kubernetes': the password would be written in the Job (and its warning in every pod's result): use --auth-secret",
+        ));
+    }
     let target_given = run_args
         .iter()
         .take_while(|a| *a != "--")
@@ -358,13 +404,16 @@ fn check_run(run_args: &[String], pods: u64) -> Result<u64, UsageError> {
         ));
     }
     // The last pod has the smallest share: if it gets some of everything, every pod does.
-    let argv = [
+    let mut argv = vec![
         "ringbench".to_string(),
         "--shard".to_string(),
         format!("{}/{pods}", pods - 1),
-    ]
-    .into_iter()
-    .chain(run_args.iter().cloned());
+    ];
+    if secret {
+        // The pods will have a password (REDISCLI_AUTH from the Secret): `--user` is valid with it.
+        argv.extend(["-a".to_string(), "from-the-secret".to_string()]);
+    }
+    argv.extend(run_args.iter().cloned());
     let cli = Cli::parse_args(argv).map_err(|e| {
         let text = e.render().to_string();
         usage(
@@ -412,6 +461,23 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(s.start_at, 1_700_000_030.0);
+        assert_eq!(s.auth_secret, None);
+        let with_secret = spec(&[
+            "-h",
+            "r",
+            "--user",
+            "bench",
+            "--pods",
+            "2",
+            "--auth-secret",
+            "redis-auth:pass",
+        ])
+        .unwrap();
+        let y = with_secret.render();
+        assert!(
+            y.contains("- name: \"REDISCLI_AUTH\"") && y.contains("key: \"pass\""),
+            "{y}"
+        );
         assert_eq!(s.cpus, 2);
         assert_eq!(
             s.pod_args()[..6],
@@ -460,6 +526,13 @@ mod tests {
             (vec!["-h", "r", "--pods", "3", "-n", "2"], "'-n'"),
             (vec!["-h", "r", "--pods", "2", "-P", "0"], "'-P'"),
             (vec!["-h", "r", "--pods"], "'--pods' needs a value"),
+            (vec!["-h", "r", "--pods", "2", "-a", "pw"], "'-a'"),
+            (vec!["-u", "redis://:pw@r", "--pods", "2"], "'-u'"),
+            (
+                vec!["-h", "r", "--pods", "2", "--auth-secret", "Bad"],
+                "'--auth-secret'",
+            ),
+            (vec!["-h", "r", "--pods", "2", "--user", "u"], "'--user'"),
         ] {
             let e = spec(&args).unwrap_err().0;
             assert!(e.contains(want), "{args:?}: {e}");
