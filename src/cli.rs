@@ -134,6 +134,12 @@ pub struct Cli {
     /// Wait until this Unix time (seconds, fractions allowed) before the first test
     #[arg(long = "start-at", value_name = "UNIX_TIME")]
     pub start_at: Option<String>,
+    /// Run shard INDEX of COUNT of one run made by COUNT processes (its share of -n, --rps, -c and sequential keys)
+    #[arg(long = "shard", value_name = "INDEX/COUNT")]
+    pub shard: Option<String>,
+    /// Like --shard, with the index read from JOB_COMPLETION_INDEX (set by a Kubernetes Indexed Job)
+    #[arg(long = "shards", value_name = "COUNT")]
+    pub shards: Option<String>,
     /// Open loop: send this many requests per second in total, on a fixed schedule
     #[arg(long = "rps", value_name = "rate")]
     pub rps: Option<f64>,
@@ -314,7 +320,13 @@ mod tests {
             "p.svg",
             "--start-at",
             "1700000000.5",
+            "--shard",
+            "1/3",
+            "--shards",
+            "3",
         ]);
+        assert_eq!(c.shard.as_deref(), Some("1/3"));
+        assert_eq!(c.shards.as_deref(), Some("3"));
         assert_eq!(c.json.as_deref(), Some("out.json"));
         assert_eq!(c.hdr_out.as_deref(), Some("run1-"));
         assert_eq!(c.plot.as_deref(), Some("p.svg"));

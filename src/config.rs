@@ -132,6 +132,9 @@ pub struct Config {
     pub start_at: Option<f64>,
     /// Pacing and request shape: `--rps`, `--duration`, `--warmup`, distributions, values, mixes.
     pub shape: Shape,
+    /// `--shard` / `--shards`: this process's place in a run of several; `clients`, `requests`, the rate,
+    /// the seed and the sequential key slice above are already this shard's share.
+    pub shard: Option<crate::shard::Shard>,
 }
 
 /// Checks that an output path can be created: not empty, and its folder exists.
@@ -277,9 +280,37 @@ pub enum ConfigError {
 impl Config {
     /// Validates `cli` into a config. `stdin` is read only with `-x`.
     pub fn from_cli(cli: &Cli, stdin: &mut dyn Read) -> Result<Config, ConfigError> {
-        let clients = in_range("-c", cli.clients, 1, MAX_CLIENTS)? as usize;
-        let requests = in_range("-n", cli.requests, 1, i64::MAX)? as u64;
-        let shape = Shape::from_cli(cli)?;
+        let mut clients = in_range("-c", cli.clients, 1, MAX_CLIENTS)? as usize;
+        let mut requests = in_range("-n", cli.requests, 1, i64::MAX)? as u64;
+        let mut shape = Shape::from_cli(cli)?;
+        let shard = crate::shard::Shard::from_flags(
+            cli.shard.as_deref(),
+            cli.shards.as_deref(),
+            std::env::var(crate::shard::INDEX_VAR).ok().as_deref(),
+        )?;
+        if let Some(sh) = shard {
+            // This process runs its share; the shares of all shards add up to the flags' totals.
+            clients = sh.nonzero_share("-c", clients as u64)? as usize;
+            if shape.duration.is_none() {
+                requests = sh.nonzero_share("-n", requests)?;
+            }
+            if let Some(rps) = shape.rps {
+                shape.rps = Some(sh.share_rate(rps));
+                if shape.rps == Some(0.0) {
+                    return Err(usage(format!(
+                        "invalid value '{rps}' for '--rps': {} shards need at least {} requests per second (shard {sh} would get none)",
+                        sh.count, sh.count
+                    ))
+                    .into());
+                }
+            }
+            if let crate::keys::Distribution::Sequential { .. } = shape.distribution {
+                shape.distribution = crate::keys::Distribution::Sequential {
+                    part: sh.index,
+                    parts: sh.count,
+                };
+            }
+        }
         let data_size = shape.value.max;
         let pipeline = in_range("-P", cli.pipeline, 1, 1_000_000)? as usize;
         let dbnum = in_range("--dbnum", cli.dbnum, 0, u32::MAX as i64)? as u32;
@@ -376,6 +407,7 @@ impl Config {
                 .map(|d| d.as_nanos() as u64)
                 .unwrap_or(0)
         });
+        let seed = shard.map_or(seed, |sh| sh.seed(seed));
         let mut tests = if let Some(mix) = &cli.mix {
             if !cli.command.is_empty() || cli.tests.is_some() {
                 return Err(usage(
@@ -479,6 +511,7 @@ impl Config {
             plot: cli.plot.as_ref().map(PathBuf::from),
             start_at,
             shape,
+            shard,
         })
     }
 }

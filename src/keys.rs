@@ -9,8 +9,9 @@ use std::rc::Rc;
 pub enum Distribution {
     /// Every number equally likely (the default, as in redis-benchmark).
     Uniform,
-    /// Each executor walks its own share of `[0, r)` in order, wrapping around when it is used up.
-    Sequential,
+    /// Each executor walks its own share of `[0, r)` in order, wrapping around when it is used up. With
+    /// `--shard`, the process's executors share slice `part` of `parts` of the range (`0` of `1`: all of it).
+    Sequential { part: u64, parts: u64 },
     /// Number `k` (0-based) has weight `1 / (k + 1)^exponent`: key 0 is the hottest.
     Zipf(f64),
     /// A normal distribution centred on `r / 2` with standard deviation `r / 6`, clamped to `[0, r)`.
@@ -23,7 +24,7 @@ impl Distribution {
         let lower = s.to_ascii_lowercase();
         match lower.as_str() {
             "uniform" => Ok(Distribution::Uniform),
-            "sequential" => Ok(Distribution::Sequential),
+            "sequential" => Ok(Distribution::Sequential { part: 0, parts: 1 }),
             "gaussian" => Ok(Distribution::Gaussian),
             "zipf" => Ok(Distribution::Zipf(1.0)),
             _ => match lower.strip_prefix("zipf:") {
@@ -59,6 +60,18 @@ fn unit(x: u64) -> f64 {
     (x >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
 }
 
+/// Part `part` of `parts` of `[base, base + len)`: its first number and length; the whole when it is empty.
+fn slice(base: u64, len: u64, part: u64, parts: u64) -> (u64, u64) {
+    let (p, n, l) = (part as u128, parts.max(1) as u128, len as u128);
+    let start = (l * p / n) as u64;
+    let end = (l * (p + 1) / n) as u64;
+    if end > start {
+        (base + start, end - start)
+    } else {
+        (base, len)
+    }
+}
+
 /// A connection's key generator. `Sequential` shares its cursor with the executor's other connections
 /// (a `Cell` on one thread, so nothing is shared between executors).
 #[derive(Debug, Clone)]
@@ -91,16 +104,11 @@ impl KeyGen {
         let range = range.max(1);
         match dist {
             Distribution::Uniform => KeyGen::Uniform { range },
-            Distribution::Sequential => {
-                let (s, n) = (shard as u128, shards.max(1) as u128);
-                let start = (range as u128 * s / n) as u64;
-                let end = (range as u128 * (s + 1) / n) as u64;
-                // An executor whose slice is empty (more executors than keys) walks the whole range.
-                let (start, len) = if end > start {
-                    (start, end - start)
-                } else {
-                    (0, range)
-                };
+            Distribution::Sequential { part, parts } => {
+                // The process's slice first (--shard), then this executor's slice of it. A slice that is
+                // empty (more shards or executors than keys) is replaced by the whole range it was cut from.
+                let (base, span) = slice(0, range, part, parts);
+                let (start, len) = slice(base, span, shard as u64, shards as u64);
                 KeyGen::Sequential {
                     cursor: cursor.clone(),
                     start,
@@ -243,14 +251,52 @@ mod tests {
     fn sequential_walks_each_share_once() {
         let c0 = Rc::new(Cell::new(0));
         let c1 = Rc::new(Cell::new(0));
-        let mut a = KeyGen::new(Distribution::Sequential, 10, 0, 2, &c0);
-        let mut b = KeyGen::new(Distribution::Sequential, 10, 1, 2, &c1);
+        let seq = Distribution::Sequential { part: 0, parts: 1 };
+        let mut a = KeyGen::new(seq, 10, 0, 2, &c0);
+        let mut b = KeyGen::new(seq, 10, 1, 2, &c1);
         let mut rng = SmallRng::seed_from_u64(1);
         let mut seen: Vec<u64> = (0..5).map(|_| a.next(&mut rng)).collect();
         seen.extend((0..5).map(|_| b.next(&mut rng)));
         seen.sort();
         assert_eq!(seen, (0..10).collect::<Vec<_>>());
         assert_eq!(a.next(&mut rng), 0, "wraps around");
+    }
+
+    #[test]
+    fn sequential_shards_split_the_range_then_executors_split_the_shard() {
+        // 3 processes (--shard i/3) of 2 executors each over 1000 keys: every key once, no overlap.
+        let mut rng = SmallRng::seed_from_u64(1);
+        let mut seen = Vec::new();
+        for part in 0..3 {
+            for exec in 0..2 {
+                let c = Rc::new(Cell::new(0));
+                let mut k = KeyGen::new(
+                    Distribution::Sequential { part, parts: 3 },
+                    1000,
+                    exec,
+                    2,
+                    &c,
+                );
+                let KeyGen::Sequential { len, .. } = &k else {
+                    panic!("sequential")
+                };
+                let len = *len;
+                seen.extend((0..len).map(|_| k.next(&mut rng)));
+            }
+        }
+        seen.sort();
+        assert_eq!(seen, (0..1000).collect::<Vec<_>>());
+        // More shards than keys: a shard with an empty slice walks the whole range.
+        let c = Rc::new(Cell::new(0));
+        let k = KeyGen::new(Distribution::Sequential { part: 0, parts: 3 }, 2, 0, 1, &c);
+        assert!(matches!(
+            k,
+            KeyGen::Sequential {
+                start: 0,
+                len: 2,
+                ..
+            }
+        ));
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod control;
 pub mod cost;
 pub mod cpus;
 pub mod engine;
+pub mod fleet;
 pub mod hdrlog;
 pub mod intervals;
 pub mod keys;
@@ -30,6 +31,7 @@ pub mod ring;
 pub mod schedule;
 pub mod server_view;
 pub mod shape;
+pub mod shard;
 pub mod start_at;
 pub mod stats;
 pub mod tls;
@@ -191,10 +193,15 @@ pub fn run(
         cfg.connect_timeout,
     );
     if let Some(t) = cfg.start_at {
-        eprintln!(
-            "ringbench: waiting {:.1} s for --start-at {t}",
-            (t - start_at::unix_now()).max(0.0)
-        );
+        // Shown on a terminal only: a pod's or a host's log is its result (--json -), and a successful run
+        // writes nothing to stderr.
+        if let Some(p) = progress.as_deref_mut() {
+            let _ = writeln!(
+                p,
+                "ringbench: waiting {:.1} s for --start-at {t}",
+                (t - start_at::unix_now()).max(0.0)
+            );
+        }
         if !start_at::wait_until(t, control) {
             outcome.stopped = true;
             return Ok(outcome);

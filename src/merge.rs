@@ -22,6 +22,8 @@ pub enum MergeError {
         ours: String,
         theirs: String,
     },
+    #[error("{0} (--ignore-shards merges anyway)")]
+    Shards(String),
     #[error("{file}: test '{title}': {reason}")]
     Histogram {
         file: String,
@@ -35,6 +37,83 @@ pub struct Merged {
     pub file: RunFile,
     /// Per test: how much of the span every run was active (1.0 = all started and ended together).
     pub overlap: Vec<(String, f64)>,
+    /// Seconds between the earliest and the latest first send of the first test (0 with no tests).
+    pub start_spread: f64,
+}
+
+/// How far apart (seconds) the shards of one run may start their first test: `--start-at` lets a host
+/// start up to `start_at::MAX_LATE` late, and clocks synchronised by NTP agree far better than that.
+pub const MAX_START_SPREAD: f64 = crate::start_at::MAX_LATE;
+
+/// Checks that sharded files are exactly the shards of one run: each index of one count once, the same
+/// `--start-at`, first tests started within [`MAX_START_SPREAD`]. Returns the shard count (None when the
+/// files are not shards).
+pub fn check_shards(files: &[(String, RunFile)]) -> Result<Option<u64>, MergeError> {
+    let bad = |m: String| Err(MergeError::Shards(m));
+    let Some((first_name, first)) = files.iter().find(|(_, f)| f.config.shard.is_some()) else {
+        return Ok(None);
+    };
+    let want = first.config.shard.expect("found by its shard");
+    if want.index >= want.count || want.count > crate::shard::MAX_SHARDS {
+        return bad(format!(
+            "cannot merge {first_name}: its shard {want} is not valid"
+        ));
+    }
+    let mut seen: Vec<Option<&str>> = vec![None; want.count as usize];
+    for (name, f) in files {
+        let Some(sh) = f.config.shard else {
+            return bad(format!(
+                "cannot merge {name}: it is not a shard, and {first_name} is shard {want} of a run"
+            ));
+        };
+        if sh.index >= sh.count || sh.count > crate::shard::MAX_SHARDS {
+            return bad(format!("cannot merge {name}: its shard {sh} is not valid"));
+        }
+        if sh.count != want.count {
+            return bad(format!(
+                "cannot merge {name}: it is shard {sh}, and {first_name} is shard {want}: not one run"
+            ));
+        }
+        if f.config.start_at != first.config.start_at {
+            let show = |t: Option<f64>| t.map_or("none".to_string(), |t| format!("{t}"));
+            return bad(format!(
+                "cannot merge {name}: its --start-at ({}) differs from {first_name}'s ({}): not one run",
+                show(f.config.start_at),
+                show(first.config.start_at)
+            ));
+        }
+        if let Some(other) = seen[sh.index as usize].replace(name) {
+            return bad(format!("shard {sh} appears twice: {other} and {name}"));
+        }
+    }
+    let missing: Vec<String> = (0..want.count)
+        .filter(|i| seen[*i as usize].is_none())
+        .map(|i| format!("{i}/{}", want.count))
+        .collect();
+    if !missing.is_empty() {
+        return bad(format!(
+            "{} of {} shards missing: {}",
+            missing.len(),
+            want.count,
+            missing.join(", ")
+        ));
+    }
+    let spread = start_spread(files);
+    if spread > MAX_START_SPREAD {
+        return bad(format!(
+            "the shards started their first test {spread:.3} s apart (at most {MAX_START_SPREAD} s): are the hosts' clocks synchronised?"
+        ));
+    }
+    Ok(Some(want.count))
+}
+
+/// Seconds between the earliest and the latest first send of the files' first test.
+pub fn start_spread(files: &[(String, RunFile)]) -> f64 {
+    let starts = files
+        .iter()
+        .filter_map(|(_, f)| f.tests.first().map(|t| t.start_unix));
+    let (lo, hi) = starts.fold((f64::MAX, f64::MIN), |(lo, hi), t| (lo.min(t), hi.max(t)));
+    if hi >= lo { hi - lo } else { 0.0 }
 }
 
 fn check_same(
@@ -78,6 +157,8 @@ pub fn merge(files: &[(String, RunFile)]) -> Result<Merged, MergeError> {
 
     let first = &files[0].1;
     let mut config = first.config.clone();
+    config.shard = None;
+    config.rps = files.iter().map(|(_, f)| f.config.rps).sum::<Option<f64>>();
     config.clients = files.iter().map(|(_, f)| f.config.clients).sum();
     config.requests = files.iter().map(|(_, f)| f.config.requests).sum();
     config.threads = files.iter().map(|(_, f)| f.config.threads).sum();
@@ -184,10 +265,12 @@ pub fn merge(files: &[(String, RunFile)]) -> Result<Merged, MergeError> {
                     file: n.clone(),
                     client_host: f.client_host.clone(),
                     clients: f.config.clients,
+                    shard: f.config.shard,
                 })
                 .collect(),
             tests,
         },
         overlap,
+        start_spread: start_spread(files),
     })
 }

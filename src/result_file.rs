@@ -72,6 +72,12 @@ pub struct RunConfig {
     pub precision: u8,
     pub start_at: Option<f64>,
     pub tests: Vec<String>,
+    /// `--shard`/`--shards`: which shard of a run this file is (`clients`, `requests` are its share).
+    #[serde(default)]
+    pub shard: Option<crate::shard::Shard>,
+    /// `--rps`: the target rate (a shard's: its share; a merge's: the sum).
+    #[serde(default)]
+    pub rps: Option<f64>,
 }
 
 /// One run that a merged file combines.
@@ -80,6 +86,9 @@ pub struct MergedSource {
     pub file: String,
     pub client_host: String,
     pub clients: u64,
+    /// The source's shard, when it was one.
+    #[serde(default)]
+    pub shard: Option<crate::shard::Shard>,
 }
 
 /// One test's results.
@@ -240,6 +249,8 @@ impl RunConfig {
             precision: cfg.precision,
             start_at: cfg.start_at,
             tests: cfg.tests.iter().map(|t| t.title.clone()).collect(),
+            shard: cfg.shard,
+            rps: cfg.shape.rps,
         }
     }
 }
@@ -357,16 +368,62 @@ impl RunFile {
             path: p.clone(),
             reason: e.to_string(),
         })?;
-        if f.format != FORMAT || f.format_version != FORMAT_VERSION {
+        f.check_format(&p)?;
+        Ok(f)
+    }
+
+    fn check_format(&self, path: &str) -> Result<(), ResultFileError> {
+        if self.format != FORMAT || self.format_version != FORMAT_VERSION {
             return Err(ResultFileError::Parse {
-                path: p,
+                path: path.to_string(),
                 reason: format!(
                     "format '{}' version {} (expected '{FORMAT}' version {FORMAT_VERSION})",
-                    f.format, f.format_version
+                    self.format, self.format_version
                 ),
             });
         }
-        Ok(f)
+        Ok(())
+    }
+
+    /// Reads result documents written one after the other (as `kubectl logs` of several pods prints them).
+    /// `source` names the input in errors; a line that is not part of a document is an error quoting it.
+    pub fn parse_stream(text: &str, source: &str) -> Result<Vec<RunFile>, ResultFileError> {
+        let mut docs = Vec::new();
+        let mut stream = serde_json::Deserializer::from_str(text).into_iter::<RunFile>();
+        loop {
+            let at = stream.byte_offset();
+            match stream.next() {
+                None => break,
+                Some(Ok(f)) => {
+                    let path = format!("{source}, document {}", docs.len() + 1);
+                    f.check_format(&path)?;
+                    docs.push(f);
+                }
+                Some(Err(e)) => {
+                    // Name the line where the bad document starts, and quote it.
+                    let start = at + text[at..].len() - text[at..].trim_start().len();
+                    let line = text[..start].matches('\n').count() + 1;
+                    let quote: String = text[start..]
+                        .lines()
+                        .next()
+                        .unwrap_or("")
+                        .chars()
+                        .take(80)
+                        .collect();
+                    return Err(ResultFileError::Parse {
+                        path: format!("{source}, line {line}"),
+                        reason: format!("{e} (the line reads '{quote}')"),
+                    });
+                }
+            }
+        }
+        if docs.is_empty() {
+            return Err(ResultFileError::Parse {
+                path: source.to_string(),
+                reason: "no result document in it".into(),
+            });
+        }
+        Ok(docs)
     }
 
     /// Writes the file to `dest` (`-` is `out`).

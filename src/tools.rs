@@ -35,9 +35,13 @@ pub struct CompareArgs {
     about = "Merge result files of one workload run on several client machines"
 )]
 pub struct MergeArgs {
-    /// Result files to merge
-    #[arg(value_name = "FILE.json", num_args = 2.., required = true)]
+    /// Result files to merge; '-' reads result documents one after the other from stdin
+    /// (e.g. `kubectl logs -l job-name=NAME --tail=-1 | ringbench merge -`)
+    #[arg(value_name = "FILE.json", num_args = 1.., required = true)]
     pub files: Vec<PathBuf>,
+    /// Merge shards of a run even when some are missing, repeated or started apart
+    #[arg(long = "ignore-shards")]
+    pub ignore_shards: bool,
     /// Write the merged result as JSON to FILE ('-' for stdout, then no text report)
     #[arg(long = "json", value_name = "FILE")]
     pub json: Option<String>,
@@ -79,6 +83,13 @@ pub fn dispatch(args: &[OsString], out: &mut dyn Write) -> Option<ExitCode> {
     let outcome = match name {
         "compare" => parse::<CompareArgs>("compare", rest()).map(|a| run_compare(&a, out)),
         "merge" => parse::<MergeArgs>("merge", rest()).map(|a| run_merge(&a, out)),
+        "fleet" => {
+            return Some(crate::fleet::dispatch(
+                &args[2..],
+                out,
+                crate::start_at::unix_now(),
+            ));
+        }
         _ => return None,
     };
     Some(match outcome {
@@ -111,6 +122,45 @@ fn load_all(files: &[PathBuf]) -> Result<Vec<(String, RunFile)>, ToolError> {
         .iter()
         .map(|p| Ok((p.display().to_string(), RunFile::load(p)?)))
         .collect()
+}
+
+/// Loads the files to merge: `-` stands for every result document on stdin, in order.
+fn load_for_merge(files: &[PathBuf]) -> Result<Vec<(String, RunFile)>, ToolError> {
+    let mut all = Vec::new();
+    let mut stdin_read = false;
+    for p in files {
+        if p.as_os_str() == "-" {
+            if stdin_read {
+                return Err(ToolError::Other("'-' (stdin) can be given once".into()));
+            }
+            stdin_read = true;
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut text).map_err(
+                |e| {
+                    ToolError::Other(format!(
+                        "could not read stdin: {}",
+                        crate::net::io_reason(e)
+                    ))
+                },
+            )?;
+            let docs = RunFile::parse_stream(&text, "stdin")?;
+            let n = docs.len();
+            all.extend(
+                docs.into_iter()
+                    .enumerate()
+                    .map(|(i, f)| (format!("stdin document {} of {n}", i + 1), f)),
+            );
+        } else {
+            all.push((p.display().to_string(), RunFile::load(p)?));
+        }
+    }
+    if all.len() < 2 && !all.iter().any(|(_, f)| f.config.shard.is_some()) {
+        return Err(ToolError::Other(format!(
+            "needs at least two result documents to merge (got {})",
+            all.len()
+        )));
+    }
+    Ok(all)
 }
 
 /// `compare`: prints the table, and draws the chart when asked.
@@ -154,7 +204,12 @@ pub fn run_compare(a: &CompareArgs, out: &mut dyn Write) -> Result<(), ToolError
 
 /// `merge`: prints the merged report, and writes JSON and the chart when asked.
 pub fn run_merge(a: &MergeArgs, out: &mut dyn Write) -> Result<(), ToolError> {
-    let files = load_all(&a.files)?;
+    let files = load_for_merge(&a.files)?;
+    let shards = if a.ignore_shards {
+        None
+    } else {
+        crate::merge::check_shards(&files)?
+    };
     let merged = crate::merge::merge(&files)?;
     for (title, share) in &merged.overlap {
         if *share < 0.9 {
@@ -186,10 +241,17 @@ pub fn run_merge(a: &MergeArgs, out: &mut dyn Write) -> Result<(), ToolError> {
             cluster_nodes: None,
         };
         let mut text = format!(
-            "Merged {} runs (client hosts: {})\n\n",
+            "Merged {} runs (client hosts: {})\n",
             files.len(),
             f.client_host
         );
+        if let Some(n) = shards {
+            text.push_str(&format!(
+                "All {n} shards of one run; first sends {:.1} ms apart\n",
+                merged.start_spread * 1e3
+            ));
+        }
+        text.push('\n');
         for r in &results {
             if a.quiet {
                 text.push_str(&report::quiet_line(r));
