@@ -56,6 +56,13 @@ pub struct Cli {
     /// Redis Cluster mode: discover the masters and send each request to its key's slot owner
     #[arg(long = "cluster", action = ArgAction::SetTrue)]
     pub cluster: bool,
+    /// --cluster: how many seconds requests for slots no master answers are retried before the run gives up
+    #[arg(
+        long = "failover-timeout",
+        value_name = "seconds",
+        default_value_t = 10.0
+    )]
+    pub failover_timeout: f64,
     /// Send CLIENT TRACKING on before the run
     #[arg(long = "enable-tracking", action = ArgAction::SetTrue)]
     pub enable_tracking: bool,

@@ -115,6 +115,9 @@ pub struct Config {
     pub show_errors: bool,
     /// `--cluster`: route every request to the master that owns its key's slot.
     pub cluster: bool,
+    /// `--failover-timeout`: with `--cluster`, how long a request for a slot that no master answers
+    /// (its master lost, no replica promoted yet) is retried before the run gives up.
+    pub failover_timeout: Duration,
     /// `--timeout`: how long a request may wait for its reply.
     pub timeout: Option<Duration>,
     /// `--connect-timeout`: how long connecting (and setup) may take.
@@ -311,6 +314,15 @@ impl Config {
             None => None,
         };
         let connect_timeout = ms("--connect-timeout", cli.connect_timeout)?;
+        let failover_timeout = match cli.failover_timeout {
+            s if s.is_finite() && s > 0.0 && s <= 86_400.0 => Duration::from_secs_f64(s),
+            s => {
+                return Err(usage(format!(
+                    "invalid value '{s}' for '--failover-timeout': must be a number of seconds above 0 and at most 86400"
+                ))
+                .into());
+            }
+        };
         let mut port = in_range("-p", cli.port, 0, 65535)? as u16;
         let mut host = cli.host.clone();
         let mut user = cli.user.clone();
@@ -470,6 +482,7 @@ impl Config {
             precision,
             show_errors: cli.show_errors,
             cluster: cli.cluster,
+            failover_timeout,
             timeout,
             connect_timeout,
             tests,

@@ -504,10 +504,10 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
     };
     futures_lite::future::or(all, stop).await;
     let mut stats = state.stats.borrow().clone();
-    // Every connection gave up while requests were left: they could not be sent, so they failed.
-    // (After a stop by signal, or at the end of --duration, they were simply not sent.)
-    if !plan.control.stopped() && state.deadline.is_none() {
-        stats.failed += state.remaining.get();
+    // Every connection gave up (or a signal stopped the run) while requests were left: never sent.
+    // (With --duration there is no count to fall short of.)
+    if state.deadline.is_none() {
+        stats.not_sent += state.remaining.get();
     }
     if stats.end.is_none() {
         stats.end = Some(Instant::now());
@@ -590,6 +590,8 @@ async fn drive(conn: Conn) {
                 {
                     let mut st = state.stats.borrow_mut();
                     st.failed += (k - answered) as u64;
+                    st.timed_out +=
+                        u64::from(matches!(e, ConnError::Timeout { .. })) * (k - answered) as u64;
                     st.note_conn_error(&e.to_string());
                 }
                 reconnect(&plan, &setup, &names).await

@@ -273,6 +273,7 @@ pub fn run(
             }
             let mut result = TestResult::new(test.title.clone(), requested, stats);
             result.warmup = warmed;
+            result.timeout_ms = cfg.timeout.map(|t| t.as_millis() as u64);
             result.rate = cfg.shape.rps.map(|rps| rate_report::RateTarget {
                 rps,
                 slots: cfg.clients * cfg.pipeline,
@@ -288,7 +289,9 @@ pub fn run(
             };
             out.write_all(text.as_bytes())?;
             out.flush()?;
-            outcome.failed |= result.stats.failed > 0;
+            // Requests left unsent because the run gave up (not because it was stopped) count too.
+            outcome.failed |=
+                result.stats.failed > 0 || (result.stats.not_sent > 0 && !control.stopped());
             if !cfg.loop_forever || cfg.json.is_some() || cfg.plot.is_some() {
                 outcome.results.push(result);
             }
