@@ -137,23 +137,47 @@ pub struct Config {
     pub shape: Shape,
 }
 
-/// Checks that an output path can be created: not empty, and its folder exists.
-fn output_path(flag: &str, value: &str) -> Result<(), UsageError> {
+/// Checks before the run that `path` (the file `value` of `flag` leads to) can be written, as far as
+/// that can be known without writing it: not empty, not a folder, its folder exists and takes a new file
+/// (probed by creating and removing one), and an existing file opens for writing (not truncated).
+fn output_path(flag: &str, value: &str, path: &str) -> Result<(), UsageError> {
     if value.is_empty() {
         return Err(usage(format!(
             "invalid value '' for '{flag}': give a file name"
         )));
     }
-    let path = std::path::Path::new(value);
-    let dir = match path.parent() {
+    let bad = |why: String| usage(format!("invalid value '{value}' for '{flag}': {why}"));
+    let file = std::path::Path::new(path);
+    let dir = match file.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => std::path::Path::new("."),
     };
     if !dir.is_dir() {
-        return Err(usage(format!(
-            "invalid value '{value}' for '{flag}': folder '{}' does not exist",
-            dir.display()
-        )));
+        return Err(bad(format!("folder '{}' does not exist", dir.display())));
+    }
+    if file.is_dir() {
+        return Err(bad(format!("'{path}' is a folder")));
+    }
+    let reason = |e: std::io::Error| crate::net::io_reason(e);
+    if file.exists() {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(file)
+            .map_err(|e| bad(format!("cannot write '{path}': {}", reason(e))))?;
+    } else {
+        let probe = dir.join(format!(".ringbench-probe-{}", std::process::id()));
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&probe)
+            .map_err(|e| {
+                bad(format!(
+                    "cannot create a file in folder '{}': {}",
+                    dir.display(),
+                    reason(e)
+                ))
+            })?;
+        let _ = std::fs::remove_file(&probe);
     }
     Ok(())
 }
@@ -367,13 +391,10 @@ impl Config {
         };
 
         if let Some(j) = cli.json.as_deref().filter(|j| *j != "-") {
-            output_path("--json", j)?;
-        }
-        if let Some(p) = &cli.hdr_out {
-            output_path("--hdr-out", &format!("{p}x"))?;
+            output_path("--json", j, j)?;
         }
         if let Some(p) = &cli.plot {
-            output_path("--plot", p)?;
+            output_path("--plot", p, p)?;
         }
         let start_at = match &cli.start_at {
             Some(v) => Some(crate::start_at::parse_start_at(
@@ -438,6 +459,12 @@ impl Config {
             vec![workload::custom_test(&args, title, keyspace.is_some())]
         };
         shape.attach_composers(&mut tests, keyspace.is_some(), seed);
+        if let Some(p) = &cli.hdr_out {
+            // Every test's log, so a name taken by a folder is found before the run.
+            for t in &tests {
+                output_path("--hdr-out", p, &crate::hdrlog::log_path(p, &t.title))?;
+            }
+        }
 
         let tls = crate::tls::from_cli(cli, tls_on, &host, cli.socket.is_some())
             .map_err(|e| usage(e.0))?;

@@ -168,6 +168,7 @@ pub fn run(
     }
 
     let mut outcome = RunOutcome::default();
+    let mut unwritten: Vec<String> = Vec::new();
     if cfg.idle {
         writeln!(
             out,
@@ -279,7 +280,6 @@ pub fn run(
                 slots: cfg.clients * cfg.pipeline,
             });
             result.server = watch.end(result.stats.completed, control.stopped());
-            results::after_test(&cfg, &result).map_err(RunError::Results)?;
             let text = match cfg.output {
                 OutputMode::Normal => results::normal_text(&result, &header),
                 OutputMode::Quiet => {
@@ -289,6 +289,11 @@ pub fn run(
             };
             out.write_all(text.as_bytes())?;
             out.flush()?;
+            // A log that cannot be written is reported after the run: the report is out, the other
+            // tests still run.
+            if let Err(e) = results::after_test(&cfg, &result) {
+                unwritten.push(e);
+            }
             // Requests left unsent because the run gave up (not because it was stopped) count too.
             outcome.failed |=
                 result.stats.failed > 0 || (result.stats.not_sent > 0 && !control.stopped());
@@ -301,7 +306,11 @@ pub fn run(
         }
     }
     outcome.stopped = control.stopped();
-    results::after_run(&cfg, &outcome.results, outcome.stopped, stdout)
-        .map_err(RunError::Results)?;
+    if let Err(e) = results::after_run(&cfg, &outcome.results, outcome.stopped, stdout) {
+        unwritten.push(e);
+    }
+    if !unwritten.is_empty() {
+        return Err(RunError::Results(unwritten.join("\n")));
+    }
     Ok(outcome)
 }
