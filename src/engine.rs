@@ -314,10 +314,24 @@ pub fn run_phase(
     }
     drop(done_tx);
     let mut finished = 0;
+    // One extra tick as soon as every connection is open (the server view samples its clients then).
+    let mut opened = false;
+    let mut next_tick = Instant::now() + Duration::from_millis(250);
     while finished < handles.len() {
-        match done_rx.recv_timeout(Duration::from_millis(250)) {
+        let wait = if opened {
+            next_tick.saturating_duration_since(Instant::now())
+        } else {
+            Duration::from_millis(2)
+        };
+        match done_rx.recv_timeout(wait) {
             Ok(()) => finished += 1,
             Err(mpsc::RecvTimeoutError::Timeout) => {
+                let open_now = !opened && gate.ready.load(Ordering::Acquire) >= shards;
+                opened |= open_now;
+                if !open_now && Instant::now() < next_tick {
+                    continue;
+                }
+                next_tick = Instant::now() + Duration::from_millis(250);
                 let (c, l) = lives
                     .iter()
                     .map(|l| l.read())
