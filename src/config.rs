@@ -137,6 +137,46 @@ pub struct Config {
     pub shape: Shape,
 }
 
+/// The longest title a custom command gets (in characters, `...` included).
+const MAX_TITLE: usize = 60;
+
+/// A custom command's title: its arguments joined by spaces, bytes that are not printable text escaped
+/// (`\r`, `\n`, `\t`, `\xNN`), shortened to [`MAX_TITLE`] characters with `...`.
+pub fn command_title(args: &[Vec<u8>]) -> String {
+    let mut out = String::new();
+    for (i, a) in args.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        for chunk in a.utf8_chunks() {
+            for c in chunk.valid().chars() {
+                match c {
+                    '\r' => out.push_str("\\r"),
+                    '\n' => out.push_str("\\n"),
+                    '\t' => out.push_str("\\t"),
+                    c if c.is_control() => {
+                        let mut buf = [0u8; 4];
+                        for b in c.encode_utf8(&mut buf).bytes() {
+                            out.push_str(&format!("\\x{b:02x}"));
+                        }
+                    }
+                    c => out.push(c),
+                }
+            }
+            for b in chunk.invalid() {
+                out.push_str(&format!("\\x{b:02x}"));
+            }
+        }
+        if out.chars().count() > MAX_TITLE {
+            break;
+        }
+    }
+    if out.chars().count() > MAX_TITLE {
+        out = out.chars().take(MAX_TITLE - 3).collect::<String>() + "...";
+    }
+    out
+}
+
 /// Checks before the run that `path` (the file `value` of `flag` leads to) can be written, as far as
 /// that can be known without writing it: not empty, not a folder, its folder exists and takes a new file
 /// (probed by creating and removing one), and an existing file opens for writing (not truncated).
@@ -348,7 +388,11 @@ impl Config {
             }
         };
         let mut port = in_range("-p", cli.port, 0, 65535)? as u16;
-        let mut host = cli.host.clone();
+        // `-h [::1]`: an IPv6 address may come bracketed, as in a URI.
+        let mut host = match cli.host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+            Some(inner) if inner.contains(':') => inner.to_string(),
+            _ => cli.host.clone(),
+        };
         let mut user = cli.user.clone();
         let mut password = cli.password.clone();
         let mut dbnum = dbnum;
@@ -446,9 +490,10 @@ impl Config {
             if cli.tests.is_some() {
                 eprintln!("WARNING: -t is ignored when a command is given");
             }
-            let raw: Vec<Vec<u8>> = cli.command.iter().map(|a| a.clone().into_bytes()).collect();
+            use std::os::unix::ffi::OsStrExt;
+            let raw: Vec<Vec<u8>> = cli.command.iter().map(|a| a.as_bytes().to_vec()).collect();
             let mut args = crate::compose::expand_args(&raw, &shape.value);
-            let title = cli.command.join(" ");
+            let title = command_title(&raw);
             if cli.stdin_last_arg {
                 let mut last = Vec::new();
                 stdin

@@ -53,6 +53,17 @@ fn usage_errors_are_one_line_with_exit_code_2() {
         (&["--user", "bob"], &["'--user'"]),
         (&["--timeout", "0"], &["'--timeout'", "'0'"]),
         (&["-x"], &["'-x'"]),
+        (&["-P", "-3"], &["'-P'", "'-3'"]),
+        (&["-c", "-3"], &["'-c'", "'-3'"]),
+        (
+            &["--failover-timeout", "0"],
+            &["'--failover-timeout'", "'0'"],
+        ),
+        (
+            &["--hdr-out", "/no/such/abc"],
+            &["'--hdr-out'", "'/no/such/abc'", "'/no/such'"],
+        ),
+        (&["--json", "/proc/x.json"], &["'--json'", "'/proc/x.json'"]),
     ];
     for (args, wants) in cases {
         let mut all = vec!["-p", port.as_str()];
@@ -72,6 +83,8 @@ fn usage_errors_are_one_line_with_exit_code_2() {
             !err.contains("panicked") && !err.contains("backtrace"),
             "{args:?}: {err}"
         );
+        assert!(err.starts_with("ringbench: "), "{args:?}: {err}");
+        assert!(!err.contains("abcx"), "{args:?}: {err}");
         assert!(out.stdout.is_empty(), "{args:?}");
     }
 }
@@ -106,6 +119,7 @@ fn unreachable_servers_fail_fast_with_the_address() {
         assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
         assert!(err.contains(&want), "{args:?}: {want:?} missing in {err}");
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.starts_with("ringbench: "), "{err}");
         assert!(took < Duration::from_secs(1), "{args:?} took {took:?}");
     }
 }
