@@ -671,6 +671,9 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, see
     let mut reqs = vec![Req::default(); depth];
     let mut todo: Vec<u32> = Vec::with_capacity(depth);
     let mut retry: Vec<u32> = Vec::with_capacity(depth);
+    // Armed for each round's replies: a node that holds them back longer than --failover-timeout ends
+    // the run too. One timer per client, reset per round (not created per read).
+    let mut watchdog = glommio::timer::Timer::new(cfg.failover_timeout);
     loop {
         if plan.control.stopped() || shard.aborted() {
             return;
@@ -773,11 +776,11 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, see
                 c.out.clear();
             }
             // Receive every owed reply; redirected requests go to `retry`.
+            watchdog.reset(cfg.failover_timeout);
             while conns.iter().any(|c| !c.owed.is_empty()) {
-                // A node that holds replies back longer than --failover-timeout ends the run too.
                 let read =
                     futures_lite::future::or(async { Some(read_any(&mut conns).await) }, async {
-                        glommio::timer::sleep(cfg.failover_timeout).await;
+                        (&mut watchdog).await;
                         None
                     })
                     .await;
@@ -787,8 +790,8 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, see
                     for c in conns.iter_mut() {
                         c.lose(&mut owed);
                     }
+                    // (The round's other requests completed, or wait in `retry`.)
                     owed.append(&mut retry);
-                    owed.append(&mut todo);
                     let slot = owed.first().map(|&i| reqs[i as usize].slot).unwrap_or(0);
                     shard.give_up(slot, silent).await;
                     shard.drop_requests(&reqs, &owed);

@@ -126,13 +126,17 @@ impl Cluster {
 
     /// SIGKILL of one node, as a crash would.
     fn kill(&self, port: u16) {
+        self.signal(port, libc::SIGKILL);
+    }
+
+    fn signal(&self, port: u16, sig: i32) {
         let pid: i32 = std::fs::read_to_string(self.dir.join(port.to_string()).join("redis.pid"))
             .unwrap()
             .trim()
             .parse()
             .unwrap();
         // SAFETY: kill(2) of a redis-server this test started.
-        assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
+        assert_eq!(unsafe { libc::kill(pid, sig) }, 0);
     }
 
     /// A node's `INFO replication` field.
@@ -708,4 +712,53 @@ fn a_killed_master_without_a_replica_ends_the_run_within_the_bound() {
         })
         .sum();
     assert!(survivors <= completed, "{survivors} > {completed}");
+}
+
+#[test]
+fn a_frozen_master_ends_the_run_within_the_bound() {
+    let c = Cluster::start();
+    let (seed, victim) = (c.ports[0], c.ports[2]);
+    let child = Command::new(env!("CARGO_BIN_EXE_ringbench"))
+        .args([
+            "-p",
+            &seed.to_string(),
+            "--cluster",
+            "-t",
+            "set",
+            "-r",
+            "100000",
+        ])
+        .args(["-c", "10", "-n", "50000000", "--failover-timeout", "2"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while c.calls("set") < 3000 {
+        assert!(Instant::now() < deadline, "no SETs reached the cluster");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // Stopped, not dead: its connections stay open and silent (the cluster, with a 5 s node timeout,
+    // still says ok).
+    c.signal(victim, libc::SIGSTOP);
+    let frozen = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    let took = frozen.elapsed();
+    c.signal(victim, libc::SIGCONT);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        took < Duration::from_secs(5),
+        "ended {took:?} after the freeze"
+    );
+    assert!(
+        stderr.contains(&format!("127.0.0.1:{victim} sent no reply for 2 s"))
+            && stderr.contains("cluster_state:ok"),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let (requested, completed, failed, not_sent) = request_split(&stdout).expect("a requests line");
+    assert_eq!(completed + failed + not_sent, requested, "{stdout}");
+    assert!((1..=10).contains(&failed), "{stdout}");
 }
