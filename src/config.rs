@@ -572,6 +572,27 @@ impl Config {
 mod tests {
     use super::*;
 
+    #[test]
+    fn titles_escape_and_shorten() {
+        assert_eq!(command_title(&[b"set".to_vec(), b"k".to_vec()]), "set k");
+        assert_eq!(
+            command_title(&[b"set".to_vec(), b"a\r\n\t\x01\xff\x7f".to_vec()]),
+            "set a\\r\\n\\t\\x01\\xff\\x7f"
+        );
+        let long = command_title(&[b"set".to_vec(), vec![b'v'; 120_000]]);
+        assert_eq!(long.chars().count(), MAX_TITLE);
+        assert!(
+            long.starts_with("set vvv") && long.ends_with("..."),
+            "{long}"
+        );
+    }
+
+    #[test]
+    fn a_bracketed_ipv6_host_is_unwrapped() {
+        let c = config(&["-h", "[::1]", "-p", "7000"]).unwrap();
+        assert_eq!(c.target.display(), "[::1]:7000");
+    }
+
     fn config(args: &[&str]) -> Result<Config, ConfigError> {
         let cli =
             Cli::parse_args(std::iter::once("ringbench").chain(args.iter().copied())).unwrap();

@@ -266,10 +266,10 @@ pub fn run(
             } else {
                 cfg.requests
             };
-            if stats.failed > 0 && cfg.output == OutputMode::Csv {
+            if (stats.failed > 0 || stats.not_sent > 0) && cfg.output == OutputMode::Csv {
                 eprintln!(
-                    "ringbench: {}: {} of {} requests failed",
-                    test.title, stats.failed, requested
+                    "ringbench: {}: {} of {} requests failed, {} not sent",
+                    test.title, stats.failed, requested, stats.not_sent
                 );
             }
             let mut result = TestResult::new(test.title.clone(), requested, stats);

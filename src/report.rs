@@ -416,6 +416,44 @@ mod tests {
     }
 
     #[test]
+    fn timeouts_unsent_and_failovers_are_shown() {
+        use crate::cluster::{ClusterStats, Failover};
+        let mut r = result();
+        r.requested = 20;
+        r.stats.failed = 4;
+        r.stats.timed_out = 3;
+        r.stats.not_sent = 11;
+        r.timeout_ms = Some(500);
+        r.stats.cluster = Some(ClusterStats {
+            per_second: vec![10, 9, 1, 0, 0, 8, 10, 10, 10],
+            failovers: vec![Failover {
+                node: "127.0.0.1:7001".into(),
+                lost_s: 2.25,
+                new_master: Some("127.0.0.1:7004".into()),
+                answered_s: Some(4.75),
+            }],
+            ..ClusterStats::default()
+        });
+        let b = normal_block(&r, &Header::default());
+        for want in [
+            "  3 timed out at 500 ms\n",
+            "  requests: 20 requested, 5 completed, 4 failed (sent, no reply), 11 not sent\n",
+            "  failover: 127.0.0.1:7001 lost at 2.25 s; 127.0.0.1:7004 answered for its slots at 4.75 s (2.50 s after the loss)\n",
+            "    requests per second from 0 s to 7 s: 10, 9, 1, 0, 0, 8, 10\n",
+        ] {
+            assert!(b.contains(want), "missing {want:?} in\n{b}");
+        }
+        // Beside the latency figures: right under the summary row.
+        let after = b.split("latency summary (msec):").nth(1).unwrap();
+        assert_eq!(after.lines().nth(3), Some("  3 timed out at 500 ms"));
+        let q = quiet_line(&r);
+        assert!(
+            q.contains(", 4 failed, 11 not sent, 3 timed out at 500 ms"),
+            "{q}"
+        );
+    }
+
+    #[test]
     fn cluster_header_and_per_node_lines() {
         use crate::cluster::{ClusterStats, NodeConfig};
         let h = Header {
