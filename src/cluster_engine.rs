@@ -584,7 +584,16 @@ pub(crate) async fn run_shard(
         stats.note_conn_error(why);
     }
     // The test took as long as the shard ran, replies or not (a stall counts).
-    stats.end = Some(Instant::now());
+    let end = Instant::now();
+    stats.end = Some(end);
+    // Seconds without a reply (a stall at the end) are in the per-second figures too.
+    let seconds = end.saturating_duration_since(shard.plan.epoch).as_secs() as usize + 1;
+    {
+        let mut per = shard.per_second.borrow_mut();
+        if per.len() < seconds {
+            per.resize(seconds, 0);
+        }
+    }
     if let Some(rec) = shard.state.intervals.borrow_mut().take() {
         stats.interval_logs.push(rec.finish(&stats.hist));
     }

@@ -700,6 +700,21 @@ fn a_killed_master_without_a_replica_ends_the_run_within_the_bound() {
         secs >= took.as_secs_f64() - 0.5,
         "{secs} s reported\n{stdout}"
     );
+    // The stall is in the per-second figures: every client soon waits on a slot of the lost master.
+    let per_second = stdout
+        .lines()
+        .find_map(|l| {
+            l.split(" s: ")
+                .nth(1)
+                .filter(|_| l.contains("requests per second from"))
+        })
+        .unwrap_or_else(|| panic!("no per-second line:\n{stdout}"));
+    assert!(per_second.ends_with(", 0"), "{per_second}");
+    assert!(
+        stdout.contains(&format!("failover: 127.0.0.1:{victim} lost at"))
+            && stdout.contains("no other node answered for its slots"),
+        "{stdout}"
+    );
     // The survivors executed what completed (the victim's share died with it).
     let survivors: u64 = c.ports[..]
         .iter()
