@@ -523,9 +523,8 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
     if state.deadline.is_none() {
         stats.not_sent += state.remaining.get();
     }
-    if stats.end.is_none() {
-        stats.end = Some(Instant::now());
-    }
+    // Elapsed is wall time: a test that ended in a stall (server lost, reconnects) took that long too.
+    stats.end = Some(Instant::now());
     if let Some(rec) = state.intervals.borrow_mut().take() {
         stats.interval_logs.push(rec.finish(&stats.hist));
     }
