@@ -541,8 +541,13 @@ fn a_killed_master_fails_over_to_its_replica_and_every_request_is_counted_once()
     // executed is on the replica and the nodes' counts can be compared exactly (SETs the victim received
     // but had not executed are lost with it, and resent by ringbench to the new master).
     assert_eq!(c.cli(victim, &["client", "pause", "10000", "write"]), "OK");
-    let offset = c.replication(victim, "master_repl_offset");
-    while c.replication(replica, "slave_repl_offset") != offset {
+    let offset: u64 = c.replication(victim, "master_repl_offset").parse().unwrap();
+    while c
+        .replication(replica, "slave_repl_offset")
+        .parse::<u64>()
+        .unwrap_or(0)
+        < offset
+    {
         assert!(Instant::now() < deadline, "the replica never caught up");
         std::thread::sleep(Duration::from_millis(5));
     }
