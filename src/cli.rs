@@ -18,7 +18,12 @@ pub struct Cli {
     #[arg(short = 'h', value_name = "hostname", default_value = "127.0.0.1")]
     pub host: String,
     /// Server port
-    #[arg(short = 'p', value_name = "port", default_value_t = 6379)]
+    #[arg(
+        short = 'p',
+        value_name = "port",
+        default_value_t = 6379,
+        allow_negative_numbers = true
+    )]
     pub port: i64,
     /// Server unix socket (overrides host and port)
     #[arg(short = 's', value_name = "socket")]
@@ -33,22 +38,37 @@ pub struct Cli {
     #[arg(short = 'u', value_name = "uri")]
     pub uri: Option<String>,
     /// Number of parallel connections
-    #[arg(short = 'c', value_name = "clients", default_value_t = 50)]
+    #[arg(
+        short = 'c',
+        value_name = "clients",
+        default_value_t = 50,
+        allow_negative_numbers = true
+    )]
     pub clients: i64,
     /// Total number of requests per test
-    #[arg(short = 'n', value_name = "requests", default_value_t = 100_000)]
+    #[arg(
+        short = 'n',
+        value_name = "requests",
+        default_value_t = 100_000,
+        allow_negative_numbers = true
+    )]
     pub requests: i64,
     /// Data size of SET/GET values in bytes, or a range MIN-MAX (each value's length drawn from it)
     #[arg(short = 'd', value_name = "size", default_value = "3")]
     pub data_size: String,
     /// SELECT this db number before the run
-    #[arg(long = "dbnum", value_name = "db", default_value_t = 0)]
+    #[arg(
+        long = "dbnum",
+        value_name = "db",
+        default_value_t = 0,
+        allow_negative_numbers = true
+    )]
     pub dbnum: i64,
     /// Start sessions in RESP3 mode (HELLO 3)
     #[arg(short = '3', long = "resp3", action = ArgAction::SetTrue)]
     pub resp3: bool,
     /// Number of executors (each pinned to its own core)
-    #[arg(long = "threads", value_name = "num")]
+    #[arg(long = "threads", value_name = "num", allow_negative_numbers = true)]
     pub threads: Option<i64>,
     /// Pin the executors to these cores, in order (e.g. 2,3 or 0-1; default: the cores this process may use)
     #[arg(long = "cpus", value_name = "list")]
@@ -56,17 +76,34 @@ pub struct Cli {
     /// Redis Cluster mode: discover the masters and send each request to its key's slot owner
     #[arg(long = "cluster", action = ArgAction::SetTrue)]
     pub cluster: bool,
+    /// --cluster: how many seconds requests for slots no master answers are retried before the run gives up
+    #[arg(
+        long = "failover-timeout",
+        value_name = "seconds",
+        default_value_t = 10.0
+    )]
+    pub failover_timeout: f64,
     /// Send CLIENT TRACKING on before the run
     #[arg(long = "enable-tracking", action = ArgAction::SetTrue)]
     pub enable_tracking: bool,
     /// 1 = keep alive, 0 = reconnect after each batch
-    #[arg(short = 'k', value_name = "boolean", default_value_t = 1)]
+    #[arg(
+        short = 'k',
+        value_name = "boolean",
+        default_value_t = 1,
+        allow_negative_numbers = true
+    )]
     pub keepalive: i64,
     /// Replace __rand_int__ with a 12-digit random number in [0, keyspacelen)
-    #[arg(short = 'r', value_name = "keyspacelen")]
+    #[arg(short = 'r', value_name = "keyspacelen", allow_negative_numbers = true)]
     pub keyspace: Option<i64>,
     /// Pipeline <numreq> requests per connection
-    #[arg(short = 'P', value_name = "numreq", default_value_t = 1)]
+    #[arg(
+        short = 'P',
+        value_name = "numreq",
+        default_value_t = 1,
+        allow_negative_numbers = true
+    )]
     pub pipeline: i64,
     /// Quiet: one line per test
     #[arg(short = 'q', action = ArgAction::SetTrue)]
@@ -90,7 +127,12 @@ pub struct Cli {
     #[arg(long = "seed", value_name = "n")]
     pub seed: Option<u64>,
     /// Latency histogram significant figures (1 to 5)
-    #[arg(long = "precision", value_name = "n", default_value_t = 3)]
+    #[arg(
+        long = "precision",
+        value_name = "n",
+        default_value_t = 3,
+        allow_negative_numbers = true
+    )]
     pub precision: i64,
     /// Print server error replies as they come (at most one per second)
     #[arg(short = 'e', action = ArgAction::SetTrue)]
@@ -162,10 +204,15 @@ pub struct Cli {
     #[arg(skip)]
     pub requests_given: bool,
     /// Fail a request whose reply takes longer than this many milliseconds (default: wait forever)
-    #[arg(long = "timeout", value_name = "ms")]
+    #[arg(long = "timeout", value_name = "ms", allow_negative_numbers = true)]
     pub timeout: Option<i64>,
     /// Give up connecting after this many milliseconds
-    #[arg(long = "connect-timeout", value_name = "ms", default_value_t = 5000)]
+    #[arg(
+        long = "connect-timeout",
+        value_name = "ms",
+        default_value_t = 5000,
+        allow_negative_numbers = true
+    )]
     pub connect_timeout: i64,
     /// Print help
     #[arg(long = "help", action = ArgAction::Help)]
@@ -174,8 +221,8 @@ pub struct Cli {
     #[arg(long = "version", action = ArgAction::Version)]
     pub version: Option<bool>,
     /// A command to benchmark instead of the default suite
-    #[arg(value_name = "COMMAND ARGS", allow_negative_numbers = true)]
-    pub command: Vec<String>,
+    #[arg(value_name = "COMMAND ARGS", allow_negative_numbers = true, value_parser = clap::builder::OsStringValueParser::new())]
+    pub command: Vec<std::ffi::OsString>,
 }
 
 impl Cli {
@@ -186,19 +233,46 @@ impl Cli {
         I: IntoIterator<Item = T>,
         T: Into<std::ffi::OsString>,
     {
+        use clap::{CommandFactory, FromArgMatches, parser::ValueSource};
+        let command = Cli::command();
+        // Whether `a` is a flag whose value is the next argument (`-P`, `--threads`, ...).
+        let takes_value = |a: &std::ffi::OsStr| -> bool {
+            let Some(a) = a.to_str() else { return false };
+            let wants = |arg: &clap::Arg| arg.get_action().takes_values();
+            if let Some(long) = a.strip_prefix("--") {
+                return !long.contains('=')
+                    && command
+                        .get_arguments()
+                        .any(|x| x.get_long() == Some(long) && wants(x));
+            }
+            let mut chars = a.chars();
+            match (chars.next(), chars.next(), chars.next()) {
+                (Some('-'), Some(c), None) => command
+                    .get_arguments()
+                    .any(|x| x.get_short() == Some(c) && wants(x)),
+                _ => false,
+            }
+        };
         let mut options_ended = false;
-        let args = args.into_iter().map(|a| {
+        let mut value_next = false;
+        let mut given = Vec::new();
+        for a in args {
             let a: std::ffi::OsString = a.into();
-            if a == "--" {
+            let is_value = std::mem::take(&mut value_next);
+            if a == "--" && !is_value {
                 options_ended = true;
             }
-            if !options_ended && a == "-3" {
-                "--resp3".into()
+            if options_ended || is_value {
+                given.push(a);
+            } else if a == "-3" {
+                // `-P -3` gives -P the value -3 (refused with the flag's range), not RESP3.
+                given.push("--resp3".into());
             } else {
-                a
+                value_next = takes_value(&a);
+                given.push(a);
             }
-        });
-        use clap::{CommandFactory, FromArgMatches, parser::ValueSource};
+        }
+        let args = given.into_iter();
         let matches = Cli::command().try_get_matches_from(args.collect::<Vec<_>>())?;
         let mut cli = Cli::from_arg_matches(&matches)?;
         // --duration conflicts with -n only when -n was written, not with its default.
@@ -412,6 +486,27 @@ mod tests {
         let c = parse(&["-n", "5", "--", "set", "k", "-q"]);
         assert_eq!(c.command, ["set", "k", "-q"]);
         assert!(!c.quiet);
+    }
+
+    #[test]
+    fn a_negative_count_is_a_value_not_resp3() {
+        let c = parse(&["-P", "-3", "-c", "-1"]);
+        assert_eq!((c.pipeline, c.clients, c.resp3), (-3, -1, false));
+        assert!(parse(&["-3", "-P", "4"]).resp3);
+    }
+
+    #[test]
+    fn command_arguments_are_bytes() {
+        use std::os::unix::ffi::OsStringExt;
+        let raw = std::ffi::OsString::from_vec(vec![b'k', 0xff, b'\r']);
+        let c = Cli::parse_args([
+            std::ffi::OsString::from("ringbench"),
+            "set".into(),
+            raw.clone(),
+            "v".into(),
+        ])
+        .unwrap();
+        assert_eq!(c.command, ["set".into(), raw, "v".into()]);
     }
 
     #[test]

@@ -1,6 +1,10 @@
 //! The `--cluster` side of the engine: on one executor, logical clients that each hold a connection per
 //! master and send every request to the owner of its key's slot, following MOVED and ASK and retrying
 //! TRYAGAIN, CLUSTERDOWN and lost connections, so each request ends exactly once (completed or failed).
+//!
+//! A lost master: its slots' requests are retried with backoff and the slot map is re-read until a
+//! promoted replica (or another master) answers for them. When none does within `--failover-timeout`,
+//! the shard gives up with a message naming the node and the cluster's state; the run never hangs.
 
 use crate::cluster::{self, ClusterError, ClusterStats, Redirect, SLOTS, SlotMap, UNASSIGNED};
 use crate::config::Target;
@@ -28,7 +32,7 @@ use std::time::{Duration, Instant};
 
 /// Read buffer per node connection; grows only for a single reply line longer than this.
 const READ_BUFFER: usize = 16 * 1024;
-/// Sends of one request (first send included) before it counts as failed.
+/// MOVED / ASK redirects of one request before it counts as failed (a redirect loop).
 const MAX_ATTEMPTS: u16 = 64;
 /// First wait after TRYAGAIN, CLUSTERDOWN or a lost connection; doubles up to [`BACKOFF_MAX`].
 const BACKOFF_START: Duration = Duration::from_millis(5);
@@ -42,6 +46,15 @@ const STOP_POLL: Duration = Duration::from_millis(20);
 const ASKING: &[u8] = b"*1\r\n$6\r\nASKING\r\n";
 /// Marks an ASKING reply in a connection's queue of expected replies (its reply is not counted).
 const ASKING_MARK: u32 = u32::MAX;
+
+/// A master whose connection was lost: when, which slots it owned then, and the first reply for one
+/// of those slots from another node (its promoted replica, usually).
+struct LostNode {
+    node: u16,
+    lost_s: f64,
+    slots: Vec<bool>,
+    answered: Option<(u16, f64)>,
+}
 
 /// One master's tally on this executor, indexed like the slot map's nodes.
 struct NodeTally {
@@ -62,6 +75,14 @@ struct Shard {
     names: Vec<&'static str>,
     refreshing: Cell<bool>,
     last_refresh: Cell<Option<Instant>>,
+    /// Replies per second of the test (from the run's epoch, shared by every executor).
+    per_second: RefCell<Vec<u64>>,
+    lost: RefCell<Vec<LostNode>>,
+    /// True while a lost master's slots have not been answered by another node.
+    watching: Cell<bool>,
+    /// Set when the shard gave up (a slot without an answering master for `--failover-timeout`): why.
+    abort: RefCell<Option<String>>,
+    giving_up: Cell<bool>,
 }
 
 /// A logical client's connection to one node.
@@ -100,7 +121,14 @@ struct Req {
     /// A node named by the last MOVED/ASK, used instead of the slot map; [`UNASSIGNED`] for none.
     target: u16,
     asking: bool,
+    /// MOVED / ASK redirects followed.
     attempts: u16,
+    /// Waits (lost connection, CLUSTERDOWN, TRYAGAIN, no owner) so far: the backoff grows with them.
+    waits: u16,
+    /// When the request first had to wait for its slot; it fails after `--failover-timeout`.
+    stalled: Option<Instant>,
+    /// Whether it was written to a server at least once (else a give-up counts it as not sent).
+    sent: bool,
 }
 
 fn node_target(addr: SocketAddr) -> Target {
@@ -136,6 +164,42 @@ async fn fetch_slots(
     names: &[&'static str],
     timeout: Duration,
 ) -> Result<SlotMap, ClusterError> {
+    let value = query(target, tls, setup, names, timeout, &[b"CLUSTER", b"SLOTS"]).await?;
+    let seed = match target {
+        Target::Tcp { addr, .. } => *addr,
+        Target::Unix(_) => SocketAddr::from(([127, 0, 0, 1], 0)),
+    };
+    SlotMap::from_cluster_slots(&value, seed, &target.display())
+}
+
+/// Sends one control command over a fresh connection and reads its reply, all within `timeout`.
+async fn query(
+    target: &Target,
+    tls: Option<&TlsClient>,
+    setup: &[u8],
+    names: &[&'static str],
+    timeout: Duration,
+    command: &[&[u8]],
+) -> Result<Value, ConnError> {
+    let work = query_unbounded(target, tls, setup, names, timeout, command);
+    let late = async {
+        glommio::timer::sleep(timeout).await;
+        Err(ConnError::Lost {
+            addr: target.display(),
+            reason: format!("no reply within {} ms", timeout.as_millis()),
+        })
+    };
+    futures_lite::future::or(work, late).await
+}
+
+async fn query_unbounded(
+    target: &Target,
+    tls: Option<&TlsClient>,
+    setup: &[u8],
+    names: &[&'static str],
+    timeout: Duration,
+    command: &[&[u8]],
+) -> Result<Value, ConnError> {
     let display = target.display();
     let mut s = net::connect(target, tls, timeout).await?;
     net::run_setup(&mut s, setup, names, &display, timeout).await?;
@@ -144,7 +208,7 @@ async fn fetch_slots(
         reason,
     };
     let mut req = Vec::new();
-    resp::encode_command(&mut req, &[b"CLUSTER", b"SLOTS"]);
+    resp::encode_command(&mut req, command);
     s.write_all(&req)
         .await
         .map_err(|e| lost(net::io_reason(e)))?;
@@ -158,22 +222,18 @@ async fn fetch_slots(
             }
             Ok(Some((v, _))) => break v,
             Ok(None) => {}
-            Err(e) => return Err(ConnError::Protocol(format!("{display}: {e}")).into()),
+            Err(e) => return Err(ConnError::Protocol(format!("{display}: {e}"))),
         }
         let n = s
             .read(&mut chunk)
             .await
             .map_err(|e| lost(net::io_reason(e)))?;
         if n == 0 {
-            return Err(lost("closed by the server".into()).into());
+            return Err(lost("closed by the server".into()));
         }
         buf.extend_from_slice(&chunk[..n]);
     };
-    let seed = match target {
-        Target::Tcp { addr, .. } => *addr,
-        Target::Unix(_) => SocketAddr::from(([127, 0, 0, 1], 0)),
-    };
-    SlotMap::from_cluster_slots(&value, seed, &display)
+    Ok(value)
 }
 
 fn cluster_to_conn(e: ClusterError) -> ConnError {
@@ -238,10 +298,126 @@ impl Shard {
         }
         t[node].completed += n;
         t[node].hist.saturating_record_n(lat, n);
+        let second = now.saturating_duration_since(self.plan.epoch).as_secs() as usize;
+        let mut per = self.per_second.borrow_mut();
+        if per.len() <= second {
+            per.resize(second + 1, 0);
+        }
+        per[second] += n;
     }
 
     fn fail(&self, n: u64) {
         self.state.stats.borrow_mut().failed += n;
+    }
+
+    /// Seconds since the run's epoch (the same clock on every executor).
+    fn seconds(&self, now: Instant) -> f64 {
+        now.saturating_duration_since(self.plan.epoch).as_secs_f64()
+    }
+
+    /// Notes that a connection to `node` was lost or refused (first time only, and only for a node
+    /// that owns slots: what follows is a failover, or a give-up).
+    fn note_lost(&self, node: usize, now: Instant) {
+        let node = node as u16;
+        let mut lost = self.lost.borrow_mut();
+        if lost.iter().any(|l| l.node == node) {
+            return;
+        }
+        let slots: Vec<bool> = self.map.borrow().owner.iter().map(|&o| o == node).collect();
+        if !slots.contains(&true) {
+            return;
+        }
+        lost.push(LostNode {
+            node,
+            lost_s: self.seconds(now),
+            slots,
+            answered: None,
+        });
+        self.watching.set(true);
+    }
+
+    /// Notes a reply from `node` for `slot`: the first for a lost master's slot from another node marks
+    /// the end of its failover.
+    fn note_answer(&self, node: usize, slot: u16, now: Instant) {
+        if !self.watching.get() {
+            return;
+        }
+        let mut open = false;
+        for l in self.lost.borrow_mut().iter_mut() {
+            if l.answered.is_none() {
+                if l.node as usize != node && l.slots[slot as usize] {
+                    l.answered = Some((node as u16, self.seconds(now)));
+                } else {
+                    open = true;
+                }
+            }
+        }
+        self.watching.set(open);
+    }
+
+    fn aborted(&self) -> bool {
+        self.abort.borrow().is_some()
+    }
+
+    /// Ends this shard's run: `slot` has had no answering master for `--failover-timeout` (or `node`
+    /// did not reply within it). Asks the other nodes for the cluster's state for the message.
+    async fn give_up(&self, slot: u16, silent: Option<usize>) {
+        if self.aborted() || self.giving_up.replace(true) {
+            return;
+        }
+        let (owner, others): (Option<String>, Vec<SocketAddr>) = {
+            let m = self.map.borrow();
+            let o = silent.unwrap_or(m.owner[slot as usize] as usize);
+            let owner = m.nodes.get(o).map(|n| n.name.clone());
+            let others = m
+                .nodes
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| i != o)
+                .map(|(_, n)| n.addr)
+                .collect();
+            (owner, others)
+        };
+        let mut state = String::from("cluster_state unknown (no other node answered CLUSTER INFO)");
+        for addr in others {
+            let target = node_target(addr);
+            let reply = query(
+                &target,
+                self.plan.cfg.tls.as_ref(),
+                &self.setup,
+                &self.names,
+                self.plan.cfg.connect_timeout,
+                &[b"CLUSTER", b"INFO"],
+            )
+            .await;
+            if let Ok(Value::Bulk(b) | Value::Verbatim(_, b)) = reply
+                && let Some(line) = String::from_utf8_lossy(&b)
+                    .lines()
+                    .find(|l| l.starts_with("cluster_state:"))
+            {
+                state = format!("{} (says {})", line.trim(), target.display());
+                break;
+            }
+        }
+        let secs = self.plan.cfg.failover_timeout.as_secs_f64();
+        let what = match (silent, owner) {
+            (Some(_), Some(n)) => format!("{n} sent no reply for {secs} s"),
+            (None, Some(n)) => {
+                format!("no master answered for the slots of {n} (slot {slot}) for {secs} s")
+            }
+            (_, None) => format!("slot {slot} has had no master for {secs} s"),
+        };
+        *self.abort.borrow_mut() = Some(format!(
+            "--cluster: {what}; {state}; giving up (--failover-timeout)"
+        ));
+    }
+
+    /// Counts the requests `list` names as failed (sent at least once) or not sent.
+    fn drop_requests(&self, reqs: &[Req], list: &[u32]) {
+        let sent = list.iter().filter(|&&i| reqs[i as usize].sent).count() as u64;
+        let mut st = self.state.stats.borrow_mut();
+        st.failed += sent;
+        st.not_sent += list.len() as u64 - sent;
     }
 }
 
@@ -357,6 +533,11 @@ pub(crate) async fn run_shard(
         names,
         refreshing: Cell::new(false),
         last_refresh: Cell::new(None),
+        per_second: RefCell::new(Vec::new()),
+        lost: RefCell::new(Vec::new()),
+        watching: Cell::new(false),
+        abort: RefCell::new(None),
+        giving_up: Cell::new(false),
     });
     shard.state.stats.borrow_mut().start = Some(started);
     let tasks: Vec<_> = clients
@@ -394,8 +575,24 @@ pub(crate) async fn run_shard(
     futures_lite::future::or(all, stop).await;
 
     let mut stats = shard.state.stats.borrow().clone();
-    if stats.end.is_none() {
-        stats.end = Some(Instant::now());
+    // Requests never claimed: not sent (the shard gave up, or was stopped). With --duration there is no
+    // count to fall short of.
+    if shard.state.deadline.is_none() {
+        stats.not_sent += shard.state.remaining.get();
+    }
+    if let Some(why) = shard.abort.borrow().as_ref() {
+        stats.note_conn_error(why);
+    }
+    // The test took as long as the shard ran, replies or not (a stall counts).
+    let end = Instant::now();
+    stats.end = Some(end);
+    // Seconds without a reply (a stall at the end) are in the per-second figures too.
+    let seconds = end.saturating_duration_since(shard.plan.epoch).as_secs() as usize + 1;
+    {
+        let mut per = shard.per_second.borrow_mut();
+        if per.len() < seconds {
+            per.resize(seconds, 0);
+        }
     }
     if let Some(rec) = shard.state.intervals.borrow_mut().take() {
         stats.interval_logs.push(rec.finish(&stats.hist));
@@ -411,16 +608,28 @@ pub(crate) async fn run_shard(
         wall_s: started.elapsed().as_secs_f64(),
         io: crate::engine::GLOMMIO_IO,
     });
+    let map = shard.map.borrow();
     let mut cs = ClusterStats {
         moved: shard.moved.get(),
         ask: shard.ask.get(),
         retries: shard.retries.get(),
+        per_second: shard.per_second.borrow().clone(),
+        failovers: shard
+            .lost
+            .borrow()
+            .iter()
+            .map(|l| cluster::Failover {
+                node: map.nodes[l.node as usize].name.clone(),
+                lost_s: l.lost_s,
+                new_master: l.answered.map(|(n, _)| map.nodes[n as usize].name.clone()),
+                answered_s: l.answered.map(|(_, t)| t),
+            })
+            .collect(),
         ..ClusterStats::default()
     };
     for name in &initial {
         cs.node_mut(name, cfg.precision);
     }
-    let map = shard.map.borrow();
     for (i, t) in shard.tallies.borrow().iter().enumerate() {
         if t.completed > 0 {
             let n = cs.node_mut(&map.nodes[i].name, cfg.precision);
@@ -472,8 +681,11 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, see
     let mut reqs = vec![Req::default(); depth];
     let mut todo: Vec<u32> = Vec::with_capacity(depth);
     let mut retry: Vec<u32> = Vec::with_capacity(depth);
+    // Armed for each round's replies: a node that holds them back longer than --failover-timeout ends
+    // the run too. One timer per client, reset per round (not created per read).
+    let mut watchdog = glommio::timer::Timer::new(cfg.failover_timeout);
     loop {
-        if plan.control.stopped() {
+        if plan.control.stopped() || shard.aborted() {
             return;
         }
         if shard.state.deadline.is_some_and(|d| Instant::now() >= d) {
@@ -493,14 +705,17 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, see
             *r = Req {
                 slot,
                 target: UNASSIGNED,
-                asking: false,
-                attempts: 0,
+                ..Req::default()
             };
         }
         let sent = Instant::now();
         todo.clear();
         todo.extend(0..k as u32);
         while !todo.is_empty() {
+            if shard.aborted() {
+                shard.drop_requests(&reqs, &todo);
+                return;
+            }
             let mut wait = false;
             let mut moved = false;
             let mut lost = false;
@@ -549,6 +764,7 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, see
                     {
                         Ok(s) => c.stream = Some(s),
                         Err(_) => {
+                            shard.note_lost(n, Instant::now());
                             c.lose(&mut retry);
                             lost = true;
                             continue;
@@ -557,25 +773,51 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, see
                 }
                 let stream = c.stream.as_mut().expect("connected above");
                 if stream.write_all(&c.out).await.is_err() {
+                    shard.note_lost(n, Instant::now());
                     c.lose(&mut retry);
                     lost = true;
                     continue;
                 }
+                for &i in &c.owed {
+                    if i != ASKING_MARK {
+                        reqs[i as usize].sent = true;
+                    }
+                }
                 c.out.clear();
             }
             // Receive every owed reply; redirected requests go to `retry`.
+            watchdog.reset(cfg.failover_timeout);
             while conns.iter().any(|c| !c.owed.is_empty()) {
-                let (n, res) = read_any(&mut conns).await;
+                let read =
+                    futures_lite::future::or(async { Some(read_any(&mut conns).await) }, async {
+                        (&mut watchdog).await;
+                        None
+                    })
+                    .await;
+                let Some((n, res)) = read else {
+                    let silent = conns.iter().position(|c| !c.owed.is_empty());
+                    let mut owed = Vec::new();
+                    for c in conns.iter_mut() {
+                        c.lose(&mut owed);
+                    }
+                    // (The round's other requests completed, or wait in `retry`.)
+                    owed.append(&mut retry);
+                    let slot = owed.first().map(|&i| reqs[i as usize].slot).unwrap_or(0);
+                    shard.give_up(slot, silent).await;
+                    shard.drop_requests(&reqs, &owed);
+                    return;
+                };
                 let now = Instant::now();
                 let c = &mut conns[n];
                 match res {
                     Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
                         // A reply late beyond --timeout: its request fails, it is not sent again.
-                        let owed = c.owed.iter().filter(|&&i| i != ASKING_MARK).count();
+                        let owed = c.owed.iter().filter(|&&i| i != ASKING_MARK).count() as u64;
                         let addr = shard.map.borrow().nodes[n].name.clone();
                         let ms = cfg.timeout.map(|t| t.as_millis()).unwrap_or(0);
                         let mut st = shard.state.stats.borrow_mut();
-                        st.failed += owed as u64;
+                        st.failed += owed;
+                        st.timed_out += owed;
                         st.note_conn_error(&ConnError::Timeout { addr, ms }.to_string());
                         drop(st);
                         let mut dropped = Vec::new();
@@ -593,6 +835,7 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, see
                             .stats
                             .borrow_mut()
                             .note_conn_error(&ConnError::Lost { addr: name, reason }.to_string());
+                        shard.note_lost(n, now);
                         c.lose(&mut retry);
                         lost = true;
                         continue;
@@ -634,6 +877,7 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, see
                                             r.target = UNASSIGNED;
                                         }
                                         r.asking = false;
+                                        r.attempts += 1;
                                         moved = true;
                                         retry.push(i);
                                         continue;
@@ -643,6 +887,7 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, see
                                         let idx = shard.map.borrow_mut().node_for(node);
                                         r.target = idx.unwrap_or(UNASSIGNED);
                                         r.asking = idx.is_some();
+                                        r.attempts += 1;
                                         retry.push(i);
                                         continue;
                                     }
@@ -650,6 +895,7 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, see
                                         shard.retries.set(shard.retries.get() + 1);
                                         r.target = UNASSIGNED;
                                         r.asking = false;
+                                        r.stalled.get_or_insert(now);
                                         wait = true;
                                         retry.push(i);
                                         continue;
@@ -657,6 +903,7 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, see
                                     None => note_error(&shard.state, &plan, raw),
                                 }
                             }
+                            shard.note_answer(n, r.slot, now);
                             done += 1;
                         }
                         Scanned::Push => {}
@@ -666,21 +913,47 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, see
                     shard.complete(n, done, sent, now);
                 }
             }
+            let now = Instant::now();
             if lost {
                 shard.retries.set(shard.retries.get() + retry.len() as u64);
-            }
-            // Next round: what was redirected or lost, unless it has been sent too often.
-            todo.clear();
-            for &i in &retry {
-                let r = &mut reqs[i as usize];
-                r.attempts += 1;
-                if r.attempts >= MAX_ATTEMPTS {
-                    shard.fail(1);
-                } else {
-                    todo.push(i);
+                for &i in &retry {
+                    let r = &mut reqs[i as usize];
+                    // A lost connection sends the request to its slot's owner again, as the map says.
+                    r.target = UNASSIGNED;
+                    r.asking = false;
+                    r.stalled.get_or_insert(now);
                 }
             }
+            // Next round: what was redirected or lost, unless it loops on redirects or its slot has had
+            // no answering master for --failover-timeout.
+            todo.clear();
+            let mut stuck = None;
+            for &i in &retry {
+                let r = &mut reqs[i as usize];
+                if r.attempts >= MAX_ATTEMPTS {
+                    shard.fail(1);
+                    continue;
+                }
+                if r.target == UNASSIGNED && shard.map.borrow().owner[r.slot as usize] == UNASSIGNED
+                {
+                    r.stalled.get_or_insert(now);
+                }
+                if r.stalled
+                    .is_some_and(|t| now.duration_since(t) >= cfg.failover_timeout)
+                {
+                    stuck = stuck.or(Some(r.slot));
+                }
+                if r.stalled.is_some() {
+                    r.waits = r.waits.saturating_add(1);
+                }
+                todo.push(i);
+            }
             retry.clear();
+            if let Some(slot) = stuck {
+                shard.give_up(slot, None).await;
+                shard.drop_requests(&reqs, &todo);
+                return;
+            }
             if todo.is_empty() {
                 break;
             }
@@ -690,7 +963,7 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, see
             if wait || lost {
                 let round = todo
                     .iter()
-                    .map(|&i| reqs[i as usize].attempts)
+                    .map(|&i| reqs[i as usize].waits)
                     .max()
                     .unwrap_or(1);
                 let backoff = BACKOFF_START

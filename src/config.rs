@@ -115,6 +115,9 @@ pub struct Config {
     pub show_errors: bool,
     /// `--cluster`: route every request to the master that owns its key's slot.
     pub cluster: bool,
+    /// `--failover-timeout`: with `--cluster`, how long a request for a slot that no master answers
+    /// (its master lost, no replica promoted yet) is retried before the run gives up.
+    pub failover_timeout: Duration,
     /// `--timeout`: how long a request may wait for its reply.
     pub timeout: Option<Duration>,
     /// `--connect-timeout`: how long connecting (and setup) may take.
@@ -137,23 +140,87 @@ pub struct Config {
     pub shard: Option<crate::shard::Shard>,
 }
 
-/// Checks that an output path can be created: not empty, and its folder exists.
-fn output_path(flag: &str, value: &str) -> Result<(), UsageError> {
+/// The longest title a custom command gets (in characters, `...` included).
+const MAX_TITLE: usize = 60;
+
+/// A custom command's title: its arguments joined by spaces, bytes that are not printable text escaped
+/// (`\r`, `\n`, `\t`, `\xNN`), shortened to [`MAX_TITLE`] characters with `...`.
+pub fn command_title(args: &[Vec<u8>]) -> String {
+    let mut out = String::new();
+    for (i, a) in args.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        for chunk in a.utf8_chunks() {
+            for c in chunk.valid().chars() {
+                match c {
+                    '\r' => out.push_str("\\r"),
+                    '\n' => out.push_str("\\n"),
+                    '\t' => out.push_str("\\t"),
+                    c if c.is_control() => {
+                        let mut buf = [0u8; 4];
+                        for b in c.encode_utf8(&mut buf).bytes() {
+                            out.push_str(&format!("\\x{b:02x}"));
+                        }
+                    }
+                    c => out.push(c),
+                }
+            }
+            for b in chunk.invalid() {
+                out.push_str(&format!("\\x{b:02x}"));
+            }
+        }
+        if out.chars().count() > MAX_TITLE {
+            break;
+        }
+    }
+    if out.chars().count() > MAX_TITLE {
+        out = out.chars().take(MAX_TITLE - 3).collect::<String>() + "...";
+    }
+    out
+}
+
+/// Checks before the run that `path` (the file `value` of `flag` leads to) can be written, as far as
+/// that can be known without writing it: not empty, not a folder, its folder exists and takes a new file
+/// (probed by creating and removing one), and an existing file opens for writing (not truncated).
+fn output_path(flag: &str, value: &str, path: &str) -> Result<(), UsageError> {
     if value.is_empty() {
         return Err(usage(format!(
             "invalid value '' for '{flag}': give a file name"
         )));
     }
-    let path = std::path::Path::new(value);
-    let dir = match path.parent() {
+    let bad = |why: String| usage(format!("invalid value '{value}' for '{flag}': {why}"));
+    let file = std::path::Path::new(path);
+    let dir = match file.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => std::path::Path::new("."),
     };
     if !dir.is_dir() {
-        return Err(usage(format!(
-            "invalid value '{value}' for '{flag}': folder '{}' does not exist",
-            dir.display()
-        )));
+        return Err(bad(format!("folder '{}' does not exist", dir.display())));
+    }
+    if file.is_dir() {
+        return Err(bad(format!("'{path}' is a folder")));
+    }
+    let reason = |e: std::io::Error| crate::net::io_reason(e);
+    if file.exists() {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(file)
+            .map_err(|e| bad(format!("cannot write '{path}': {}", reason(e))))?;
+    } else {
+        let probe = dir.join(format!(".ringbench-probe-{}", std::process::id()));
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&probe)
+            .map_err(|e| {
+                bad(format!(
+                    "cannot create a file in folder '{}': {}",
+                    dir.display(),
+                    reason(e)
+                ))
+            })?;
+        let _ = std::fs::remove_file(&probe);
     }
     Ok(())
 }
@@ -342,8 +409,21 @@ impl Config {
             None => None,
         };
         let connect_timeout = ms("--connect-timeout", cli.connect_timeout)?;
+        let failover_timeout = match cli.failover_timeout {
+            s if s.is_finite() && s > 0.0 && s <= 86_400.0 => Duration::from_secs_f64(s),
+            s => {
+                return Err(usage(format!(
+                    "invalid value '{s}' for '--failover-timeout': must be a number of seconds above 0 and at most 86400"
+                ))
+                .into());
+            }
+        };
         let mut port = in_range("-p", cli.port, 0, 65535)? as u16;
-        let mut host = cli.host.clone();
+        // `-h [::1]`: an IPv6 address may come bracketed, as in a URI.
+        let mut host = match cli.host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+            Some(inner) if inner.contains(':') => inner.to_string(),
+            _ => cli.host.clone(),
+        };
         let mut user = cli.user.clone();
         let mut password = cli.password.clone();
         let mut dbnum = dbnum;
@@ -386,13 +466,10 @@ impl Config {
         };
 
         if let Some(j) = cli.json.as_deref().filter(|j| *j != "-") {
-            output_path("--json", j)?;
-        }
-        if let Some(p) = &cli.hdr_out {
-            output_path("--hdr-out", &format!("{p}x"))?;
+            output_path("--json", j, j)?;
         }
         if let Some(p) = &cli.plot {
-            output_path("--plot", p)?;
+            output_path("--plot", p, p)?;
         }
         let start_at = match &cli.start_at {
             Some(v) => Some(crate::start_at::parse_start_at(
@@ -445,9 +522,10 @@ impl Config {
             if cli.tests.is_some() {
                 eprintln!("WARNING: -t is ignored when a command is given");
             }
-            let raw: Vec<Vec<u8>> = cli.command.iter().map(|a| a.clone().into_bytes()).collect();
+            use std::os::unix::ffi::OsStrExt;
+            let raw: Vec<Vec<u8>> = cli.command.iter().map(|a| a.as_bytes().to_vec()).collect();
             let mut args = crate::compose::expand_args(&raw, &shape.value);
-            let title = cli.command.join(" ");
+            let title = command_title(&raw);
             if cli.stdin_last_arg {
                 let mut last = Vec::new();
                 stdin
@@ -458,6 +536,12 @@ impl Config {
             vec![workload::custom_test(&args, title, keyspace.is_some())]
         };
         shape.attach_composers(&mut tests, keyspace.is_some(), seed);
+        if let Some(p) = &cli.hdr_out {
+            // Every test's log, so a name taken by a folder is found before the run.
+            for t in &tests {
+                output_path("--hdr-out", p, &crate::hdrlog::log_path(p, &t.title))?;
+            }
+        }
 
         let tls = crate::tls::from_cli(cli, tls_on, &host, cli.socket.is_some())
             .map_err(|e| usage(e.0))?;
@@ -502,6 +586,7 @@ impl Config {
             precision,
             show_errors: cli.show_errors,
             cluster: cli.cluster,
+            failover_timeout,
             timeout,
             connect_timeout,
             tests,
@@ -519,6 +604,27 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn titles_escape_and_shorten() {
+        assert_eq!(command_title(&[b"set".to_vec(), b"k".to_vec()]), "set k");
+        assert_eq!(
+            command_title(&[b"set".to_vec(), b"a\r\n\t\x01\xff\x7f".to_vec()]),
+            "set a\\r\\n\\t\\x01\\xff\\x7f"
+        );
+        let long = command_title(&[b"set".to_vec(), vec![b'v'; 120_000]]);
+        assert_eq!(long.chars().count(), MAX_TITLE);
+        assert!(
+            long.starts_with("set vvv") && long.ends_with("..."),
+            "{long}"
+        );
+    }
+
+    #[test]
+    fn a_bracketed_ipv6_host_is_unwrapped() {
+        let c = config(&["-h", "[::1]", "-p", "7000"]).unwrap();
+        assert_eq!(c.target.display(), "[::1]:7000");
+    }
 
     fn config(args: &[&str]) -> Result<Config, ConfigError> {
         let cli =

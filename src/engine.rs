@@ -331,10 +331,24 @@ pub fn run_phase(
     }
     drop(done_tx);
     let mut finished = 0;
+    // One extra tick as soon as every connection is open (the server view samples its clients then).
+    let mut opened = false;
+    let mut next_tick = Instant::now() + Duration::from_millis(250);
     while finished < handles.len() {
-        match done_rx.recv_timeout(Duration::from_millis(250)) {
+        let wait = if opened {
+            next_tick.saturating_duration_since(Instant::now())
+        } else {
+            Duration::from_millis(2)
+        };
+        match done_rx.recv_timeout(wait) {
             Ok(()) => finished += 1,
             Err(mpsc::RecvTimeoutError::Timeout) => {
+                let open_now = !opened && gate.ready.load(Ordering::Acquire) >= shards;
+                opened |= open_now;
+                if !open_now && Instant::now() < next_tick {
+                    continue;
+                }
+                next_tick = Instant::now() + Duration::from_millis(250);
                 let (c, l) = lives
                     .iter()
                     .map(|l| l.read())
@@ -558,14 +572,13 @@ fn finish_shard(
     io: &'static str,
 ) -> ShardStats {
     let mut stats = state.stats.borrow().clone();
-    // Every connection gave up while requests were left: they could not be sent, so they failed.
-    // (After a stop by signal, or at the end of --duration, they were simply not sent.)
-    if !plan.control.stopped() && state.deadline.is_none() {
-        stats.failed += state.remaining.get();
+    // Every connection gave up (or a signal stopped the run) while requests were left: never sent.
+    // (With --duration there is no count to fall short of.)
+    if state.deadline.is_none() {
+        stats.not_sent += state.remaining.get();
     }
-    if stats.end.is_none() {
-        stats.end = Some(Instant::now());
-    }
+    // Elapsed is wall time: a test that ended in a stall (server lost, reconnects) took that long too.
+    stats.end = Some(Instant::now());
     if let Some(rec) = state.intervals.borrow_mut().take() {
         stats.interval_logs.push(rec.finish(&stats.hist));
     }
@@ -645,6 +658,8 @@ async fn drive(conn: Conn) {
                 {
                     let mut st = state.stats.borrow_mut();
                     st.failed += (k - answered) as u64;
+                    st.timed_out +=
+                        u64::from(matches!(e, ConnError::Timeout { .. })) * (k - answered) as u64;
                     st.note_conn_error(&e.to_string());
                 }
                 reconnect(&plan, &setup, &names).await

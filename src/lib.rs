@@ -172,6 +172,7 @@ pub fn run(
     }
 
     let mut outcome = RunOutcome::default();
+    let mut unwritten: Vec<String> = Vec::new();
     if cfg.idle {
         writeln!(
             out,
@@ -274,20 +275,20 @@ pub fn run(
             } else {
                 cfg.requests
             };
-            if stats.failed > 0 && cfg.output == OutputMode::Csv {
+            if (stats.failed > 0 || stats.not_sent > 0) && cfg.output == OutputMode::Csv {
                 eprintln!(
-                    "ringbench: {}: {} of {} requests failed",
-                    test.title, stats.failed, requested
+                    "ringbench: {}: {} of {} requests failed, {} not sent",
+                    test.title, stats.failed, requested, stats.not_sent
                 );
             }
             let mut result = TestResult::new(test.title.clone(), requested, stats);
             result.warmup = warmed;
+            result.timeout_ms = cfg.timeout.map(|t| t.as_millis() as u64);
             result.rate = cfg.shape.rps.map(|rps| rate_report::RateTarget {
                 rps,
                 slots: cfg.clients * cfg.pipeline,
             });
             result.server = watch.end(result.stats.completed, control.stopped());
-            results::after_test(&cfg, &result).map_err(RunError::Results)?;
             let text = match cfg.output {
                 OutputMode::Normal => results::normal_text(&result, &header),
                 OutputMode::Quiet => {
@@ -297,7 +298,14 @@ pub fn run(
             };
             out.write_all(text.as_bytes())?;
             out.flush()?;
-            outcome.failed |= result.stats.failed > 0;
+            // A log that cannot be written is reported after the run: the report is out, the other
+            // tests still run.
+            if let Err(e) = results::after_test(&cfg, &result) {
+                unwritten.push(e);
+            }
+            // Requests left unsent because the run gave up (not because it was stopped) count too.
+            outcome.failed |=
+                result.stats.failed > 0 || (result.stats.not_sent > 0 && !control.stopped());
             if !cfg.loop_forever || cfg.json.is_some() || cfg.plot.is_some() {
                 outcome.results.push(result);
             }
@@ -307,7 +315,11 @@ pub fn run(
         }
     }
     outcome.stopped = control.stopped();
-    results::after_run(&cfg, &outcome.results, outcome.stopped, stdout)
-        .map_err(RunError::Results)?;
+    if let Err(e) = results::after_run(&cfg, &outcome.results, outcome.stopped, stdout) {
+        unwritten.push(e);
+    }
+    if !unwritten.is_empty() {
+        return Err(RunError::Results(unwritten.join("\n")));
+    }
     Ok(outcome)
 }

@@ -45,7 +45,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
         Err(ConfigError::Resolve(r)) => {
-            eprintln!("{r}");
+            error_lines(&r);
             return ExitCode::from(1);
         }
     };
@@ -90,13 +90,25 @@ fn main() -> ExitCode {
             }
         }
         Err(ringbench::RunError::Usage(u)) => {
-            eprintln!("ringbench: {u}");
+            error_lines(&u);
             2
         }
+        // Stdout closed by its reader (`| head -1`): what it wanted was written; end quietly.
+        Err(ringbench::RunError::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
         Err(e) => {
-            eprintln!("{e}");
+            error_lines(&e.to_string());
             1
         }
     };
     ExitCode::from(code)
+}
+
+/// Prints an error, each of its lines starting with `ringbench: `.
+fn error_lines(msg: &str) {
+    for line in msg.lines() {
+        match line.strip_prefix("ringbench: ") {
+            Some(rest) => eprintln!("ringbench: {rest}"),
+            None => eprintln!("ringbench: {line}"),
+        }
+    }
 }

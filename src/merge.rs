@@ -191,6 +191,9 @@ pub fn merge(files: &[(String, RunFile)]) -> Result<Merged, MergeError> {
             })?;
             errors.replies += t.errors.replies;
             errors.failed += t.errors.failed;
+            errors.timed_out += t.errors.timed_out;
+            errors.not_sent += t.errors.not_sent;
+            errors.timeout_ms = errors.timeout_ms.or(t.errors.timeout_ms);
             for (k, v) in &t.errors.by_kind {
                 *errors.by_kind.entry(k.clone()).or_default() += v;
             }
@@ -247,6 +250,8 @@ pub fn merge(files: &[(String, RunFile)]) -> Result<Merged, MergeError> {
                 .flat_map(|(_, t)| t.executors.iter().cloned())
                 .collect(),
             server,
+            // Per-node figures of separate clients do not add up to one cluster view.
+            cluster: None,
         });
     }
     let hosts: Vec<&str> = files.iter().map(|(_, f)| f.client_host.as_str()).collect();

@@ -58,6 +58,12 @@ fn append_failures(s: &mut String, r: &TestResult, sep: &str) {
     if r.stats.failed > 0 {
         let _ = write!(s, "{sep}{} failed", r.stats.failed);
     }
+    if r.stats.not_sent > 0 {
+        let _ = write!(s, "{sep}{} not sent", r.stats.not_sent);
+    }
+    if let Some(t) = timed_out(r) {
+        let _ = write!(s, "{sep}{t}");
+    }
     let redirects = redirect_counts(r);
     if !redirects.is_empty() {
         let _ = write!(s, "{sep}{redirects}");
@@ -204,6 +210,9 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
         r.quantile_ms(0.99),
         r.max_ms()
     );
+    if let Some(t) = timed_out(r) {
+        let _ = writeln!(s, "  {t}");
+    }
     s.push_str(&crate::rate_report::summary_lines(r));
     if r.stats.errors > 0 {
         let _ = writeln!(
@@ -213,12 +222,16 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
             r.stats.first_error.as_deref().unwrap_or("")
         );
     }
-    if r.stats.failed > 0 || r.stats.completed < r.requested {
-        let _ = writeln!(
+    if r.stats.failed > 0 || r.stats.not_sent > 0 || r.stats.completed < r.requested {
+        let _ = write!(
             s,
-            "  requests: {} requested, {} completed, {} failed",
+            "  requests: {} requested, {} completed, {} failed (sent, no reply)",
             r.requested, r.stats.completed, r.stats.failed
         );
+        if r.stats.not_sent > 0 {
+            let _ = write!(s, ", {} not sent", r.stats.not_sent);
+        }
+        s.push('\n');
     }
     if let Some(c) = &r.stats.cluster {
         s.push_str("  per node:\n");
@@ -245,12 +258,57 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
         if !redirects.is_empty() {
             let _ = writeln!(s, "  redirects: {redirects}");
         }
+        s.push_str(&failover_lines(c));
     }
     s.push_str(&crate::cost::cost_lines(
         &r.stats.executors,
         r.stats.completed,
     ));
     s.push('\n');
+    s
+}
+
+/// `300 timed out at 500 ms`: requests failed by `--timeout`, shown beside the latency figures (their
+/// wait is in no histogram).
+fn timed_out(r: &TestResult) -> Option<String> {
+    let ms = r.timeout_ms?;
+    (r.stats.timed_out > 0).then(|| format!("{} timed out at {ms} ms", r.stats.timed_out))
+}
+
+/// Most seconds listed around a failover.
+const FAILOVER_SECONDS: usize = 20;
+
+/// Each master lost during a cluster test: when, who answered for its slots and how much later, and the
+/// replies per second around it.
+fn failover_lines(c: &crate::cluster::ClusterStats) -> String {
+    let mut s = String::new();
+    for f in &c.failovers {
+        let _ = write!(s, "  failover: {} lost at {:.2} s", f.node, f.lost_s);
+        match (&f.new_master, f.recovery_s()) {
+            (Some(m), Some(gap)) => {
+                let _ = writeln!(
+                    s,
+                    "; {m} answered for its slots at {:.2} s ({gap:.2} s after the loss)",
+                    f.answered_s.unwrap_or(0.0)
+                );
+            }
+            _ => s.push_str("; no other node answered for its slots\n"),
+        }
+        let from = (f.lost_s as usize).saturating_sub(2);
+        let until = f.answered_s.unwrap_or(f.lost_s) as usize + 3;
+        let until = until.min(c.per_second.len()).min(from + FAILOVER_SECONDS);
+        if from < until {
+            let counts: Vec<String> = c.per_second[from..until]
+                .iter()
+                .map(u64::to_string)
+                .collect();
+            let _ = writeln!(
+                s,
+                "    requests per second from {from} s to {until} s: {}",
+                counts.join(", ")
+            );
+        }
+    }
     s
 }
 
@@ -354,6 +412,44 @@ mod tests {
         assert!(
             cum.last().unwrap().starts_with("100.000% <= 3.000"),
             "{cum:?}"
+        );
+    }
+
+    #[test]
+    fn timeouts_unsent_and_failovers_are_shown() {
+        use crate::cluster::{ClusterStats, Failover};
+        let mut r = result();
+        r.requested = 20;
+        r.stats.failed = 4;
+        r.stats.timed_out = 3;
+        r.stats.not_sent = 11;
+        r.timeout_ms = Some(500);
+        r.stats.cluster = Some(ClusterStats {
+            per_second: vec![10, 9, 1, 0, 0, 8, 10, 10, 10],
+            failovers: vec![Failover {
+                node: "127.0.0.1:7001".into(),
+                lost_s: 2.25,
+                new_master: Some("127.0.0.1:7004".into()),
+                answered_s: Some(4.75),
+            }],
+            ..ClusterStats::default()
+        });
+        let b = normal_block(&r, &Header::default());
+        for want in [
+            "  3 timed out at 500 ms\n",
+            "  requests: 20 requested, 5 completed, 4 failed (sent, no reply), 11 not sent\n",
+            "  failover: 127.0.0.1:7001 lost at 2.25 s; 127.0.0.1:7004 answered for its slots at 4.75 s (2.50 s after the loss)\n",
+            "    requests per second from 0 s to 7 s: 10, 9, 1, 0, 0, 8, 10\n",
+        ] {
+            assert!(b.contains(want), "missing {want:?} in\n{b}");
+        }
+        // Beside the latency figures: right under the summary row.
+        let after = b.split("latency summary (msec):").nth(1).unwrap();
+        assert_eq!(after.lines().nth(3), Some("  3 timed out at 500 ms"));
+        let q = quiet_line(&r);
+        assert!(
+            q.contains(", 4 failed, 11 not sent, 3 timed out at 500 ms"),
+            "{q}"
         );
     }
 

@@ -109,6 +109,61 @@ pub struct TestEntry {
     pub histogram: EncodedHistogram,
     pub executors: Vec<ExecutorEntry>,
     pub server: Option<ServerView>,
+    /// `--cluster` only: per-node replies, redirects, replies per second and failovers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<ClusterEntry>,
+}
+
+/// A cluster test's own figures.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ClusterEntry {
+    /// Replies per node (`ip:port`), error replies included.
+    pub nodes: std::collections::BTreeMap<String, u64>,
+    pub moved: u64,
+    pub ask: u64,
+    pub retries: u64,
+    /// Replies received in each second of the test.
+    pub per_second: Vec<u64>,
+    /// Masters lost during the test and who answered for their slots afterwards.
+    pub failovers: Vec<FailoverEntry>,
+}
+
+/// One lost master (times in seconds from the start of the test).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FailoverEntry {
+    pub node: String,
+    pub lost_s: f64,
+    pub new_master: Option<String>,
+    pub answered_s: Option<f64>,
+    /// From the loss to the first reply for its slots from another node.
+    pub recovery_s: Option<f64>,
+}
+
+impl ClusterEntry {
+    fn of(c: &crate::cluster::ClusterStats) -> Self {
+        ClusterEntry {
+            nodes: c
+                .nodes
+                .iter()
+                .map(|n| (n.name.clone(), n.completed))
+                .collect(),
+            moved: c.moved,
+            ask: c.ask,
+            retries: c.retries,
+            per_second: c.per_second.clone(),
+            failovers: c
+                .failovers
+                .iter()
+                .map(|f| FailoverEntry {
+                    node: f.node.clone(),
+                    lost_s: f.lost_s,
+                    new_master: f.new_master.clone(),
+                    answered_s: f.answered_s,
+                    recovery_s: f.recovery_s(),
+                })
+                .collect(),
+        }
+    }
 }
 
 /// Errors by kind.
@@ -122,6 +177,15 @@ pub struct ErrorCounts {
     pub first: Option<String>,
     /// Requests sent without an answer (connection lost, run stopped).
     pub failed: u64,
+    /// Of `failed`: requests whose reply took longer than `--timeout`.
+    #[serde(default)]
+    pub timed_out: u64,
+    /// `--timeout` in milliseconds, when given.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    /// Requests never sent (the run gave up on the server, or was stopped, before their turn).
+    #[serde(default)]
+    pub not_sent: u64,
 }
 
 /// Latency figures in milliseconds, read from the histogram.
@@ -270,6 +334,9 @@ impl TestEntry {
                 by_kind: st.error_kinds.iter().cloned().collect(),
                 first: st.first_error.clone(),
                 failed: st.failed,
+                timed_out: st.timed_out,
+                timeout_ms: r.timeout_ms,
+                not_sent: st.not_sent,
             },
             start_unix,
             end_unix: start_unix + r.seconds,
@@ -292,6 +359,7 @@ impl TestEntry {
                 })
                 .collect(),
             server: r.server.clone(),
+            cluster: st.cluster.as_ref().map(ClusterEntry::of),
         }
     }
 
@@ -303,6 +371,8 @@ impl TestEntry {
         stats.completed = self.requests;
         stats.errors = self.errors.replies;
         stats.failed = self.errors.failed;
+        stats.timed_out = self.errors.timed_out;
+        stats.not_sent = self.errors.not_sent;
         stats.first_error = self.errors.first.clone();
         stats.error_kinds = self
             .errors
@@ -317,6 +387,7 @@ impl TestEntry {
         r.seconds = self.duration_s;
         r.wall_start = UNIX_EPOCH.checked_add(Duration::from_secs_f64(self.start_unix.max(0.0)));
         r.server = self.server.clone();
+        r.timeout_ms = self.errors.timeout_ms;
         Ok(r)
     }
 }

@@ -673,6 +673,9 @@ impl<'a> Driver<'a> {
         {
             let mut st = self.state.stats.borrow_mut();
             st.failed += lost;
+            if matches!(e, ConnError::Timeout { .. }) {
+                st.timed_out += lost;
+            }
             st.note_conn_error(&e.to_string());
         }
         self.shut(i);

@@ -336,6 +336,7 @@ pub(crate) async fn drive_composed(conn: Conn, composer: Arc<Composer>, pacing: 
 fn fail(state: &crate::engine::ShardState, inflight: &mut VecDeque<Flight>, e: &ConnError) {
     let mut st = state.stats.borrow_mut();
     st.failed += inflight.len() as u64;
+    st.timed_out += u64::from(matches!(e, ConnError::Timeout { .. })) * inflight.len() as u64;
     st.note_conn_error(&e.to_string());
     inflight.clear();
 }

@@ -2,17 +2,16 @@
 //!
 //! Commands processed and CPU seconds are deltas over the test; CPU per request is what makes
 //! io-threads and Redis-vs-Valkey comparisons readable. Nothing here touches the hot path: the watch
-//! samples `INFO clients` from the main thread while the executors run, at most once a second.
+//! samples `INFO clients` from the main thread while the executors run: once as soon as every
+//! connection is open, then on each progress tick (every 250 ms).
 
 use crate::config::{Setup, Target};
 use crate::control::ControlClient;
 use crate::resp::Value;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// How often the connected-clients peak is sampled while a test runs.
-const SAMPLE_EVERY: Duration = Duration::from_secs(1);
 /// How long INFO may take before and after a test.
 const INFO_WAIT: Duration = Duration::from_secs(1);
 /// How long INFO may take while a test runs or after a stop: the main thread must stay responsive.
@@ -64,7 +63,8 @@ pub struct ServerView {
     pub used_memory_after: u64,
     /// Connected clients before the test (ringbench's control connection included).
     pub connected_clients_before: u64,
-    /// The most connected clients seen while the test ran (sampled about once a second).
+    /// The most connected clients seen while the test ran: sampled once every connection is open, then
+    /// every 250 ms (before and after only when no sample answered).
     pub connected_clients_peak: u64,
     pub connected_clients_after: u64,
 }
@@ -130,10 +130,10 @@ pub struct ServerWatch {
     setup: Setup,
     connect_timeout: Duration,
     before: Option<ServerSnapshot>,
-    peak_clients: u64,
+    /// The most connected clients sampled during the test; `None` before the first sample.
+    peak_clients: Option<u64>,
     /// INFO commands sent since `before` (the server counts them in total_commands_processed).
     info_sent: u64,
-    last_sample: Instant,
     /// Set once INFO fails or lacks the fields: the server does not offer this view.
     unavailable: bool,
 }
@@ -154,9 +154,8 @@ impl ServerWatch {
             setup: setup.clone(),
             connect_timeout,
             before: None,
-            peak_clients: 0,
+            peak_clients: None,
             info_sent: 0,
-            last_sample: Instant::now(),
             unavailable: false,
         }
     }
@@ -222,18 +221,17 @@ impl ServerWatch {
             }
         }
         self.info_sent = 0;
-        self.peak_clients = self.before.map_or(0, |b| b.connected_clients);
-        self.last_sample = Instant::now();
+        self.peak_clients = None;
     }
 
-    /// Samples connected clients, at most once a second; called from the progress tick.
+    /// Samples connected clients; called from the progress tick (the first once every connection of
+    /// the test is open).
     pub fn sample(&mut self) {
-        if self.before.is_none() || self.last_sample.elapsed() < SAMPLE_EVERY {
+        if self.before.is_none() {
             return;
         }
-        self.last_sample = Instant::now();
         if let Some(s) = self.info(Some("clients"), SHORT_INFO_WAIT) {
-            self.peak_clients = self.peak_clients.max(s.connected_clients);
+            self.peak_clients = Some(self.peak_clients.unwrap_or(0).max(s.connected_clients));
         }
     }
 
@@ -258,7 +256,9 @@ impl ServerWatch {
             used_memory_before: before.used_memory,
             used_memory_after: after.used_memory,
             connected_clients_before: before.connected_clients,
-            connected_clients_peak: self.peak_clients.max(after.connected_clients),
+            connected_clients_peak: self
+                .peak_clients
+                .unwrap_or(before.connected_clients.max(after.connected_clients)),
             connected_clients_after: after.connected_clients,
         })
     }

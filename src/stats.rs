@@ -94,6 +94,10 @@ pub struct ShardStats {
     pub first_error: Option<String>,
     /// Requests sent whose reply never came (connection lost, run stopped).
     pub failed: u64,
+    /// Of `failed`: requests whose reply took longer than `--timeout`.
+    pub timed_out: u64,
+    /// Requests never sent: the run gave up on the server (or was stopped) before their turn.
+    pub not_sent: u64,
     /// Connection failures seen (distinct messages, the first few), for the report.
     pub conn_errors: Vec<String>,
     /// When this shard started sending.
@@ -137,6 +141,8 @@ impl ShardStats {
             errors: 0,
             first_error: None,
             failed: 0,
+            timed_out: 0,
+            not_sent: 0,
             conn_errors: Vec::new(),
             start: None,
             end: None,
@@ -185,6 +191,8 @@ impl ShardStats {
         self.completed += other.completed;
         self.errors += other.errors;
         self.failed += other.failed;
+        self.timed_out += other.timed_out;
+        self.not_sent += other.not_sent;
         self.late_full += other.late_full;
         self.late_free += other.late_free;
         match (&mut self.service, &other.service) {
@@ -280,6 +288,8 @@ pub struct TestResult {
     pub rate: Option<crate::rate_report::RateTarget>,
     /// `--warmup`: requests completed in the warmup (sent, then dropped from every figure) and its seconds.
     pub warmup: Option<(u64, f64)>,
+    /// `--timeout` in milliseconds, for the `N timed out at T ms` figure.
+    pub timeout_ms: Option<u64>,
 }
 
 impl TestResult {
@@ -298,6 +308,7 @@ impl TestResult {
             server: None,
             rate: None,
             warmup: None,
+            timeout_ms: None,
         }
     }
 

@@ -96,7 +96,7 @@ pub fn dispatch(args: &[OsString], out: &mut dyn Write) -> Option<ExitCode> {
         Err(code) => code,
         Ok(Ok(())) => ExitCode::SUCCESS,
         Ok(Err(e)) => {
-            eprintln!("ringbench {name}: {e}");
+            eprintln!("ringbench: {name}: {e}");
             ExitCode::from(e.code())
         }
     })
@@ -112,7 +112,7 @@ fn parse<T: Parser>(name: &str, rest: impl Iterator<Item = OsString>) -> Result<
         }
         let text = e.render().to_string();
         let first = text.lines().next().unwrap_or("invalid arguments");
-        eprintln!("ringbench {name}: {}", first.trim_start_matches("error: "));
+        eprintln!("ringbench: {name}: {}", first.trim_start_matches("error: "));
         ExitCode::from(2)
     })
 }
@@ -214,7 +214,7 @@ pub fn run_merge(a: &MergeArgs, out: &mut dyn Write) -> Result<(), ToolError> {
     for (title, share) in &merged.overlap {
         if *share < 0.9 {
             eprintln!(
-                "ringbench merge: warning: in '{title}' the runs overlap for only {:.0}% of their span; \
+                "ringbench: merge: warning: in '{title}' the runs overlap for only {:.0}% of their span; \
                  start them together (--start-at) for a meaningful merged throughput",
                 share * 100.0
             );

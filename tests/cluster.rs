@@ -1,5 +1,6 @@
-//! `--cluster` against a real local Redis Cluster (three masters started with scripts/cluster.sh),
-//! every figure checked from the masters' side (DBSIZE, INFO commandstats, CLUSTER KEYSLOT).
+//! `--cluster` against a real local Redis Cluster (three masters started with scripts/cluster.sh, with
+//! replicas for the failover test), every figure checked from the nodes' side (DBSIZE, INFO
+//! commandstats, CLUSTER KEYSLOT, CLUSTER NODES).
 
 mod common;
 use common::*;
@@ -8,9 +9,10 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// A cluster of three masters owned by one test; stopped when dropped.
+/// A cluster of three masters (and their replicas, if any) owned by one test; stopped when dropped.
 struct Cluster {
     dir: PathBuf,
+    /// Every node, masters and replicas.
     ports: Vec<u16>,
 }
 
@@ -20,11 +22,20 @@ fn script() -> PathBuf {
 
 impl Cluster {
     fn start() -> Cluster {
+        Self::start_with(0, 5000)
+    }
+
+    /// Three masters with `replicas` replicas each, `cluster-node-timeout` in milliseconds.
+    fn start_with(replicas: usize, node_timeout_ms: u64) -> Cluster {
         let mut last = String::new();
         // A port picked by the script can be taken by another test in between; try again then.
         for _ in 0..3 {
             let out = Command::new(script())
-                .args(["start", "3"])
+                .args(["start", "3", &replicas.to_string()])
+                .env(
+                    "RINGBENCH_CLUSTER_NODE_TIMEOUT",
+                    node_timeout_ms.to_string(),
+                )
                 .stdin(Stdio::null())
                 .output()
                 .unwrap();
@@ -35,7 +46,7 @@ impl Cluster {
                 let ports = lines
                     .map(|l| l.rsplit_once(':').unwrap().1.parse().unwrap())
                     .collect::<Vec<u16>>();
-                assert_eq!(ports.len(), 3, "{text}");
+                assert_eq!(ports.len(), 3 * (1 + replicas), "{text}");
                 let c = Cluster { dir, ports };
                 // The start script's own PINGs are not the run's.
                 for &p in &c.ports {
@@ -77,6 +88,65 @@ impl Cluster {
             .lines()
             .map(String::from)
             .collect()
+    }
+
+    /// The nodes that are masters now (asked of `via`), and for each its replicas.
+    fn roles(&self, via: u16) -> (Vec<u16>, HashMap<u16, u16>) {
+        let nodes = self.cli(via, &["cluster", "nodes"]);
+        let port_of = |f: &str| -> u16 {
+            f.split('@')
+                .next()
+                .unwrap()
+                .rsplit_once(':')
+                .unwrap()
+                .1
+                .parse()
+                .unwrap()
+        };
+        let mut ids = HashMap::new();
+        let lines: Vec<Vec<&str>> = nodes.lines().map(|l| l.split(' ').collect()).collect();
+        for f in &lines {
+            ids.insert(f[0].to_string(), port_of(f[1]));
+        }
+        let mut masters = Vec::new();
+        let mut replica_of = HashMap::new();
+        for f in &lines {
+            let port = port_of(f[1]);
+            if f[2].contains("fail") && !f[2].contains("pfail") {
+                continue;
+            }
+            if f[2].contains("master") {
+                masters.push(port);
+            } else if let Some(&m) = ids.get(f[3]) {
+                replica_of.insert(port, m);
+            }
+        }
+        (masters, replica_of)
+    }
+
+    /// SIGKILL of one node, as a crash would.
+    fn kill(&self, port: u16) {
+        self.signal(port, libc::SIGKILL);
+    }
+
+    fn signal(&self, port: u16, sig: i32) {
+        let pid: i32 = std::fs::read_to_string(self.dir.join(port.to_string()).join("redis.pid"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        // SAFETY: kill(2) of a redis-server this test started.
+        assert_eq!(unsafe { libc::kill(pid, sig) }, 0);
+    }
+
+    /// A node's `INFO replication` field.
+    fn replication(&self, port: u16, field: &str) -> String {
+        self.cli(port, &["info", "replication"])
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{field}:")))
+            .unwrap_or("")
+            .trim()
+            .to_string()
     }
 
     fn dbsizes(&self) -> Vec<u64> {
@@ -417,4 +487,298 @@ fn slots_migrated_during_a_run_are_followed() {
     assert_eq!(c.calls("set"), 20000 + n);
     assert_eq!(c.calls("get"), n);
     assert_eq!(c.owner(0), to);
+}
+
+fn json_test(path: &std::path::Path) -> serde_json::Value {
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    v["tests"][0].clone()
+}
+
+#[test]
+fn a_killed_master_fails_over_to_its_replica_and_every_request_is_counted_once() {
+    let c = Cluster::start_with(1, 1500);
+    let seed = c.ports[0];
+    let (masters, replica_of) = c.roles(seed);
+    assert_eq!(masters.len(), 3, "{masters:?}");
+    let victim = *masters.iter().find(|&&p| p != seed).unwrap();
+    let replica = *replica_of.iter().find(|&(_, &m)| m == victim).unwrap().0;
+    for &p in &c.ports {
+        c.cli(p, &["config", "resetstat"]);
+    }
+    let json = c.dir.join("failover.json");
+    let n = 150_000u64;
+    let started = Instant::now();
+    let child = Command::new(env!("CARGO_BIN_EXE_ringbench"))
+        .args([
+            "-p",
+            &seed.to_string(),
+            "--cluster",
+            "-t",
+            "set",
+            "-r",
+            "100000",
+        ])
+        .args(["-c", "20", "-n", &n.to_string(), "--json"])
+        .arg(&json)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let victim_sets = || {
+        parse_commandstats(&c.cli(victim, &["info", "commandstats"]))
+            .get("set")
+            .copied()
+            .unwrap_or(0)
+    };
+    while victim_sets() < 3000 {
+        assert!(Instant::now() < deadline, "the victim master got no SETs");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // Hold the victim's writes and let its replica catch up before the kill, so every SET the victim
+    // executed is on the replica and the nodes' counts can be compared exactly (SETs the victim received
+    // but had not executed are lost with it, and resent by ringbench to the new master).
+    assert_eq!(c.cli(victim, &["client", "pause", "10000", "write"]), "OK");
+    let offset: u64 = c.replication(victim, "master_repl_offset").parse().unwrap();
+    while c
+        .replication(replica, "slave_repl_offset")
+        .parse::<u64>()
+        .unwrap_or(0)
+        < offset
+    {
+        assert!(Instant::now() < deadline, "the replica never caught up");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    c.kill(victim);
+    let killed = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    let wall = started.elapsed();
+    let after_kill = killed.elapsed();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains(&format!("  {n} requests completed")),
+        "{stdout}"
+    );
+
+    // The replica took over, and the masters now executed exactly the requests: the victim's SETs are in
+    // the replica's counts (replicated), the rest it received directly once promoted.
+    let (now_masters, _) = c.roles(seed);
+    assert!(now_masters.contains(&replica), "{now_masters:?}");
+    let executed: u64 = now_masters
+        .iter()
+        .map(|&p| {
+            parse_commandstats(&c.cli(p, &["info", "commandstats"]))
+                .get("set")
+                .copied()
+                .unwrap_or(0)
+        })
+        .sum();
+    let t = json_test(&json);
+    let completed = t["requests"].as_u64().unwrap();
+    let failed = t["errors"]["failed"].as_u64().unwrap();
+    assert_eq!(t["requested"].as_u64(), Some(n));
+    assert_eq!((completed, failed), (n, 0), "{stdout}");
+    assert_eq!(t["errors"]["not_sent"].as_u64(), Some(0));
+    assert_eq!(executed, completed, "{stdout}");
+
+    // The failover is in the report and the JSON: the lost master, the replica that answered, how long
+    // it took (at least the node timeout to detect the failure), and the throughput drop around it.
+    let cl = &t["cluster"];
+    let f = &cl["failovers"][0];
+    assert_eq!(cl["failovers"].as_array().unwrap().len(), 1, "{cl}");
+    assert_eq!(f["node"], format!("127.0.0.1:{victim}"), "{cl}");
+    assert_eq!(f["new_master"], format!("127.0.0.1:{replica}"), "{cl}");
+    let recovery = f["recovery_s"].as_f64().unwrap();
+    assert!(
+        recovery >= 1.0 && recovery < after_kill.as_secs_f64(),
+        "{cl}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "failover: 127.0.0.1:{victim} lost at {:.2} s; 127.0.0.1:{replica} answered for its slots",
+            f["lost_s"].as_f64().unwrap()
+        )),
+        "{stdout}"
+    );
+    let per: Vec<u64> = cl["per_second"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    assert_eq!(per.iter().sum::<u64>(), n);
+    let lost = f["lost_s"].as_f64().unwrap() as usize;
+    let answered = f["answered_s"].as_f64().unwrap() as usize;
+    let during = per[lost..=answered].iter().min().unwrap();
+    let best = per.iter().max().unwrap();
+    assert!(during * 2 < *best, "no drop around the failover: {per:?}");
+    // Elapsed is the wall time, stall included.
+    let secs = t["duration_s"].as_f64().unwrap();
+    assert!(
+        secs >= after_kill.as_secs_f64() - 0.5 && secs <= wall.as_secs_f64(),
+        "{secs} s reported, {after_kill:?} after the kill, {wall:?} in all"
+    );
+}
+
+#[test]
+fn a_killed_master_without_a_replica_ends_the_run_within_the_bound() {
+    let c = Cluster::start_with(0, 1500);
+    let seed = c.ports[0];
+    let victim = c.ports[1];
+    let bound = 5u64;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ringbench"))
+        .args([
+            "-p",
+            &seed.to_string(),
+            "--cluster",
+            "-t",
+            "set",
+            "-r",
+            "100000",
+        ])
+        .args(["-c", "20", "-n", "50000000", "--failover-timeout"])
+        .arg(bound.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while c.calls("set") < 3000 {
+        assert!(Instant::now() < deadline, "no SETs reached the cluster");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    c.kill(victim);
+    let killed = Instant::now();
+    // Never a hang: if the run outlives twice the bound (plus the node timeout), stop it and fail.
+    while child.try_wait().unwrap().is_none() {
+        if killed.elapsed() > Duration::from_secs(2 * bound + 10) {
+            let _ = child.kill();
+            panic!("the run did not end after the master was killed");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let took = killed.elapsed();
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    // The bound runs from the first request that found no master; the cluster noticed within 1.5 s.
+    assert!(
+        took >= Duration::from_secs(bound) && took < Duration::from_secs(bound + 4),
+        "ended {took:?} after the kill"
+    );
+    let give_up = stderr
+        .lines()
+        .find(|l| l.contains("giving up"))
+        .unwrap_or_else(|| panic!("no give-up message: {stderr}"));
+    assert!(
+        give_up.contains(&format!("127.0.0.1:{victim}")) && give_up.contains("cluster_state:fail"),
+        "{give_up}"
+    );
+    assert!(
+        stderr.lines().all(|l| l.starts_with("ringbench: ")),
+        "{stderr}"
+    );
+    // The report still comes, every request accounted for: none of the unsent ones is called failed.
+    let (requested, completed, failed, not_sent) = request_split(&stdout).expect("a requests line");
+    assert_eq!(requested, 50_000_000);
+    assert_eq!(completed + failed + not_sent, requested, "{stdout}");
+    assert!(failed <= 20, "{stdout}");
+    assert!(completed >= 3000 && not_sent > 40_000_000, "{stdout}");
+    let secs: f64 = stdout
+        .lines()
+        .find_map(|l| l.split(" requests completed in ").nth(1))
+        .and_then(|r| r.split(' ').next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        secs >= took.as_secs_f64() - 0.5,
+        "{secs} s reported\n{stdout}"
+    );
+    // The stall is in the per-second figures: every client soon waits on a slot of the lost master.
+    let per_second = stdout
+        .lines()
+        .find_map(|l| {
+            l.split(" s: ")
+                .nth(1)
+                .filter(|_| l.contains("requests per second from"))
+        })
+        .unwrap_or_else(|| panic!("no per-second line:\n{stdout}"));
+    assert!(per_second.ends_with(", 0"), "{per_second}");
+    assert!(
+        stdout.contains(&format!("failover: 127.0.0.1:{victim} lost at"))
+            && stdout.contains("no other node answered for its slots"),
+        "{stdout}"
+    );
+    // The survivors executed what completed (the victim's share died with it).
+    let survivors: u64 = c.ports[..]
+        .iter()
+        .filter(|&&p| p != victim)
+        .map(|&p| {
+            parse_commandstats(&c.cli(p, &["info", "commandstats"]))
+                .get("set")
+                .copied()
+                .unwrap_or(0)
+        })
+        .sum();
+    assert!(survivors <= completed, "{survivors} > {completed}");
+}
+
+#[test]
+fn a_frozen_master_ends_the_run_within_the_bound() {
+    let c = Cluster::start();
+    let (seed, victim) = (c.ports[0], c.ports[2]);
+    let child = Command::new(env!("CARGO_BIN_EXE_ringbench"))
+        .args([
+            "-p",
+            &seed.to_string(),
+            "--cluster",
+            "-t",
+            "set",
+            "-r",
+            "100000",
+        ])
+        .args(["-c", "10", "-n", "50000000", "--failover-timeout", "2"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while c.calls("set") < 3000 {
+        assert!(Instant::now() < deadline, "no SETs reached the cluster");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // Stopped, not dead: its connections stay open and silent (the cluster, with a 5 s node timeout,
+    // still says ok).
+    c.signal(victim, libc::SIGSTOP);
+    let frozen = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    let took = frozen.elapsed();
+    c.signal(victim, libc::SIGCONT);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        took < Duration::from_secs(5),
+        "ended {took:?} after the freeze"
+    );
+    assert!(
+        stderr.contains(&format!("127.0.0.1:{victim} sent no reply for 2 s"))
+            && stderr.contains("cluster_state:ok"),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let (requested, completed, failed, not_sent) = request_split(&stdout).expect("a requests line");
+    assert_eq!(completed + failed + not_sent, requested, "{stdout}");
+    assert!((1..=10).contains(&failed), "{stdout}");
 }

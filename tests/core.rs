@@ -407,3 +407,80 @@ fn progress_line_on_a_terminal_shows_a_stall() {
     );
     assert_eq!(s.calls("set"), 100);
 }
+
+#[test]
+fn a_closed_stdout_ends_the_run_quietly() {
+    use std::io::{BufRead, BufReader};
+    let s = RedisServer::start();
+    let port = s.port.to_string();
+    // As `ringbench ... | head -1`: the reader takes one line and goes away before GET's report.
+    let mut child = spawn_ringbench(&["-p", &port, "-t", "set,get", "-n", "20000", "-c", "5"]);
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert_eq!(first, "====== SET ======\n");
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_bracketed_ipv6_host_works() {
+    let s = RedisServer::start();
+    s.reset();
+    let out = ringbench_ok(
+        &s,
+        &[
+            "-h", "[::1]", "-t", "set", "-n", "1000", "-c", "2", "--json", "-",
+        ],
+    );
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["config"]["target"], format!("[::1]:{}", s.port));
+    assert_eq!(s.calls("set"), 1000);
+}
+
+#[test]
+fn command_arguments_are_bytes_and_titles_are_escaped_and_short() {
+    use std::os::unix::ffi::OsStrExt;
+    let s = RedisServer::start();
+    s.reset();
+    let key = std::ffi::OsStr::from_bytes(b"k\xff\r\n\x01");
+    let value = "v".repeat(100_000);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringbench"))
+        .args([
+            "-p",
+            &s.port.to_string(),
+            "-n",
+            "100",
+            "-c",
+            "2",
+            "-q",
+            "set",
+        ])
+        .arg(key)
+        .arg(&value)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    // The key reached the server byte for byte (redis-cli escapes it the same way).
+    assert_eq!(
+        s.cli(&["--no-raw", "keys", "*"]),
+        "1) \"k\\xff\\r\\n\\x01\""
+    );
+    assert_eq!(s.calls("set"), 100);
+    assert_eq!(s.cli(&["strlen", "k\u{fffd}"]), "0");
+    // One line, the title escaped and cut short.
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    let title = stdout.split(": ").next().unwrap();
+    assert!(title.starts_with("set k\\xff\\r\\n\\x01 vvv"), "{title}");
+    assert!(
+        title.ends_with("...") && title.chars().count() == 60,
+        "{title}"
+    );
+}

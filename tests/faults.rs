@@ -53,6 +53,17 @@ fn usage_errors_are_one_line_with_exit_code_2() {
         (&["--user", "bob"], &["'--user'"]),
         (&["--timeout", "0"], &["'--timeout'", "'0'"]),
         (&["-x"], &["'-x'"]),
+        (&["-P", "-3"], &["'-P'", "'-3'"]),
+        (&["-c", "-3"], &["'-c'", "'-3'"]),
+        (
+            &["--failover-timeout", "0"],
+            &["'--failover-timeout'", "'0'"],
+        ),
+        (
+            &["--hdr-out", "/no/such/abc"],
+            &["'--hdr-out'", "'/no/such/abc'", "'/no/such'"],
+        ),
+        (&["--json", "/proc/x.json"], &["'--json'", "'/proc/x.json'"]),
     ];
     for (args, wants) in cases {
         let mut all = vec!["-p", port.as_str()];
@@ -72,6 +83,8 @@ fn usage_errors_are_one_line_with_exit_code_2() {
             !err.contains("panicked") && !err.contains("backtrace"),
             "{args:?}: {err}"
         );
+        assert!(err.starts_with("ringbench: "), "{args:?}: {err}");
+        assert!(!err.contains("abcx"), "{args:?}: {err}");
         assert!(out.stdout.is_empty(), "{args:?}");
     }
 }
@@ -106,6 +119,7 @@ fn unreachable_servers_fail_fast_with_the_address() {
         assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
         assert!(err.contains(&want), "{args:?}: {want:?} missing in {err}");
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.starts_with("ringbench: "), "{err}");
         assert!(took < Duration::from_secs(1), "{args:?} took {took:?}");
     }
 }
@@ -125,10 +139,26 @@ fn a_killed_server_ends_the_run_within_two_seconds_with_the_report() {
     assert!(took < Duration::from_secs(2), "took {took:?}");
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stdout.contains("====== SET ======"), "{stdout}");
-    let (requested, completed, failed) = request_counts(&stdout).expect("a requests line");
+    // Completed, failed (sent, no reply: at most one in flight per client) and never sent add up.
+    let (requested, completed, failed, not_sent) = request_split(&stdout).expect("a requests line");
     assert_eq!(requested, 50_000_000);
     assert!(completed >= 2000, "{stdout}");
-    assert_eq!(completed + failed, requested, "{stdout}");
+    assert!(failed <= 20, "{stdout}");
+    assert!(not_sent >= requested - completed - 20, "{stdout}");
+    assert_eq!(completed + failed + not_sent, requested, "{stdout}");
+    assert!(stdout.contains(&format!("{not_sent} not sent")), "{stdout}");
+    // The reported time is the wall time, the reconnect attempts after the kill included.
+    let secs: f64 = stdout
+        .lines()
+        .find_map(|l| l.split(" requests completed in ").nth(1))
+        .and_then(|r| r.split(' ').next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        secs + 0.1 >= took.as_secs_f64(),
+        "{secs} s reported, {took:?} after the kill"
+    );
     assert!(
         stderr.contains("127.0.0.1:") && !stderr.contains("panicked"),
         "{stderr}"
@@ -204,6 +234,15 @@ fn a_stalled_server_fails_requests_after_the_timeout() {
     assert_eq!(requested, n);
     assert!(failed >= 5, "{stdout}");
     assert_eq!(completed + failed, n);
+    // Every failure here is a timeout, and it stands beside the latency figures (whose maximum is
+    // below the timeout: a timed-out request has no latency).
+    let summary = stdout.split("latency summary (msec):").nth(1).unwrap();
+    let timed_out = summary.lines().nth(3).unwrap_or("").trim();
+    assert_eq!(
+        timed_out,
+        format!("{failed} timed out at 200 ms"),
+        "{stdout}"
+    );
     assert!(stderr.contains("within 200 ms"), "{stderr}");
     assert_eq!(out.status.code(), Some(1));
 }
@@ -461,4 +500,70 @@ fn connections_the_server_refuses_are_not_counted_as_replies() {
         "{stderr}"
     );
     assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn timeouts_and_unsent_requests_are_in_the_json() {
+    let _turn = shared();
+    let s = RedisServer::start();
+    let port = s.port.to_string();
+    let dir = std::env::temp_dir().join(format!("ringbench-faults-json-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("t.json");
+    let child = spawn_ringbench(&[
+        "-p",
+        &port,
+        "-t",
+        "get",
+        "-n",
+        "100000",
+        "-c",
+        "3",
+        "--timeout",
+        "100",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    s.wait_for_calls("get", 1000);
+    assert_eq!(s.cli(&["client", "pause", "400"]), "OK");
+    let out = child.wait_with_output().unwrap();
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let e = &doc["tests"][0]["errors"];
+    let (failed, timed_out) = (
+        e["failed"].as_u64().unwrap(),
+        e["timed_out"].as_u64().unwrap(),
+    );
+    assert!(timed_out >= 3 && timed_out == failed, "{e}");
+    assert_eq!(e["timeout_ms"].as_u64(), Some(100));
+    assert_eq!(e["not_sent"].as_u64(), Some(0));
+    let completed = doc["tests"][0]["requests"].as_u64().unwrap();
+    assert_eq!(completed + failed, 100_000);
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn the_peak_of_connected_clients_is_sampled_during_the_test() {
+    let _turn = shared();
+    let s = RedisServer::start();
+    // One client takes the whole pipeline of -n; the test is short. The server still had all 50 (and the
+    // control connection) during it, and only 1 before and after.
+    let out = ringbench_ok(
+        &s,
+        &["-t", "set", "-n", "100000", "-c", "50", "-P", "100000"],
+    );
+    let line = out
+        .lines()
+        .find(|l| l.contains("connected clients:"))
+        .unwrap_or_else(|| panic!("no server view:\n{out}"));
+    let nums: Vec<u64> = line
+        .rsplit("connected clients:")
+        .next()
+        .unwrap()
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|t| !t.is_empty())
+        .map(|t| t.parse().unwrap())
+        .collect();
+    assert_eq!(nums, [1, 51, 1], "{line}");
 }

@@ -468,3 +468,83 @@ fn merge_refuses_different_workloads() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("test list"));
 }
+
+#[test]
+fn an_interval_log_that_cannot_be_written_keeps_the_report() {
+    let s = RedisServer::start();
+    s.reset();
+    let dir = Scratch::new("gone");
+    let port = s.port.to_string();
+
+    // Checked before the run: a place no file can be created in is refused at once, by its value.
+    let out = ringbench(&[
+        "-p",
+        &port,
+        "-t",
+        "set",
+        "-n",
+        "10",
+        "--hdr-out",
+        "/proc/x-",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("ringbench: invalid value '/proc/x-' for '--hdr-out'"),
+        "{err}"
+    );
+    assert_eq!(s.calls("set"), 0, "the run started anyway");
+
+    // Unwritable only after the check (the folder is removed during the first test): every report is
+    // printed, every test runs, the JSON is written, and the error comes last with exit code 1.
+    let logs = dir.0.join("logs");
+    std::fs::create_dir(&logs).unwrap();
+    let prefix = format!("{}/run-", logs.display());
+    let json = dir.path("run.json");
+    let n = 100_000u64;
+    let child = spawn_ringbench(&[
+        "-p",
+        &port,
+        "-t",
+        "set,get",
+        "-n",
+        &n.to_string(),
+        "-c",
+        "10",
+        "--hdr-out",
+        &prefix,
+        "--json",
+        &json,
+    ]);
+    s.wait_for_calls("set", 1000);
+    std::fs::remove_dir(&logs).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("====== SET ======") && stdout.contains("====== GET ======"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("  {n} requests completed")),
+        "{stdout}"
+    );
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{stderr}");
+    for (line, test) in lines.iter().zip(["set", "get"]) {
+        assert!(
+            line.starts_with(&format!(
+                "ringbench: could not write the interval log {prefix}{test}.hlog"
+            )),
+            "{stderr}"
+        );
+    }
+    assert_eq!((s.calls("set"), s.calls("get")), (n, n));
+    let (doc, run) = load(&json);
+    assert_valid(&doc);
+    assert_eq!(run.tests.len(), 2);
+}

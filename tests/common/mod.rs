@@ -199,6 +199,19 @@ pub fn request_counts(stdout: &str) -> Option<(u64, u64, u64)> {
     Some((nums[0], nums[1], nums[2]))
 }
 
+/// Parses the requests line into (requested, completed, failed, not sent).
+pub fn request_split(stdout: &str) -> Option<(u64, u64, u64, u64)> {
+    let line = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("requests: "))?;
+    let nums: Vec<u64> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|t| !t.is_empty())
+        .map(|t| t.parse().unwrap())
+        .collect();
+    Some((nums[0], nums[1], nums[2], nums.get(3).copied().unwrap_or(0)))
+}
+
 /// Runs ringbench against `server` (its port first, then `args`) and asserts success.
 pub fn ringbench_ok(server: &RedisServer, args: &[&str]) -> String {
     let mut all: Vec<String> = server.port_args();
