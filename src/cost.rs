@@ -1,14 +1,18 @@
 //! The client's own cost in the normal report: CPU per request and each executor's busy share,
 //! from the per-executor thread CPU times the engine reads at each shard's start and end.
 
-use crate::stats::ExecutorStats;
+use crate::stats::{ClientMemory, ExecutorStats};
 use std::fmt::Write;
 
 /// An executor busy at least this share of the test's wall time was probably the limit.
 pub const BUSY_WARNING: f64 = 0.90;
 
 /// The client-cost lines of the normal report (each with its newline); empty when nothing was measured.
-pub fn cost_lines(executors: &[ExecutorStats], completed: u64) -> String {
+pub fn cost_lines(
+    executors: &[ExecutorStats],
+    completed: u64,
+    memory: Option<&ClientMemory>,
+) -> String {
     let mut s = String::new();
     if executors.is_empty() || completed == 0 {
         return s;
@@ -29,9 +33,18 @@ pub fn cost_lines(executors: &[ExecutorStats], completed: u64) -> String {
     } else {
         format!("; I/O: {}", io.join(", "))
     };
+    let memory = memory
+        .map(|m| {
+            format!(
+                "; peak RSS {:.1} MB ({} bytes per connection)",
+                m.peak_rss as f64 / 1e6,
+                m.per_connection()
+            )
+        })
+        .unwrap_or_default();
     let _ = writeln!(
         s,
-        "  client: {:.0} ns CPU per request; executor busy: {}{io}",
+        "  client: {:.0} ns CPU per request; executor busy: {}{memory}{io}",
         cpu_s * 1e9 / completed as f64,
         busy.join(", ")
     );

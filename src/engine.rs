@@ -267,6 +267,7 @@ pub fn run_phase(
             total as f64 / 1e9
         )));
     }
+    let base_rss = crate::stats::ClientMemory::start();
     let clients = split(cfg.clients as u64, shards);
     let shares = split(requests, shards);
     let gate = Arc::new(StartGate::default());
@@ -370,6 +371,7 @@ pub fn run_phase(
     if let Some(e) = start_failure {
         return Err(e);
     }
+    merged.client_memory = crate::stats::ClientMemory::finish(base_rss, cfg.clients);
     if let Some(e) = first_error.lock().unwrap_or_else(|p| p.into_inner()).take() {
         return Err(e.into());
     }

@@ -252,6 +252,8 @@ pub fn merge(files: &[(String, RunFile)]) -> Result<Merged, MergeError> {
             server,
             // Per-node figures of separate clients do not add up to one cluster view.
             cluster: None,
+            // Each client machine's memory is its own.
+            client_memory: None,
         });
     }
     let hosts: Vec<&str> = files.iter().map(|(_, f)| f.client_host.as_str()).collect();

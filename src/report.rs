@@ -263,6 +263,7 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
     s.push_str(&crate::cost::cost_lines(
         &r.stats.executors,
         r.stats.completed,
+        r.stats.client_memory.as_ref(),
     ));
     s.push('\n');
     s

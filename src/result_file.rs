@@ -112,6 +112,18 @@ pub struct TestEntry {
     /// `--cluster` only: per-node replies, redirects, replies per second and failovers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster: Option<ClusterEntry>,
+    /// The client's memory in this test (Linux), when it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_memory: Option<MemoryEntry>,
+}
+
+/// The client's resident memory in one test.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MemoryEntry {
+    /// Peak resident bytes of the client process while the test ran.
+    pub peak_rss_bytes: u64,
+    /// Peak bytes above the resident size before the test, per connection.
+    pub bytes_per_connection: u64,
 }
 
 /// A cluster test's own figures.
@@ -360,6 +372,10 @@ impl TestEntry {
                 .collect(),
             server: r.server.clone(),
             cluster: st.cluster.as_ref().map(ClusterEntry::of),
+            client_memory: st.client_memory.map(|m| MemoryEntry {
+                peak_rss_bytes: m.peak_rss,
+                bytes_per_connection: m.per_connection(),
+            }),
         }
     }
 

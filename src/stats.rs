@@ -7,6 +7,50 @@ use std::time::{Duration, Instant, SystemTime};
 /// Most distinct error-reply kinds kept per shard; later kinds are counted as `other`.
 const MAX_ERROR_KINDS: usize = 32;
 
+/// The client's memory in one test, for the cost line and the JSON.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ClientMemory {
+    /// Resident bytes before the test opened its connections.
+    pub base_rss: u64,
+    /// Peak resident bytes while the test ran.
+    pub peak_rss: u64,
+    /// Connections the test opened.
+    pub connections: u64,
+}
+
+impl ClientMemory {
+    /// Peak bytes above the base per connection.
+    pub fn per_connection(&self) -> u64 {
+        self.peak_rss.saturating_sub(self.base_rss) / self.connections.max(1)
+    }
+
+    /// Starts measuring a test: resets the kernel's peak (VmHWM) and reads the resident size now.
+    pub fn start() -> Option<u64> {
+        // Writing 5 to clear_refs resets the peak resident size to the current one (Linux 4.0+).
+        let _ = std::fs::write("/proc/self/clear_refs", "5");
+        proc_status_kb("VmRSS:").map(|kb| kb * 1024)
+    }
+
+    /// The peak since [`Self::start`].
+    pub fn finish(base_rss: Option<u64>, connections: usize) -> Option<ClientMemory> {
+        Some(ClientMemory {
+            base_rss: base_rss?,
+            peak_rss: proc_status_kb("VmHWM:")? * 1024,
+            connections: connections as u64,
+        })
+    }
+}
+
+fn proc_status_kb(key: &str) -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    s.lines()
+        .find(|l| l.starts_with(key))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
 /// What one executor did during one test: its share of the work and the CPU its thread used.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ExecutorStats {
@@ -96,6 +140,9 @@ pub struct ShardStats {
     pub failed: u64,
     /// Of `failed`: requests whose reply took longer than `--timeout`.
     pub timed_out: u64,
+    /// The client process's memory during the test: resident bytes before its connections were
+    /// opened and the peak while it ran (Linux), with the number of connections.
+    pub client_memory: Option<ClientMemory>,
     /// Requests never sent: the run gave up on the server (or was stopped) before their turn.
     pub not_sent: u64,
     /// Connection failures seen (distinct messages, the first few), for the report.
@@ -142,6 +189,7 @@ impl ShardStats {
             first_error: None,
             failed: 0,
             timed_out: 0,
+            client_memory: None,
             not_sent: 0,
             conn_errors: Vec::new(),
             start: None,
@@ -192,6 +240,9 @@ impl ShardStats {
         self.errors += other.errors;
         self.failed += other.failed;
         self.timed_out += other.timed_out;
+        if self.client_memory.is_none() {
+            self.client_memory = other.client_memory;
+        }
         self.not_sent += other.not_sent;
         self.late_full += other.late_full;
         self.late_free += other.late_free;
