@@ -59,6 +59,9 @@ pub enum RunError {
     Usage(String),
     #[error("{0}")]
     Results(String),
+    /// The server refused the run before it began (`NOAUTH`, too many clients): its own message.
+    #[error("Error from server: {0}")]
+    Server(String),
 }
 
 impl From<EngineError> for RunError {
@@ -79,13 +82,51 @@ pub struct RunOutcome {
     pub stopped: bool,
     /// True when any request failed (sent without an answer).
     pub failed: bool,
+    /// True when the server answered any request with an error reply.
+    pub error_replies: bool,
 }
 
 impl RunOutcome {
-    /// True when any request failed (sent without an answer).
+    /// True when any request failed (sent without an answer) or was answered with an error.
     pub fn any_failed(&self) -> bool {
-        self.failed
+        self.failed || self.error_replies
     }
+}
+
+/// The bracket after `threads: N` in the header: fewer executors than `--threads` asked (one per client
+/// at most), and executors sharing cores. It belongs to the report, not to stderr.
+fn threads_note(cfg: &Config) -> Option<String> {
+    let ran = cfg.threads.min(cfg.clients);
+    let mut parts = Vec::new();
+    if ran < cfg.threads {
+        parts.push(format!("{} asked, one per client", cfg.threads));
+    }
+    if ran > 1 {
+        let cores = match &cfg.cpus {
+            Some(list) => list.len(),
+            None => cpus::usable_cores().len(),
+        };
+        if cores > 0 && ran > cores {
+            parts.push(format!(
+                "sharing {cores} {}",
+                if cores == 1 { "core" } else { "cores" }
+            ));
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// The hint for a node that redirects (`MOVED` / `ASK`) while `--cluster` is off.
+fn redirect_hint(r: &TestResult) -> Option<String> {
+    let kind = r
+        .stats
+        .error_kinds
+        .iter()
+        .find(|(k, _)| k == "MOVED" || k == "ASK")?;
+    Some(format!(
+        "ringbench: the server answered {} {} times: it is a Redis Cluster node; add --cluster to send each key to the master that owns it",
+        kind.0, kind.1
+    ))
 }
 
 /// Where progress goes: `Some` only when it should be shown (a terminal).
@@ -149,24 +190,20 @@ pub fn run(
         save: ctl.config_get("save")?,
         appendonly: ctl.config_get("appendonly")?,
         multi_thread: cfg.multi_thread,
-        threads: cfg.threads,
+        threads: cfg.threads.min(cfg.clients),
+        threads_note: threads_note(&cfg),
         cluster_nodes: None,
     };
+    // A server that wants a password (or has no room for another client) would answer every request
+    // of the run with an error: stop here with its own message.
+    if let Some(msg) = ctl.refused.take() {
+        return Err(RunError::Server(msg));
+    }
     let mut header = header;
     if cfg.cluster {
         header.cluster_nodes = Some(cluster_header(&cfg)?);
     }
     let mut ctl = Some(ctl);
-    if cfg.threads > 1
-        && let (_, Some(w)) = engine::plan_cores(
-            cfg.threads.min(cfg.clients),
-            cfg.cpus.as_deref(),
-            cfg.target.is_local(),
-        )
-    {
-        eprintln!("ringbench: {w}");
-    }
-
     let mut outcome = RunOutcome::default();
     if cfg.idle {
         writeln!(
@@ -201,6 +238,7 @@ pub fn run(
     if cfg.output == OutputMode::Csv {
         out.write_all(report::CSV_HEADER.as_bytes())?;
     }
+    let mut hinted = false;
     loop {
         for test in &cfg.tests {
             if control.stopped() {
@@ -265,11 +303,22 @@ pub fn run(
             } else {
                 cfg.requests
             };
-            if stats.failed > 0 && cfg.output == OutputMode::Csv {
-                eprintln!(
-                    "ringbench: {}: {} of {} requests failed",
-                    test.title, stats.failed, requested
-                );
+            if cfg.output == OutputMode::Csv {
+                // CSV rows have no room for failures: say so where a reader of the file still sees it.
+                if stats.errors > 0 {
+                    eprintln!(
+                        "ringbench: {}: {} error replies (first: {})",
+                        test.title,
+                        stats.errors,
+                        stats.first_error.as_deref().unwrap_or("")
+                    );
+                }
+                if stats.failed > 0 {
+                    eprintln!(
+                        "ringbench: {}: {} of {} requests failed",
+                        test.title, stats.failed, requested
+                    );
+                }
             }
             let mut result = TestResult::new(test.title.clone(), requested, stats);
             result.warmup = warmed;
@@ -278,6 +327,13 @@ pub fn run(
                 slots: cfg.clients * cfg.pipeline,
             });
             result.server = watch.end(result.stats.completed, control.stopped());
+            result.interrupted = control.stopped();
+            if result.interrupted && cfg.output == OutputMode::Csv {
+                eprintln!(
+                    "ringbench: {}: interrupted after {} of {} requests",
+                    test.title, result.stats.completed, requested
+                );
+            }
             results::after_test(&cfg, &result).map_err(RunError::Results)?;
             let text = match cfg.output {
                 OutputMode::Normal => results::normal_text(&result, &header),
@@ -289,6 +345,14 @@ pub fn run(
             out.write_all(text.as_bytes())?;
             out.flush()?;
             outcome.failed |= result.stats.failed > 0;
+            outcome.error_replies |= result.stats.errors > 0;
+            if !cfg.cluster
+                && !hinted
+                && let Some(h) = redirect_hint(&result)
+            {
+                eprintln!("{h}");
+                hinted = true;
+            }
             if !cfg.loop_forever || cfg.json.is_some() || cfg.plot.is_some() {
                 outcome.results.push(result);
             }

@@ -14,7 +14,10 @@ pub struct Header {
     /// `CONFIG GET appendonly`, when the server answered it.
     pub appendonly: Option<String>,
     pub multi_thread: bool,
+    /// Executors that ran (`--threads`, at most one per client).
     pub threads: usize,
+    /// What the `threads:` line adds in brackets (fewer executors than asked, cores shared).
+    pub threads_note: Option<String>,
     /// `--cluster`: each master's configuration, in node order (replaces the host configuration lines).
     pub cluster_nodes: Option<Vec<crate::cluster::NodeConfig>>,
 }
@@ -47,6 +50,9 @@ pub fn quiet_line(r: &TestResult) -> String {
     );
     s.push_str(&crate::rate_report::quiet_suffix(r));
     append_failures(&mut s, r, ", ");
+    if r.interrupted {
+        s.push_str(" (interrupted)");
+    }
     s.push('\n');
     s
 }
@@ -115,7 +121,14 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
         if h.multi_thread { "yes" } else { "no" }
     );
     if h.multi_thread {
-        let _ = writeln!(s, "  threads: {}", h.threads);
+        match &h.threads_note {
+            Some(note) => {
+                let _ = writeln!(s, "  threads: {} ({note})", h.threads);
+            }
+            None => {
+                let _ = writeln!(s, "  threads: {}", h.threads);
+            }
+        }
     }
     s.push('\n');
     let hist = &r.stats.hist;
@@ -179,11 +192,17 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
         s.push('\n');
     }
     s.push_str("Summary:\n");
-    let _ = writeln!(
+    let _ = write!(
         s,
         "  throughput summary: {:.2} requests per second",
         r.rps()
     );
+    // Failures sit next to the rate, so that a reader of this line alone cannot miss them.
+    append_failures(&mut s, r, ", ");
+    if r.interrupted {
+        s.push_str(" (interrupted)");
+    }
+    s.push('\n');
     if r.stats.service.is_some() {
         s.push_str("  latency summary, from each request's intended send time (msec):\n");
     } else {
@@ -324,6 +343,7 @@ mod tests {
             appendonly: Some("no".into()),
             multi_thread: true,
             threads: 2,
+            threads_note: Some("sharing 1 cores".into()),
             cluster_nodes: None,
         };
         let b = normal_block(&result(), &h);
@@ -335,7 +355,7 @@ mod tests {
             "  keep alive: 1",
             "  host configuration \"appendonly\": no",
             "  multi-thread: yes",
-            "  threads: 2",
+            "  threads: 2 (sharing 1 cores)",
             "Latency by percentile distribution:",
             "Cumulative distribution of latencies:",
             "Summary:",

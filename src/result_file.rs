@@ -230,7 +230,7 @@ impl RunConfig {
             data_size: cfg.data_size as u64,
             keyspace: cfg.keyspace,
             pipeline: cfg.pipeline as u64,
-            threads: cfg.threads as u64,
+            threads: cfg.threads.min(cfg.clients) as u64,
             keepalive: cfg.keepalive,
             seed: cfg.seed,
             precision: cfg.precision,

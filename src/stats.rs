@@ -277,6 +277,8 @@ pub struct TestResult {
     pub rate: Option<crate::rate_report::RateTarget>,
     /// `--warmup`: requests completed in the warmup (sent, then dropped from every figure) and its seconds.
     pub warmup: Option<(u64, f64)>,
+    /// True when a signal (or the caller) stopped the test before it finished.
+    pub interrupted: bool,
 }
 
 impl TestResult {
@@ -295,6 +297,7 @@ impl TestResult {
             server: None,
             rate: None,
             warmup: None,
+            interrupted: false,
         }
     }
 

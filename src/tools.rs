@@ -183,6 +183,7 @@ pub fn run_merge(a: &MergeArgs, out: &mut dyn Write) -> Result<(), ToolError> {
             appendonly: None,
             multi_thread: f.config.threads > 1,
             threads: f.config.threads as usize,
+            threads_note: None,
             cluster_nodes: None,
         };
         let mut text = format!(

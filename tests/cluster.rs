@@ -418,3 +418,25 @@ fn slots_migrated_during_a_run_are_followed() {
     assert_eq!(c.calls("get"), n);
     assert_eq!(c.owner(0), to);
 }
+
+#[test]
+fn a_cluster_node_without_cluster_flag_gets_a_hint_and_exit_1() {
+    let c = Cluster::start();
+    let port = c.ports[0].to_string();
+    let out = ringbench(&["-p", &port, "-r", "1000", "-n", "600", "-t", "set", "-q"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    // Two thirds of the keys belong to the other masters: each of those SETs is answered MOVED.
+    let moved = 600 - c.calls("set");
+    assert!(moved > 200, "{stdout}");
+    assert!(
+        stdout.contains(&format!(", {moved} error replies")),
+        "{stdout}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("MOVED") && err.contains("add --cluster"),
+        "{err}"
+    );
+}

@@ -208,10 +208,162 @@ fn error_replies_are_counted_and_the_run_goes_on() {
     let s = RedisServer::start();
     s.reset();
     s.cli(&["set", "notalist", "x"]);
-    let out = ringbench_ok(&s, &["-n", "500", "-c", "5", "lpush", "notalist", "a"]);
+    let mut args = s.port_args();
+    args.extend(["-n", "500", "-c", "5", "lpush", "notalist", "a"].map(String::from));
+    let out = run_args(&args);
+    // The full report comes first; the exit code then says the results hide failures.
+    assert_eq!(out.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&out.stdout);
     assert!(out.contains("error replies: 500"), "{out}");
     assert!(out.contains("WRONGTYPE"), "{out}");
     assert_eq!(s.calls("lpush"), 500);
+}
+
+fn run_args(args: &[String]) -> std::process::Output {
+    let refs: Vec<&str> = args.iter().map(|a| a.as_str()).collect();
+    ringbench(&refs)
+}
+
+#[test]
+fn a_server_that_demands_auth_fails_before_the_first_test() {
+    let s = RedisServer::start_with(&["--requirepass", "secret"]);
+    for format in ["-q", "--csv", "--json=-"] {
+        let mut args = s.port_args();
+        args.extend(["-t", "set", "-n", "2000", format].map(String::from));
+        let out = run_args(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{format}: {err}");
+        assert_eq!(
+            err.trim(),
+            "Error from server: NOAUTH Authentication required."
+        );
+        assert!(out.stdout.is_empty(), "{format}: a result was printed");
+    }
+    let calls = s.cli(&["-a", "secret", "--no-auth-warning", "info", "commandstats"]);
+    assert_eq!(
+        parse_commandstats(&calls).get("set"),
+        None,
+        "no SET was sent"
+    );
+}
+
+#[test]
+fn error_replies_show_next_to_the_rate_in_every_format_and_exit_1() {
+    let s = RedisServer::start();
+    s.reset();
+    s.cli(&["set", "notalist", "x"]);
+    let base = |fmt: &[&str]| {
+        let mut args = s.port_args();
+        args.extend(["-n", "300", "-c", "3"].map(String::from));
+        args.extend(fmt.iter().map(|a| a.to_string()));
+        args.extend(["lpush", "notalist", "a"].map(String::from));
+        run_args(&args)
+    };
+    let q = base(&["-q"]);
+    assert_eq!(q.status.code(), Some(1));
+    let line = String::from_utf8_lossy(&q.stdout);
+    assert!(
+        line.contains("requests per second") && line.contains(", 300 error replies"),
+        "{line}"
+    );
+    let n = base(&[]);
+    assert_eq!(n.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&n.stdout);
+    let rate = text
+        .lines()
+        .find(|l| l.contains("throughput summary"))
+        .unwrap();
+    assert!(
+        rate.ends_with("requests per second, 300 error replies"),
+        "{rate}"
+    );
+    let c = base(&["--csv"]);
+    assert_eq!(c.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&c.stdout).lines().count(),
+        2,
+        "header and one row"
+    );
+    let err = String::from_utf8_lossy(&c.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("300 error replies (first: WRONGTYPE"), "{err}");
+    assert_eq!(s.calls("lpush"), 900);
+}
+
+#[test]
+fn a_successful_run_with_a_password_writes_nothing_to_stderr() {
+    let s = RedisServer::start_with(&["--requirepass", "pw"]);
+    let uri = format!("redis://default:pw@127.0.0.1:{}", s.port);
+    for args in [
+        vec![
+            "-p".to_string(),
+            s.port.to_string(),
+            "-a".into(),
+            "pw".into(),
+        ],
+        vec!["-u".to_string(), uri],
+    ] {
+        let mut args = args;
+        args.extend(["-t", "set", "-n", "200", "-q"].map(String::from));
+        let out = run_args(&args);
+        assert!(out.status.success());
+        assert!(
+            out.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).starts_with("SET: "));
+    }
+}
+
+#[test]
+fn more_threads_than_clients_or_cores_goes_into_the_header_not_stderr() {
+    let s = RedisServer::start();
+    let cores = std::thread::available_parallelism().unwrap().get();
+    let mut args = s.port_args();
+    args.extend(
+        [
+            "-t",
+            "set",
+            "-n",
+            "500",
+            "--threads",
+            "10",
+            "-c",
+            "5",
+            "--json",
+            "-",
+        ]
+        .map(String::from),
+    );
+    let out = run_args(&args);
+    assert!(out.status.success());
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["config"]["threads"], 5, "the executors that ran");
+    args.truncate(args.len() - 2);
+    let out = run_args(&args);
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("threads:"))
+        .unwrap();
+    let want = if cores < 5 {
+        let unit = if cores == 1 { "core" } else { "cores" };
+        format!("  threads: 5 (10 asked, one per client; sharing {cores} {unit})")
+    } else {
+        "  threads: 5 (10 asked, one per client)".to_string()
+    };
+    assert_eq!(line, want);
 }
 
 #[test]
