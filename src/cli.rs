@@ -29,7 +29,7 @@ pub struct Cli {
     /// User name for ACL-style AUTH user pass; needs -a
     #[arg(long = "user", value_name = "username")]
     pub user: Option<String>,
-    /// Server URI: redis://[user:pass@]host[:port][/db] (rediss:// for TLS)
+    /// Server URI: redis://[user:pass@]host[:port][/db] (rediss:// for TLS; valkey:// and valkeys:// too)
     #[arg(short = 'u', value_name = "uri")]
     pub uri: Option<String>,
     /// Number of parallel connections

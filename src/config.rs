@@ -195,15 +195,23 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Parses `redis://[[user]:pass@]host[:port][/db]` (and `rediss://`).
+/// Parses `redis://[[user]:pass@]host[:port][/db]` (and `rediss://`, `valkey://`, `valkeys://`).
 pub fn parse_uri(uri: &str) -> Result<Uri, UsageError> {
     let bad = |why: &str| usage(format!("invalid value '{uri}' for '-u': {why}"));
-    let (tls, rest) = if let Some(r) = uri.strip_prefix("redis://") {
-        (false, r)
-    } else if let Some(r) = uri.strip_prefix("rediss://") {
-        (true, r)
-    } else {
-        return Err(bad("the URI must start with redis:// or rediss://"));
+    // valkey-benchmark's schemes mean the same as Redis's.
+    let schemes = [
+        ("redis://", false),
+        ("rediss://", true),
+        ("valkey://", false),
+        ("valkeys://", true),
+    ];
+    let Some((tls, rest)) = schemes
+        .iter()
+        .find_map(|(scheme, tls)| uri.strip_prefix(scheme).map(|r| (*tls, r)))
+    else {
+        return Err(bad(
+            "the URI must start with redis://, rediss://, valkey:// or valkeys://",
+        ));
     };
     let mut out = Uri {
         tls,
@@ -515,6 +523,10 @@ mod tests {
         assert_eq!(u.password.as_deref(), Some("pw"));
         assert!(u.user.is_none());
         assert!(parse_uri("http://x").is_err());
+        let v = parse_uri("valkey://:pw@127.0.0.1:7002/1").unwrap();
+        assert_eq!((v.tls, v.port, v.db), (false, Some(7002), Some(1)));
+        assert_eq!(v.password.as_deref(), Some("pw"));
+        assert!(parse_uri("valkeys://localhost").unwrap().tls);
         assert!(parse_uri("redis://h:99999").is_err());
     }
 

@@ -192,6 +192,7 @@ pub fn run(
         multi_thread: cfg.multi_thread,
         threads: cfg.threads.min(cfg.clients),
         threads_note: threads_note(&cfg),
+        tls: cfg.tls.as_ref().map(|t| t.checks.clone()),
         cluster_nodes: None,
     };
     // A server that wants a password (or has no room for another client) would answer every request

@@ -18,6 +18,8 @@ pub struct Header {
     pub threads: usize,
     /// What the `threads:` line adds in brackets (fewer executors than asked, cores shared).
     pub threads_note: Option<String>,
+    /// With TLS: which checks of the server's certificate ran.
+    pub tls: Option<String>,
     /// `--cluster`: each master's configuration, in node order (replaces the host configuration lines).
     pub cluster_nodes: Option<Vec<crate::cluster::NodeConfig>>,
 }
@@ -95,6 +97,9 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
     let _ = writeln!(s, "  {} parallel clients", h.clients);
     let _ = writeln!(s, "  {} bytes payload", h.data_size);
     let _ = writeln!(s, "  keep alive: {}", u8::from(h.keepalive));
+    if let Some(tls) = &h.tls {
+        let _ = writeln!(s, "  TLS: {tls}");
+    }
     if let Some(nodes) = &h.cluster_nodes {
         let _ = writeln!(s, "  cluster mode: yes ({} masters)", nodes.len());
         for (i, n) in nodes.iter().enumerate() {
@@ -344,6 +349,7 @@ mod tests {
             multi_thread: true,
             threads: 2,
             threads_note: Some("sharing 1 cores".into()),
+            tls: None,
             cluster_nodes: None,
         };
         let b = normal_block(&result(), &h);

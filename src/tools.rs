@@ -184,6 +184,7 @@ pub fn run_merge(a: &MergeArgs, out: &mut dyn Write) -> Result<(), ToolError> {
             multi_thread: f.config.threads > 1,
             threads: f.config.threads as usize,
             threads_note: None,
+            tls: None,
             cluster_nodes: None,
         };
         let mut text = format!(

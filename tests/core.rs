@@ -559,3 +559,21 @@ fn progress_line_on_a_terminal_shows_a_stall() {
     );
     assert_eq!(s.calls("set"), 100);
 }
+
+#[test]
+fn valkey_uri_schemes_work_like_redis_ones() {
+    let s = RedisServer::start_with(&["--requirepass", "pw"]);
+    let uri = format!("valkey://default:pw@127.0.0.1:{}/3", s.port);
+    let out = ringbench(&["-u", &uri, "-t", "set", "-n", "150", "-q"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stderr.is_empty());
+    let keys = s.cli(&["-a", "pw", "--no-auth-warning", "-n", "3", "dbsize"]);
+    assert_eq!(keys, "1", "SET key:__rand_int__ landed in db 3");
+    let bad = ringbench(&["-u", "valkeyx://127.0.0.1"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("'-u'"));
+}
