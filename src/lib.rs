@@ -14,6 +14,7 @@ pub mod cost;
 pub mod cpus;
 pub mod engine;
 pub mod hdrlog;
+mod idle;
 pub mod intervals;
 pub mod keys;
 pub mod limits;
@@ -215,7 +216,23 @@ pub fn run(
         out.flush()?;
         // Idle mode opens exactly -c connections.
         drop(ctl.take());
-        engine::run_test(&cfg, &cfg.tests[0], 0, control, |_, _| {})?;
+        // On a terminal, the connections still open (as redis-benchmark shows them).
+        let mut shown = None;
+        let ran = engine::run_test(&cfg, &cfg.tests[0], 0, control, |open, _| {
+            if let Some(p) = progress.as_deref_mut()
+                && shown != Some(open)
+            {
+                let _ = write!(p, "\r\x1b[Kclients: {open}");
+                let _ = p.flush();
+                shown = Some(open);
+            }
+        });
+        if let Some(p) = progress.as_deref_mut()
+            && shown.is_some()
+        {
+            let _ = writeln!(p);
+        }
+        ran?;
         outcome.stopped = true;
         return Ok(outcome);
     }

@@ -577,3 +577,92 @@ fn valkey_uri_schemes_work_like_redis_ones() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("'-u'"));
 }
+
+/// Waits (polling the server, no fixed sleep) until it has `n` clients besides the asking one.
+fn wait_for_clients(s: &RedisServer, n: u64) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let info = s.cli(&["info", "clients"]);
+        let connected: u64 = info
+            .lines()
+            .find_map(|l| l.strip_prefix("connected_clients:"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        if connected > n {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "{connected} clients");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// Waits for `child` at most 20 s (killing it then: a hang is the failure).
+fn wait_bounded(mut child: std::process::Child) -> std::process::Output {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("still running after 20 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn idle_mode_refused_by_maxclients_reports_the_server_error() {
+    let s = RedisServer::start_with(&["--maxclients", "5"]);
+    let port = s.port.to_string();
+    for threads in ["1", "2"] {
+        let child = spawn_ringbench(&["-p", &port, "-c", "10", "-I", "--threads", threads]);
+        let out = wait_bounded(child);
+        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "Error from server: ERR max number of clients reached\n"
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).starts_with("Creating 10 idle connections"));
+    }
+}
+
+#[test]
+fn idle_mode_shows_open_clients_on_a_terminal_and_fails_when_they_are_closed() {
+    let s = RedisServer::start();
+    let cmd = format!("{} -p {} -c 3 -I", env!("CARGO_BIN_EXE_ringbench"), s.port);
+    let mut child = std::process::Command::new("script")
+        .args(["-qfec", &cmd, "/dev/null"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let reader = {
+        let seen = seen.clone();
+        let mut stdout = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            use std::io::Read;
+            let mut buf = [0u8; 256];
+            while let Ok(n) = stdout.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                seen.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        })
+    };
+    let text = || String::from_utf8_lossy(&seen.lock().unwrap()).into_owned();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !text().contains("\r\x1b[Kclients: 3") {
+        assert!(std::time::Instant::now() < deadline, "{:?}", text());
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    wait_for_clients(&s, 3);
+    // The server closes every connection but the asking one, as its `timeout` would.
+    assert_eq!(s.cli(&["client", "kill", "type", "normal"]), "3");
+    let out = wait_bounded(child);
+    reader.join().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text().contains("closed by the server"), "{:?}", text());
+}
