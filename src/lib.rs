@@ -133,9 +133,11 @@ fn redirect_hint(r: &TestResult) -> Option<String> {
 /// Where progress goes: `Some` only when it should be shown (a terminal).
 pub type ProgressSink<'a> = Option<&'a mut dyn Write>;
 
-/// Reads the cluster's masters for `--cluster`: their configuration for the header, and a check that
-/// `-c` gives every master at least one connection.
-fn cluster_header(cfg: &Config) -> Result<Vec<cluster::NodeConfig>, RunError> {
+/// Reads the cluster's masters for `--cluster`: their configuration for the header, their addresses
+/// for the server view, and a check that `-c` gives every master at least one connection.
+fn cluster_header(
+    cfg: &Config,
+) -> Result<(Vec<cluster::NodeConfig>, Vec<config::Target>), RunError> {
     let map = cluster::discover(
         &cfg.target,
         cfg.tls.as_ref(),
@@ -154,11 +156,9 @@ fn cluster_header(cfg: &Config) -> Result<Vec<cluster::NodeConfig>, RunError> {
             cfg.clients
         )));
     }
-    Ok(cluster::node_configs(
-        &map,
-        cfg.tls.as_ref(),
-        &cfg.setup,
-        cfg.connect_timeout,
+    Ok((
+        cluster::node_configs(&map, cfg.tls.as_ref(), &cfg.setup, cfg.connect_timeout),
+        cluster::master_targets(&map),
     ))
 }
 
@@ -202,8 +202,11 @@ pub fn run(
         return Err(RunError::Server(msg));
     }
     let mut header = header;
+    let mut masters = Vec::new();
     if cfg.cluster {
-        header.cluster_nodes = Some(cluster_header(&cfg)?);
+        let (configs, targets) = cluster_header(&cfg)?;
+        header.cluster_nodes = Some(configs);
+        masters = targets;
     }
     let mut ctl = Some(ctl);
     let mut outcome = RunOutcome::default();
@@ -236,13 +239,27 @@ pub fn run(
         outcome.stopped = true;
         return Ok(outcome);
     }
-    let mut watch = server_view::ServerWatch::new(
-        ctl.take(),
-        &cfg.target,
-        cfg.tls.as_ref(),
-        &cfg.setup,
-        cfg.connect_timeout,
-    );
+    let watch_of = |ctl, target: &config::Target| {
+        server_view::ServerWatch::new(
+            ctl,
+            target,
+            cfg.tls.as_ref(),
+            &cfg.setup,
+            cfg.connect_timeout,
+        )
+    };
+    // With --cluster the view covers every master (each watch connects when its first test begins).
+    let mut watch = if masters.is_empty() {
+        server_view::Watches::One(watch_of(ctl.take(), &cfg.target))
+    } else {
+        drop(ctl.take());
+        server_view::Watches::Cluster(
+            masters
+                .iter()
+                .map(|t| (t.display(), watch_of(None, t)))
+                .collect(),
+        )
+    };
     if let Some(t) = cfg.start_at {
         eprintln!(
             "ringbench: waiting {:.1} s for --start-at {t}",
@@ -344,7 +361,17 @@ pub fn run(
                 rps,
                 slots: cfg.clients * cfg.pipeline,
             });
-            result.server = watch.end(result.stats.completed, control.stopped());
+            let per_node = |name: &str| {
+                result.stats.cluster.as_ref().map_or(0, |c| {
+                    c.nodes
+                        .iter()
+                        .filter(|n| n.name == name)
+                        .map(|n| n.completed)
+                        .sum()
+                })
+            };
+            let view = watch.end(result.stats.completed, per_node, control.stopped());
+            result.server = view;
             result.interrupted = control.stopped();
             if result.interrupted && cfg.output == OutputMode::Csv {
                 eprintln!(

@@ -72,6 +72,9 @@ pub struct RunConfig {
     pub precision: u8,
     pub start_at: Option<f64>,
     pub tests: Vec<String>,
+    /// `--cluster`: requests were routed to each key's master (absent in files of older versions).
+    #[serde(default)]
+    pub cluster: bool,
 }
 
 /// One run that a merged file combines.
@@ -236,6 +239,7 @@ impl RunConfig {
             precision: cfg.precision,
             start_at: cfg.start_at,
             tests: cfg.tests.iter().map(|t| t.title.clone()).collect(),
+            cluster: cfg.cluster,
         }
     }
 }
