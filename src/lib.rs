@@ -250,10 +250,10 @@ pub fn run(
     };
     // With --cluster the view covers every master (each watch connects when its first test begins).
     let mut watch = if masters.is_empty() {
-        server_view::Watches::One(watch_of(ctl.take(), &cfg.target))
+        server_view::Watches::one(watch_of(ctl.take(), &cfg.target))
     } else {
         drop(ctl.take());
-        server_view::Watches::Cluster(
+        server_view::Watches::cluster(
             masters
                 .iter()
                 .map(|t| (t.display(), watch_of(None, t)))

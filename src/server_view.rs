@@ -158,26 +158,39 @@ impl ServerView {
 }
 
 /// The watches of a run: the server's, or with `--cluster` one per master.
-pub enum Watches {
-    One(ServerWatch),
-    /// Each master's address (`ip:port`, as the per-node figures name it) and its watch.
-    Cluster(Vec<(String, ServerWatch)>),
+pub struct Watches {
+    /// Each watch with the node's address (`ip:port`, as the per-node figures name it).
+    watches: Vec<(String, ServerWatch)>,
+    cluster: bool,
 }
 
 impl Watches {
-    fn each(&mut self) -> Vec<&mut ServerWatch> {
-        match self {
-            Watches::One(w) => vec![w],
-            Watches::Cluster(ws) => ws.iter_mut().map(|(_, w)| w).collect(),
+    /// One server.
+    pub fn one(w: ServerWatch) -> Self {
+        Watches {
+            watches: vec![(String::new(), w)],
+            cluster: false,
         }
     }
 
+    /// Every master of a cluster.
+    pub fn cluster(watches: Vec<(String, ServerWatch)>) -> Self {
+        Watches {
+            watches,
+            cluster: true,
+        }
+    }
+
+    fn each(&mut self) -> impl Iterator<Item = &mut ServerWatch> {
+        self.watches.iter_mut().map(|(_, w)| w)
+    }
+
     pub fn begin(&mut self) {
-        self.each().into_iter().for_each(ServerWatch::begin);
+        self.each().for_each(ServerWatch::begin);
     }
 
     pub fn sample(&mut self) {
-        self.each().into_iter().for_each(ServerWatch::sample);
+        self.each().for_each(ServerWatch::sample);
     }
 
     /// The test's view. `completed` is the test's total; `per_node` gives one master's share (cluster).
@@ -188,23 +201,21 @@ impl Watches {
         per_node: impl Fn(&str) -> u64,
         stopped: bool,
     ) -> Option<ServerView> {
-        match self {
-            Watches::One(w) => w.end(completed, stopped),
-            Watches::Cluster(ws) => {
-                let mut nodes = Vec::with_capacity(ws.len());
-                let mut all = true;
-                for (name, w) in ws.iter_mut() {
-                    match w.end(per_node(name), stopped) {
-                        Some(view) => nodes.push(NodeView {
-                            node: name.clone(),
-                            view,
-                        }),
-                        None => all = false,
-                    }
-                }
-                all.then(|| ServerView::sum(nodes, completed))
+        if !self.cluster {
+            return self.watches[0].1.end(completed, stopped);
+        }
+        let mut nodes = Vec::with_capacity(self.watches.len());
+        let mut all = true;
+        for (name, w) in self.watches.iter_mut() {
+            match w.end(per_node(name), stopped) {
+                Some(view) => nodes.push(NodeView {
+                    node: name.clone(),
+                    view,
+                }),
+                None => all = false,
             }
         }
+        all.then(|| ServerView::sum(nodes, completed))
     }
 }
 
