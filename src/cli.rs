@@ -2,6 +2,22 @@
 
 use clap::{ArgAction, Parser};
 
+/// The end of `--help`: the subcommands and a few command lines to start from.
+const AFTER_HELP: &str = "\
+Subcommands:
+  compare  Compare result files written with --json, test by test (the first file is the base)
+  merge    Merge result files of one workload run from several client machines at once
+  (ringbench compare --help, ringbench merge --help for their flags)
+
+Examples:
+  ringbench -t set,get -n 1000000 -q                 SET and GET against 127.0.0.1:6379, one line each
+  ringbench -h 10.0.0.5 -a secret -c 200 -P 16 --threads 4 -t get -r 1000000
+  ringbench -r 100000 lpush mylist ele:__rand_int__  a command of your own instead of the suite
+  ringbench --rps 50000 --duration 30 --warmup 5 -t get -r 1000000 --json run.json
+  ringbench -u rediss://cache.example:6380 --cacert ca.crt -t set -q
+  ringbench --cluster -p 7000 -t set,get -r 100000
+  ringbench compare before.json after.json --plot latency.svg";
+
 /// Flags of a benchmark run. `-h` is the host (as in redis-benchmark); help is `--help` only.
 #[derive(Parser, Debug, Clone)]
 #[command(
@@ -11,7 +27,8 @@ use clap::{ArgAction, Parser};
     disable_help_flag = true,
     disable_version_flag = true,
     args_override_self = true,
-    override_usage = "ringbench [OPTIONS] [COMMAND ARGS...]"
+    override_usage = "ringbench [OPTIONS] [COMMAND ARGS...]\n       ringbench compare FILE.json FILE.json... [--plot FILE.svg]\n       ringbench merge FILE.json FILE.json... [--json FILE] [--plot FILE.svg] [-q]",
+    after_help = AFTER_HELP
 )]
 pub struct Cli {
     /// Server hostname
@@ -155,6 +172,9 @@ pub struct Cli {
     /// Whether -n was given on the command line (not a flag: filled in by `parse_args`)
     #[arg(skip)]
     pub requests_given: bool,
+    /// Whether --distribution was given on the command line (filled in by `parse_args`)
+    #[arg(skip)]
+    pub distribution_given: bool,
     /// Fail a request whose reply takes longer than this many milliseconds (default: wait forever)
     #[arg(long = "timeout", value_name = "ms")]
     pub timeout: Option<i64>,
@@ -197,6 +217,8 @@ impl Cli {
         let mut cli = Cli::from_arg_matches(&matches)?;
         // --duration conflicts with -n only when -n was written, not with its default.
         cli.requests_given = matches.value_source("requests") == Some(ValueSource::CommandLine);
+        cli.distribution_given =
+            matches.value_source("distribution") == Some(ValueSource::CommandLine);
         Ok(cli)
     }
 }
@@ -256,6 +278,15 @@ mod tests {
         assert_eq!(c.data_size, "10-20");
         assert!(parse(&["-n", "100000"]).requests_given);
         assert_eq!(parse(&[]).distribution, "uniform");
+    }
+
+    #[test]
+    fn help_lists_the_subcommands_with_examples() {
+        use clap::CommandFactory;
+        let help = Cli::command().render_long_help().to_string();
+        for want in ["compare", "merge", "Examples:", "ringbench -t set,get"] {
+            assert!(help.contains(want), "{want} missing from\n{help}");
+        }
     }
 
     #[test]

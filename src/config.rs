@@ -295,6 +295,14 @@ impl Config {
             Some(r) => Some(in_range("-r", r, 1, i64::MAX)? as u64),
             None => None,
         };
+        if cli.distribution_given && keyspace.is_none() {
+            // Without -r every key is the literal `key:__rand_int__`: there is nothing to distribute.
+            return Err(usage(format!(
+                "'--distribution {}' needs '-r <keyspacelen>': without -r keys are not randomized",
+                cli.distribution
+            ))
+            .into());
+        }
         let threads = match cli.threads {
             Some(t) => in_range("--threads", t, 1, MAX_THREADS)? as usize,
             None => 1,
@@ -370,6 +378,7 @@ impl Config {
         }
         if let Some(p) = &cli.plot {
             output_path("--plot", p)?;
+            crate::plot::check_extension("--plot", std::path::Path::new(p)).map_err(usage)?;
         }
         let start_at = match &cli.start_at {
             Some(v) => Some(crate::start_at::parse_start_at(
@@ -542,6 +551,10 @@ mod tests {
         assert!(usage_msg(&["--cluster", "--dbnum", "2"]).contains("'--dbnum'"));
         assert!(usage_msg(&["--json", "/no/such/dir/r.json"]).contains("'--json'"));
         assert!(usage_msg(&["--plot", ""]).contains("'--plot'"));
+        assert!(usage_msg(&["--plot", "x.png"]).contains("invalid value 'x.png' for '--plot'"));
+        assert!(config(&["--plot", "x.SVG"]).is_ok());
+        assert!(usage_msg(&["--distribution", "zipf"]).contains("'-r"));
+        assert!(config(&["--distribution", "zipf", "-r", "100"]).is_ok());
         assert!(usage_msg(&["--hdr-out", "/no/such/dir/p-"]).contains("'--hdr-out'"));
         assert!(usage_msg(&["--start-at", "12"]).contains("'--start-at'"));
     }

@@ -187,6 +187,7 @@ pub fn run(
     let header = report::Header {
         clients: cfg.clients,
         data_size: cfg.data_size,
+        data_min: Some(cfg.shape.value.min),
         keepalive: cfg.keepalive,
         save: ctl.config_get("save")?,
         appendonly: ctl.config_get("appendonly")?,

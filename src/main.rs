@@ -14,6 +14,11 @@ fn main() -> ExitCode {
     if let Some(code) = ringbench::tools::dispatch(&args, &mut std::io::stdout().lock()) {
         return code;
     }
+    // `-h` is the host, as in redis-benchmark; alone (no host after it) it most likely meant help.
+    if args.len() >= 2 && args.last().is_some_and(|a| a == "-h") {
+        eprintln!("ringbench: '-h' needs a host name (-h <hostname>); for help use --help");
+        return ExitCode::from(2);
+    }
     let cli = match Cli::parse_args(args) {
         Ok(c) => c,
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {

@@ -24,6 +24,18 @@ pub enum PlotError {
     Empty,
 }
 
+/// Checks the chart's file name before anything runs: the chart is SVG, so a name that says another
+/// format (`x.png`) would hold something else than it claims. A name without an extension is fine.
+pub fn check_extension(flag: &str, path: &std::path::Path) -> Result<(), String> {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some(ext) if !ext.eq_ignore_ascii_case("svg") => Err(format!(
+            "invalid value '{}' for '{flag}': the chart is written as SVG; name the file .svg",
+            path.display()
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// One line of the chart.
 pub struct Series<'a> {
     pub label: String,

@@ -8,6 +8,8 @@ use std::fmt::Write;
 pub struct Header {
     pub clients: usize,
     pub data_size: usize,
+    /// `-d MIN-MAX`: the smallest value size (values are `data_size` bytes at most).
+    pub data_min: Option<usize>,
     pub keepalive: bool,
     /// `CONFIG GET save`, when the server answered it.
     pub save: Option<String>,
@@ -95,7 +97,14 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
         r.stats.completed, r.seconds
     );
     let _ = writeln!(s, "  {} parallel clients", h.clients);
-    let _ = writeln!(s, "  {} bytes payload", h.data_size);
+    match h.data_min {
+        Some(min) if min != h.data_size => {
+            let _ = writeln!(s, "  {min}-{} bytes payload", h.data_size);
+        }
+        _ => {
+            let _ = writeln!(s, "  {} bytes payload", h.data_size);
+        }
+    }
     let _ = writeln!(s, "  keep alive: {}", u8::from(h.keepalive));
     if let Some(tls) = &h.tls {
         let _ = writeln!(s, "  TLS: {tls}");
@@ -343,6 +352,7 @@ mod tests {
         let h = Header {
             clients: 50,
             data_size: 3,
+            data_min: None,
             keepalive: true,
             save: Some(String::new()),
             appendonly: Some("no".into()),

@@ -115,6 +115,9 @@ fn load_all(files: &[PathBuf]) -> Result<Vec<(String, RunFile)>, ToolError> {
 
 /// `compare`: prints the table, and draws the chart when asked.
 pub fn run_compare(a: &CompareArgs, out: &mut dyn Write) -> Result<(), ToolError> {
+    if let Some(p) = &a.plot {
+        plot::check_extension("--plot", p).map_err(ToolError::Other)?;
+    }
     let loaded: Vec<Loaded> = load_all(&a.files)?
         .into_iter()
         .map(|(label, file)| Loaded { label, file })
@@ -154,6 +157,9 @@ pub fn run_compare(a: &CompareArgs, out: &mut dyn Write) -> Result<(), ToolError
 
 /// `merge`: prints the merged report, and writes JSON and the chart when asked.
 pub fn run_merge(a: &MergeArgs, out: &mut dyn Write) -> Result<(), ToolError> {
+    if let Some(p) = &a.plot {
+        plot::check_extension("--plot", p).map_err(ToolError::Other)?;
+    }
     let files = load_all(&a.files)?;
     let merged = crate::merge::merge(&files)?;
     for (title, share) in &merged.overlap {
@@ -178,6 +184,7 @@ pub fn run_merge(a: &MergeArgs, out: &mut dyn Write) -> Result<(), ToolError> {
         let header = Header {
             clients: f.config.clients as usize,
             data_size: f.config.data_size as usize,
+            data_min: None,
             keepalive: f.config.keepalive,
             save: None,
             appendonly: None,

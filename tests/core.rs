@@ -666,3 +666,43 @@ fn idle_mode_shows_open_clients_on_a_terminal_and_fails_when_they_are_closed() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text().contains("closed by the server"), "{:?}", text());
 }
+
+#[test]
+fn small_usage_points_name_their_flag() {
+    let usage = |args: &[&str]| {
+        let out = ringbench(args);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(out.stdout.is_empty());
+        err
+    };
+    let e = usage(&["-h"]);
+    assert!(e.contains("'-h'") && e.contains("--help"), "{e}");
+    let e = usage(&["--distribution", "zipf", "-t", "get"]);
+    assert!(
+        e.contains("'--distribution zipf'") && e.contains("'-r"),
+        "{e}"
+    );
+    let e = usage(&["--plot", "x.png", "-t", "get"]);
+    assert!(e.contains("'x.png'") && e.contains("'--plot'"), "{e}");
+    let out = ringbench(&["compare", "a.json", "b.json", "--plot", "x.png"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("'x.png' for '--plot'"));
+    let help = ringbench(&["--help"]);
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.contains("ringbench compare ") && help.contains("ringbench merge "),
+        "{help}"
+    );
+    assert!(help.contains("Examples:"), "{help}");
+}
+
+#[test]
+fn a_value_size_range_shows_in_the_header() {
+    let s = RedisServer::start();
+    let out = ringbench_ok(&s, &["-d", "10-200", "-t", "set", "-n", "300", "-r", "50"]);
+    assert!(out.contains("\n  10-200 bytes payload\n"), "{out}");
+    let out = ringbench_ok(&s, &["-d", "64", "-t", "set", "-n", "100"]);
+    assert!(out.contains("\n  64 bytes payload\n"), "{out}");
+}
