@@ -139,6 +139,9 @@ pub struct Cli {
     /// Preferred TLS 1.3 ciphersuites (':'-separated)
     #[arg(long = "tls-ciphersuites", value_name = "list")]
     pub tls_ciphersuites: Option<String>,
+    /// Key exchange groups to offer, ':'-separated (X25519, prime256v1/P-256, secp384r1/P-384)
+    #[arg(long = "tls-groups", value_name = "list")]
+    pub tls_groups: Option<String>,
     /// Write the results as JSON to FILE ('-' for stdout, then no text report)
     #[arg(long = "json", value_name = "FILE")]
     pub json: Option<String>,

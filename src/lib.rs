@@ -236,7 +236,12 @@ pub fn run(
         {
             let _ = writeln!(p);
         }
-        ran?;
+        // Like redis-benchmark, an idle connection that fails says "Error" first; the server's own
+        // refusal already reads "Error from server: ...".
+        ran.map_err(|e| match e {
+            EngineError::Conn(c @ ConnError::Refused(_)) => RunError::Conn(c),
+            other => RunError::Engine(format!("Error: {}", RunError::from(other))),
+        })?;
         outcome.stopped = true;
         return Ok(outcome);
     }

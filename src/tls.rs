@@ -31,6 +31,39 @@ pub struct TlsOptions {
     pub ciphers: Option<String>,
     /// `--tls-ciphersuites`: TLS 1.3 suite names, `:`-separated.
     pub ciphersuites: Option<String>,
+    /// `--tls-groups`: key exchange groups, `:`-separated.
+    pub groups: Option<String>,
+}
+
+/// The key exchange groups `--tls-groups` names, in the user's order. OpenSSL's names and aliases are
+/// accepted; groups rustls lacks (ffdhe*, secp521r1 with *ring*) are skipped, an error only when none is left.
+fn kx_groups(
+    list: &str,
+) -> Result<Vec<&'static dyn rustls::crypto::SupportedKxGroup>, TlsFlagError> {
+    let mut out: Vec<&'static dyn rustls::crypto::SupportedKxGroup> = Vec::new();
+    for name in list
+        .split([':', ',', ' '])
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
+        let group = match name.to_ascii_lowercase().as_str() {
+            "x25519" => Some(ring::kx_group::X25519),
+            "prime256v1" | "p-256" | "secp256r1" => Some(ring::kx_group::SECP256R1),
+            "secp384r1" | "p-384" => Some(ring::kx_group::SECP384R1),
+            _ => None,
+        };
+        if let Some(g) = group
+            && !out.iter().any(|o| o.name() == g.name())
+        {
+            out.push(g);
+        }
+    }
+    if out.is_empty() {
+        return Err(flag_err(format!(
+            "invalid value '{list}' for '--tls-groups': no group rustls supports; supported: X25519, prime256v1 (P-256), secp384r1 (P-384)"
+        )));
+    }
+    Ok(out)
 }
 
 /// What every TLS connection of a run uses: the shared rustls config and the name the server must prove.
@@ -378,6 +411,7 @@ pub fn from_cli(
         key: cli.key.as_ref().map(PathBuf::from),
         ciphers: cli.tls_ciphers.clone(),
         ciphersuites: cli.tls_ciphersuites.clone(),
+        groups: cli.tls_groups.clone(),
     };
     if !tls {
         // A TLS flag without TLS would silently benchmark a plaintext connection: say so instead.
@@ -390,6 +424,7 @@ pub fn from_cli(
             ("--key", opts.key.is_some()),
             ("--tls-ciphers", opts.ciphers.is_some()),
             ("--tls-ciphersuites", opts.ciphersuites.is_some()),
+            ("--tls-groups", opts.groups.is_some()),
         ];
         if let Some((flag, _)) = given.iter().find(|(_, on)| *on) {
             return Err(flag_err(format!(
@@ -415,10 +450,14 @@ pub fn build(opts: &TlsOptions, host: &str) -> Result<TlsClient, TlsFlagError> {
             "invalid value '{name}' for '{flag}': not a DNS name or IP address usable with TLS"
         ))
     })?;
-    let provider = Arc::new(CryptoProvider {
+    let mut provider = CryptoProvider {
         cipher_suites: cipher_suites(opts)?,
         ..ring::default_provider()
-    });
+    };
+    if let Some(list) = &opts.groups {
+        provider.kx_groups = kx_groups(list)?;
+    }
+    let provider = Arc::new(provider);
     let provider_for_keys = provider.clone();
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
@@ -761,6 +800,22 @@ mod tests {
             .iter()
             .map(|s| table.iter().find(|(_, t)| t == s).unwrap().0)
             .collect()
+    }
+
+    #[test]
+    fn groups_by_openssl_names() {
+        let g = kx_groups("prime256v1:X25519:ffdhe2048").unwrap();
+        let names: Vec<_> = g.iter().map(|g| g.name()).collect();
+        assert_eq!(
+            names,
+            [rustls::NamedGroup::secp256r1, rustls::NamedGroup::X25519]
+        );
+        assert!(
+            kx_groups("ffdhe2048")
+                .unwrap_err()
+                .0
+                .contains("'--tls-groups'")
+        );
     }
 
     #[test]

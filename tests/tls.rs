@@ -1038,3 +1038,39 @@ fn openssl_cipher_strings_are_accepted() {
     ]);
     assert!(msg.contains("handshake failure"), "{msg}");
 }
+
+#[test]
+fn tls_groups_and_idle_refusals() {
+    let certs = Certs::make("groups");
+    let s = TlsServer::start_with(&certs, false, &["--maxclients", "5"]);
+    let ca = certs.path("ca.crt");
+    s.server.reset();
+    for groups in ["prime256v1", "X25519:secp384r1"] {
+        s.run_ok(&[
+            "--tls",
+            "--cacert",
+            &ca,
+            "--tls-groups",
+            groups,
+            "-t",
+            "set",
+            "-n",
+            "100",
+            "-c",
+            "2",
+            "-q",
+        ]);
+    }
+    assert_eq!(s.server.calls("set"), 200);
+    let out = s.run(&["--tls", "--cacert", &ca, "--tls-groups", "ffdhe2048"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("'--tls-groups'"));
+    // Over TLS the server drops connections beyond maxclients; -I says so and exits 1.
+    let out = s.run(&["--tls", "--cacert", &ca, "-c", "10", "-I"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.starts_with("Error") && err.lines().count() == 1,
+        "{err}"
+    );
+}
