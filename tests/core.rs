@@ -616,6 +616,18 @@ fn idle_mode_refused_by_maxclients_reports_the_server_error() {
     let s = RedisServer::start_with(&["--maxclients", "5"]);
     let port = s.port.to_string();
     for threads in ["1", "2"] {
+        // The previous run's connections must be gone, or the control connection is refused first.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !s
+            .cli(&["info", "clients"])
+            .contains("connected_clients:1\r")
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "connections stay open"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         let child = spawn_ringbench(&["-p", &port, "-c", "10", "-I", "--threads", threads]);
         let out = wait_bounded(child);
         assert_eq!(out.status.code(), Some(1));
