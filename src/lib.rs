@@ -267,10 +267,14 @@ pub fn run(
         )
     };
     if let Some(t) = cfg.start_at {
-        eprintln!(
-            "ringbench: waiting {:.1} s for --start-at {t}",
-            (t - start_at::unix_now()).max(0.0)
-        );
+        // Shown like progress (on a terminal only): a successful run writes nothing to stderr.
+        if let Some(p) = progress.as_deref_mut() {
+            let _ = writeln!(
+                p,
+                "ringbench: waiting {:.1} s for --start-at {t}",
+                (t - start_at::unix_now()).max(0.0)
+            );
+        }
         if !start_at::wait_until(t, control) {
             outcome.stopped = true;
             return Ok(outcome);

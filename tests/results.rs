@@ -230,14 +230,23 @@ fn runs_with_the_same_start_at_start_together_and_merge() {
             .args(["-p", &port, "-t", "get", "-n", "10000", "-c", "5", "-q"])
             .args(["--start-at", &at_s, "--json", out])
             .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap()
     };
     let (a, b) = (dir.path("a.json"), dir.path("b.json"));
-    let mut pa = spawn(&a);
-    let mut pb = spawn(&b);
-    assert!(pa.wait().unwrap().success() && pb.wait().unwrap().success());
+    let pa = spawn(&a);
+    let pb = spawn(&b);
+    for p in [pa, pb] {
+        let out = p.wait_with_output().unwrap();
+        assert!(out.status.success());
+        // The wait is shown on a terminal only: a successful run writes nothing to stderr.
+        assert!(
+            out.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
     let (_, ra) = load(&a);
     let (_, rb) = load(&b);
     for r in [&ra, &rb] {
