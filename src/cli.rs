@@ -166,6 +166,9 @@ pub struct Cli {
     /// Key distribution for __rand_int__: uniform, sequential, zipf[:exponent] or gaussian
     #[arg(long = "distribution", value_name = "name", default_value = "uniform")]
     pub distribution: String,
+    /// Same as --distribution sequential (valkey-benchmark's spelling)
+    #[arg(long = "sequential", action = ArgAction::SetTrue)]
+    pub sequential: bool,
     /// Make each written value differ (bytes drawn from a random pool)
     #[arg(long = "random-data", action = ArgAction::SetTrue)]
     pub random_data: bool,
@@ -222,6 +225,19 @@ impl Cli {
         cli.requests_given = matches.value_source("requests") == Some(ValueSource::CommandLine);
         cli.distribution_given =
             matches.value_source("distribution") == Some(ValueSource::CommandLine);
+        if cli.sequential {
+            if cli.distribution_given && cli.distribution != "sequential" {
+                return Err(clap::Error::raw(
+                    clap::error::ErrorKind::ArgumentConflict,
+                    format!(
+                        "'--sequential' conflicts with '--distribution {}'",
+                        cli.distribution
+                    ),
+                ));
+            }
+            cli.distribution = "sequential".into();
+            cli.distribution_given = true;
+        }
         Ok(cli)
     }
 }

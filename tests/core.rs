@@ -718,3 +718,18 @@ fn a_value_size_range_shows_in_the_header() {
     let out = ringbench_ok(&s, &["-d", "64", "-t", "set", "-n", "100"]);
     assert!(out.contains("\n  64 bytes payload\n"), "{out}");
 }
+
+#[test]
+fn sequential_flag_covers_the_keyspace_like_valkey_benchmark() {
+    let s = RedisServer::start();
+    s.reset();
+    ringbench_ok(
+        &s,
+        &["-r", "50", "-t", "set", "-n", "50", "--sequential", "-q"],
+    );
+    assert_eq!(s.calls("set"), 50);
+    assert_eq!(s.cli(&["dbsize"]), "50", "each of the 50 keys once");
+    let out = ringbench(&["--sequential", "--distribution", "zipf", "-r", "5"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("'--sequential'"));
+}
