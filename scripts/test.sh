@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test on a fresh Debian/Ubuntu machine: installs what the tests start or call when it is
-# missing (redis-server and redis-cli, openssl for the TLS certificates, script for terminal tests),
-# then runs `cargo test --all-targets` with its output shown. Extra arguments go to cargo test.
+# missing (redis-server and redis-cli, openssl for the TLS certificates, script for terminal tests, a
+# TrueType font for the PNG chart), then runs `cargo test --all-targets` with its output shown. Extra arguments go to cargo test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 missing=()
@@ -10,6 +10,13 @@ command -v redis-cli >/dev/null || missing+=(redis-tools)
 command -v openssl >/dev/null || missing+=(openssl)
 command -v script >/dev/null || missing+=(bsdutils)
 command -v timeout >/dev/null || missing+=(coreutils)
+# The PNG chart test draws text with a system TrueType font.
+font=""
+for f in /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf /usr/share/fonts/dejavu/DejaVuSans.ttf \
+  /usr/share/fonts/TTF/DejaVuSans.ttf /usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf; do
+  [ -f "$f" ] && font=$f
+done
+[ -n "$font" ] || missing+=(fonts-dejavu-core)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "scripts/test.sh: installing ${missing[*]} (apt-get)" >&2
   sudo=""

@@ -148,8 +148,8 @@ pub struct Cli {
     /// Write one HdrHistogram interval log per test to PREFIX<test>.hlog (one interval per second)
     #[arg(long = "hdr-out", value_name = "PREFIX")]
     pub hdr_out: Option<String>,
-    /// Draw latency by percentile, one line per test, as an SVG file
-    #[arg(long = "plot", value_name = "FILE.svg")]
+    /// Draw latency by percentile, one line per test: SVG, or PNG for a .png name
+    #[arg(long = "plot", value_name = "FILE.svg|FILE.png")]
     pub plot: Option<String>,
     /// Wait until this Unix time (seconds, fractions allowed) before the first test
     #[arg(long = "start-at", value_name = "UNIX_TIME")]

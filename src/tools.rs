@@ -23,8 +23,8 @@ pub struct CompareArgs {
     /// Result files; the first is the base
     #[arg(value_name = "FILE.json", num_args = 2.., required = true)]
     pub files: Vec<PathBuf>,
-    /// Also draw latency by percentile, one line per file (and test), as SVG
-    #[arg(long = "plot", value_name = "FILE.svg")]
+    /// Also draw latency by percentile, one line per file (and test): SVG, or PNG for a .png name
+    #[arg(long = "plot", value_name = "FILE.svg|FILE.png")]
     pub plot: Option<PathBuf>,
 }
 
@@ -41,8 +41,8 @@ pub struct MergeArgs {
     /// Write the merged result as JSON to FILE ('-' for stdout, then no text report)
     #[arg(long = "json", value_name = "FILE")]
     pub json: Option<String>,
-    /// Draw latency by percentile of the merged result, one line per test, as SVG
-    #[arg(long = "plot", value_name = "FILE.svg")]
+    /// Draw latency by percentile of the merged result, one line per test: SVG, or PNG for a .png name
+    #[arg(long = "plot", value_name = "FILE.svg|FILE.png")]
     pub plot: Option<PathBuf>,
     /// Quiet: one line per test
     #[arg(short = 'q')]

@@ -696,11 +696,11 @@ fn small_usage_points_name_their_flag() {
         e.contains("'--distribution zipf'") && e.contains("'-r"),
         "{e}"
     );
-    let e = usage(&["--plot", "x.png", "-t", "get"]);
-    assert!(e.contains("'x.png'") && e.contains("'--plot'"), "{e}");
-    let out = ringbench(&["compare", "a.json", "b.json", "--plot", "x.png"]);
+    let e = usage(&["--plot", "x.jpg", "-t", "get"]);
+    assert!(e.contains("'x.jpg'") && e.contains("'--plot'"), "{e}");
+    let out = ringbench(&["compare", "a.json", "b.json", "--plot", "x.jpg"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("'x.png' for '--plot'"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("'x.jpg' for '--plot'"));
     let help = ringbench(&["--help"]);
     let help = String::from_utf8_lossy(&help.stdout);
     assert!(

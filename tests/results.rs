@@ -477,3 +477,38 @@ fn merge_refuses_different_workloads() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("test list"));
 }
+
+#[test]
+fn plot_to_a_png_name_draws_a_png() {
+    let s = RedisServer::start();
+    let dir = Scratch::new("png");
+    let png_path = dir.path("run.png");
+    let out = ringbench(&[
+        "-p",
+        &s.port.to_string(),
+        "-t",
+        "set,get",
+        "-n",
+        "3000",
+        "-q",
+        "--plot",
+        &png_path,
+    ]);
+    assert!(out.status.success() && out.stderr.is_empty());
+    let decoder = png::Decoder::new(std::fs::File::open(&png_path).expect("a PNG file"));
+    let mut reader = decoder.read_info().expect("a valid PNG");
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!((info.width, info.height), (960, 600));
+    assert_eq!(info.color_type, png::ColorType::Rgb);
+    let pixels: Vec<&[u8]> = buf[..info.buffer_size()].chunks(3).collect();
+    // Each test's line (and its legend box) in its own palette colour, and text and axes in black.
+    use plotters::style::{Color, Palette, Palette99};
+    for i in 0..2 {
+        let (r, g, b) = Palette99::pick(i).to_rgba().rgb();
+        let n = pixels.iter().filter(|p| **p == [r, g, b]).count();
+        assert!(n > 500, "series {i}: {n} pixels of its colour");
+    }
+    let dark = pixels.iter().filter(|p| p.iter().all(|&c| c < 60)).count();
+    assert!(dark > 2000, "{dark} dark pixels: no text or axes");
+}
