@@ -430,17 +430,47 @@ impl Config {
             if cli.tests.is_some() {
                 eprintln!("WARNING: -t is ignored when a command is given");
             }
-            let raw: Vec<Vec<u8>> = cli.command.iter().map(|a| a.clone().into_bytes()).collect();
-            let mut args = crate::compose::expand_args(&raw, &shape.value);
             let title = cli.command.join(" ");
-            if cli.stdin_last_arg {
-                let mut last = Vec::new();
-                stdin
-                    .read_to_end(&mut last)
-                    .map_err(|e| usage(format!("'-x': could not read stdin: {e}")))?;
-                args.push(last);
+            if cli.command.iter().any(|a| a == ";") {
+                // valkey-benchmark's command sequence: `cmd1 ; 3 cmd2` sends cmd1 once and cmd2 three
+                // times per round, each command one request.
+                if cli.stdin_last_arg {
+                    return Err(usage("'-x' reads one command's last argument: it cannot be used with a ';' sequence").into());
+                }
+                let mut parts = Vec::new();
+                for part in cli.command.split(|a| a == ";") {
+                    let (count, words) = match part.first().map(|w| w.parse::<u64>()) {
+                        Some(Ok(n)) if part.len() > 1 => (n, &part[1..]),
+                        _ => (1, part),
+                    };
+                    if words.is_empty() || count == 0 {
+                        return Err(usage(format!(
+                            "invalid command sequence '{title}': each ';'-separated part needs a command (and a repeat count of 1 or more)"
+                        ))
+                        .into());
+                    }
+                    let raw: Vec<Vec<u8>> = words.iter().map(|a| a.clone().into_bytes()).collect();
+                    let args = crate::compose::expand_args(&raw, &shape.value);
+                    let spec = workload::custom_test(&args, words.join(" "), keyspace.is_some());
+                    parts.push((spec, count));
+                }
+                let test = shape.sequence_test(title, parts, keyspace.is_some(), seed);
+                let mut tests = vec![test];
+                shape.attach_composers(&mut tests, keyspace.is_some(), seed);
+                tests
+            } else {
+                let raw: Vec<Vec<u8>> =
+                    cli.command.iter().map(|a| a.clone().into_bytes()).collect();
+                let mut args = crate::compose::expand_args(&raw, &shape.value);
+                if cli.stdin_last_arg {
+                    let mut last = Vec::new();
+                    stdin
+                        .read_to_end(&mut last)
+                        .map_err(|e| usage(format!("'-x': could not read stdin: {e}")))?;
+                    args.push(last);
+                }
+                vec![workload::custom_test(&args, title, keyspace.is_some())]
             }
-            vec![workload::custom_test(&args, title, keyspace.is_some())]
         };
         shape.attach_composers(&mut tests, keyspace.is_some(), seed);
 

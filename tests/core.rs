@@ -733,3 +733,33 @@ fn sequential_flag_covers_the_keyspace_like_valkey_benchmark() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("'--sequential'"));
 }
+
+#[test]
+fn a_command_sequence_sends_each_part_its_repeat_count() {
+    let s = RedisServer::start();
+    s.reset();
+    let out = ringbench_ok(
+        &s,
+        &[
+            "-n", "12", "-q", "--", "incr", "foo", ";", "3", "incr", "bar",
+        ],
+    );
+    assert!(out.starts_with("incr foo ; 3 incr bar: "), "{out}");
+    assert_eq!(s.cli(&["get", "foo"]), "3");
+    assert_eq!(s.cli(&["get", "bar"]), "9");
+    assert_eq!(s.calls("incr"), 12);
+    s.reset();
+    ringbench_ok(
+        &s,
+        &[
+            "-n", "4000", "-c", "7", "-P", "3", "-q", "--", "incr", "a", ";", "incr", "b",
+        ],
+    );
+    assert_eq!(
+        (s.cli(&["get", "a"]), s.cli(&["get", "b"])),
+        ("2000".into(), "2000".into())
+    );
+    let out = ringbench(&["-n", "5", "--", "incr", "a", ";", ";", "incr", "b"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("invalid command sequence"));
+}
