@@ -21,5 +21,5 @@ if [ "$(redis-cli -p "$port" ping 2>/dev/null || true)" != "PONG" ]; then
     sleep 0.05
   done
 fi
-cargo build --release --quiet
+cargo build --release
 ./target/release/ringbench -p "$port" "$@"

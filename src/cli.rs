@@ -2,6 +2,22 @@
 
 use clap::{ArgAction, Parser};
 
+/// The end of `--help`: the subcommands and a few command lines to start from.
+const AFTER_HELP: &str = "\
+Subcommands:
+  compare  Compare result files written with --json, test by test (the first file is the base)
+  merge    Merge result files of one workload run from several client machines at once
+  (ringbench compare --help, ringbench merge --help for their flags)
+
+Examples:
+  ringbench -t set,get -n 1000000 -q                 SET and GET against 127.0.0.1:6379, one line each
+  ringbench -h 10.0.0.5 -a secret -c 200 -P 16 --threads 4 -t get -r 1000000
+  ringbench -r 100000 lpush mylist ele:__rand_int__  a command of your own instead of the suite
+  ringbench --rps 50000 --duration 30 --warmup 5 -t get -r 1000000 --json run.json
+  ringbench -u rediss://cache.example:6380 --cacert ca.crt -t set -q
+  ringbench --cluster -p 7000 -t set,get -r 100000
+  ringbench compare before.json after.json --plot latency.svg";
+
 /// Flags of a benchmark run. `-h` is the host (as in redis-benchmark); help is `--help` only.
 #[derive(Parser, Debug, Clone)]
 #[command(
@@ -11,7 +27,8 @@ use clap::{ArgAction, Parser};
     disable_help_flag = true,
     disable_version_flag = true,
     args_override_self = true,
-    override_usage = "ringbench [OPTIONS] [COMMAND ARGS...]"
+    override_usage = "ringbench [OPTIONS] [COMMAND ARGS...]\n       ringbench compare FILE.json FILE.json... [--plot FILE.svg]\n       ringbench merge FILE.json FILE.json... [--json FILE] [--plot FILE.svg] [-q]",
+    after_help = AFTER_HELP
 )]
 pub struct Cli {
     /// Server hostname
@@ -34,7 +51,7 @@ pub struct Cli {
     /// User name for ACL-style AUTH user pass; needs -a
     #[arg(long = "user", value_name = "username")]
     pub user: Option<String>,
-    /// Server URI: redis://[user:pass@]host[:port][/db] (rediss:// for TLS)
+    /// Server URI: redis://[user:pass@]host[:port][/db] (rediss:// for TLS; valkey:// and valkeys:// too)
     #[arg(short = 'u', value_name = "uri")]
     pub uri: Option<String>,
     /// Number of parallel connections
@@ -164,14 +181,17 @@ pub struct Cli {
     /// Preferred TLS 1.3 ciphersuites (':'-separated)
     #[arg(long = "tls-ciphersuites", value_name = "list")]
     pub tls_ciphersuites: Option<String>,
+    /// Key exchange groups to offer, ':'-separated (X25519, prime256v1/P-256, secp384r1/P-384)
+    #[arg(long = "tls-groups", value_name = "list")]
+    pub tls_groups: Option<String>,
     /// Write the results as JSON to FILE ('-' for stdout, then no text report)
     #[arg(long = "json", value_name = "FILE")]
     pub json: Option<String>,
     /// Write one HdrHistogram interval log per test to PREFIX<test>.hlog (one interval per second)
     #[arg(long = "hdr-out", value_name = "PREFIX")]
     pub hdr_out: Option<String>,
-    /// Draw latency by percentile, one line per test, as an SVG file
-    #[arg(long = "plot", value_name = "FILE.svg")]
+    /// Draw latency by percentile, one line per test: SVG, or PNG for a .png name
+    #[arg(long = "plot", value_name = "FILE.svg|FILE.png")]
     pub plot: Option<String>,
     /// Wait until this Unix time (seconds, fractions allowed) before the first test
     #[arg(long = "start-at", value_name = "UNIX_TIME")]
@@ -194,6 +214,9 @@ pub struct Cli {
     /// Key distribution for __rand_int__: uniform, sequential, zipf[:exponent] or gaussian
     #[arg(long = "distribution", value_name = "name", default_value = "uniform")]
     pub distribution: String,
+    /// Same as --distribution sequential (valkey-benchmark's spelling)
+    #[arg(long = "sequential", action = ArgAction::SetTrue)]
+    pub sequential: bool,
     /// Make each written value differ (bytes drawn from a random pool)
     #[arg(long = "random-data", action = ArgAction::SetTrue)]
     pub random_data: bool,
@@ -203,6 +226,9 @@ pub struct Cli {
     /// Whether -n was given on the command line (not a flag: filled in by `parse_args`)
     #[arg(skip)]
     pub requests_given: bool,
+    /// Whether --distribution was given on the command line (filled in by `parse_args`)
+    #[arg(skip)]
+    pub distribution_given: bool,
     /// Fail a request whose reply takes longer than this many milliseconds (default: wait forever)
     #[arg(long = "timeout", value_name = "ms", allow_negative_numbers = true)]
     pub timeout: Option<i64>,
@@ -277,6 +303,21 @@ impl Cli {
         let mut cli = Cli::from_arg_matches(&matches)?;
         // --duration conflicts with -n only when -n was written, not with its default.
         cli.requests_given = matches.value_source("requests") == Some(ValueSource::CommandLine);
+        cli.distribution_given =
+            matches.value_source("distribution") == Some(ValueSource::CommandLine);
+        if cli.sequential {
+            if cli.distribution_given && cli.distribution != "sequential" {
+                return Err(clap::Error::raw(
+                    clap::error::ErrorKind::ArgumentConflict,
+                    format!(
+                        "'--sequential' conflicts with '--distribution {}'",
+                        cli.distribution
+                    ),
+                ));
+            }
+            cli.distribution = "sequential".into();
+            cli.distribution_given = true;
+        }
         Ok(cli)
     }
 }
@@ -336,6 +377,15 @@ mod tests {
         assert_eq!(c.data_size, "10-20");
         assert!(parse(&["-n", "100000"]).requests_given);
         assert_eq!(parse(&[]).distribution, "uniform");
+    }
+
+    #[test]
+    fn help_lists_the_subcommands_with_examples() {
+        use clap::CommandFactory;
+        let help = Cli::command().render_long_help().to_string();
+        for want in ["compare", "merge", "Examples:", "ringbench -t set,get"] {
+            assert!(help.contains(want), "{want} missing from\n{help}");
+        }
     }
 
     #[test]

@@ -275,6 +275,21 @@ pub struct NodeConfig {
     pub appendonly: Option<String>,
 }
 
+/// Each master's address, in node order.
+pub fn master_targets(map: &SlotMap) -> Vec<Target> {
+    map.masters()
+        .into_iter()
+        .map(|i| {
+            let n = &map.nodes[i as usize];
+            Target::Tcp {
+                host: n.addr.ip().to_string(),
+                port: n.addr.port(),
+                addr: n.addr,
+            }
+        })
+        .collect()
+}
+
 /// Reads each master's `save` and `appendonly` (left empty for a master that refuses CONFIG).
 pub fn node_configs(
     map: &SlotMap,
@@ -282,23 +297,17 @@ pub fn node_configs(
     setup: &Setup,
     timeout: Duration,
 ) -> Vec<NodeConfig> {
-    map.masters()
+    master_targets(map)
         .into_iter()
-        .map(|i| {
-            let n = &map.nodes[i as usize];
-            let target = Target::Tcp {
-                host: n.addr.ip().to_string(),
-                port: n.addr.port(),
-                addr: n.addr,
-            };
-            match ControlClient::connect(&target, tls, setup, timeout) {
+        .map(
+            |target| match ControlClient::connect(&target, tls, setup, timeout) {
                 Ok(mut c) => NodeConfig {
                     save: c.config_get("save").ok().flatten(),
                     appendonly: c.config_get("appendonly").ok().flatten(),
                 },
                 Err(_) => NodeConfig::default(),
-            }
-        })
+            },
+        )
         .collect()
 }
 

@@ -265,15 +265,23 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Parses `redis://[[user]:pass@]host[:port][/db]` (and `rediss://`).
+/// Parses `redis://[[user]:pass@]host[:port][/db]` (and `rediss://`, `valkey://`, `valkeys://`).
 pub fn parse_uri(uri: &str) -> Result<Uri, UsageError> {
     let bad = |why: &str| usage(format!("invalid value '{uri}' for '-u': {why}"));
-    let (tls, rest) = if let Some(r) = uri.strip_prefix("redis://") {
-        (false, r)
-    } else if let Some(r) = uri.strip_prefix("rediss://") {
-        (true, r)
-    } else {
-        return Err(bad("the URI must start with redis:// or rediss://"));
+    // valkey-benchmark's schemes mean the same as Redis's.
+    let schemes = [
+        ("redis://", false),
+        ("rediss://", true),
+        ("valkey://", false),
+        ("valkeys://", true),
+    ];
+    let Some((tls, rest)) = schemes
+        .iter()
+        .find_map(|(scheme, tls)| uri.strip_prefix(scheme).map(|r| (*tls, r)))
+    else {
+        return Err(bad(
+            "the URI must start with redis://, rediss://, valkey:// or valkeys://",
+        ));
     };
     let mut out = Uri {
         tls,
@@ -385,6 +393,14 @@ impl Config {
             Some(r) => Some(in_range("-r", r, 1, i64::MAX)? as u64),
             None => None,
         };
+        if cli.distribution_given && keyspace.is_none() {
+            // Without -r every key is the literal `key:__rand_int__`: there is nothing to distribute.
+            return Err(usage(format!(
+                "'--distribution {}' needs '-r <keyspacelen>': without -r keys are not randomized",
+                cli.distribution
+            ))
+            .into());
+        }
         let threads = match cli.threads {
             Some(t) => in_range("--threads", t, 1, MAX_THREADS)? as usize,
             None => 1,
@@ -470,6 +486,7 @@ impl Config {
         }
         if let Some(p) = &cli.plot {
             output_path("--plot", p, p)?;
+            crate::plot::check_extension("--plot", std::path::Path::new(p)).map_err(usage)?;
         }
         let start_at = match &cli.start_at {
             Some(v) => Some(crate::start_at::parse_start_at(
@@ -524,16 +541,49 @@ impl Config {
             }
             use std::os::unix::ffi::OsStrExt;
             let raw: Vec<Vec<u8>> = cli.command.iter().map(|a| a.as_bytes().to_vec()).collect();
-            let mut args = crate::compose::expand_args(&raw, &shape.value);
             let title = command_title(&raw);
-            if cli.stdin_last_arg {
-                let mut last = Vec::new();
-                stdin
-                    .read_to_end(&mut last)
-                    .map_err(|e| usage(format!("'-x': could not read stdin: {e}")))?;
-                args.push(last);
+            if raw.iter().any(|a| a == b";") {
+                // valkey-benchmark's command sequence: `cmd1 ; 3 cmd2` sends cmd1 once and cmd2 three
+                // times per round, each command one request.
+                if cli.stdin_last_arg {
+                    return Err(usage("'-x' reads one command's last argument: it cannot be used with a ';' sequence").into());
+                }
+                let mut parts = Vec::new();
+                for part in raw.split(|a| a == b";") {
+                    let count = part
+                        .first()
+                        .and_then(|w| std::str::from_utf8(w).ok())
+                        .and_then(|w| w.parse::<u64>().ok());
+                    let (count, words) = match count {
+                        Some(n) if part.len() > 1 => (n, &part[1..]),
+                        _ => (1, part),
+                    };
+                    if words.is_empty() || count == 0 {
+                        return Err(usage(format!(
+                            "invalid command sequence '{title}': each ';'-separated part needs a command (and a repeat count of 1 or more)"
+                        ))
+                        .into());
+                    }
+                    let args = crate::compose::expand_args(words, &shape.value);
+                    let spec =
+                        workload::custom_test(&args, command_title(words), keyspace.is_some());
+                    parts.push((spec, count));
+                }
+                let test = shape.sequence_test(title, parts, keyspace.is_some(), seed);
+                let mut tests = vec![test];
+                shape.attach_composers(&mut tests, keyspace.is_some(), seed);
+                tests
+            } else {
+                let mut args = crate::compose::expand_args(&raw, &shape.value);
+                if cli.stdin_last_arg {
+                    let mut last = Vec::new();
+                    stdin
+                        .read_to_end(&mut last)
+                        .map_err(|e| usage(format!("'-x': could not read stdin: {e}")))?;
+                    args.push(last);
+                }
+                vec![workload::custom_test(&args, title, keyspace.is_some())]
             }
-            vec![workload::custom_test(&args, title, keyspace.is_some())]
         };
         shape.attach_composers(&mut tests, keyspace.is_some(), seed);
         if let Some(p) = &cli.hdr_out {
@@ -654,6 +704,10 @@ mod tests {
         assert_eq!(u.password.as_deref(), Some("pw"));
         assert!(u.user.is_none());
         assert!(parse_uri("http://x").is_err());
+        let v = parse_uri("valkey://:pw@127.0.0.1:7002/1").unwrap();
+        assert_eq!((v.tls, v.port, v.db), (false, Some(7002), Some(1)));
+        assert_eq!(v.password.as_deref(), Some("pw"));
+        assert!(parse_uri("valkeys://localhost").unwrap().tls);
         assert!(parse_uri("redis://h:99999").is_err());
     }
 
@@ -669,6 +723,11 @@ mod tests {
         assert!(usage_msg(&["--cluster", "--dbnum", "2"]).contains("'--dbnum'"));
         assert!(usage_msg(&["--json", "/no/such/dir/r.json"]).contains("'--json'"));
         assert!(usage_msg(&["--plot", ""]).contains("'--plot'"));
+        assert!(usage_msg(&["--plot", "x.jpg"]).contains("invalid value 'x.jpg' for '--plot'"));
+        assert!(config(&["--plot", "x.png"]).is_ok());
+        assert!(config(&["--plot", "x.SVG"]).is_ok());
+        assert!(usage_msg(&["--distribution", "zipf"]).contains("'-r"));
+        assert!(config(&["--distribution", "zipf", "-r", "100"]).is_ok());
         assert!(usage_msg(&["--hdr-out", "/no/such/dir/p-"]).contains("'--hdr-out'"));
         assert!(usage_msg(&["--start-at", "12"]).contains("'--start-at'"));
     }

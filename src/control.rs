@@ -42,6 +42,15 @@ pub struct ControlClient {
     buf: Vec<u8>,
     addr: String,
     tls: Option<TlsClient>,
+    /// The server's error when it refused a command in a way that every command would meet
+    /// (`NOAUTH`, too many clients).
+    pub refused: Option<String>,
+}
+
+/// True for an error reply that the server gives to any command on this connection: authentication
+/// required, or the connection refused for `maxclients`.
+pub fn refuses_everything(msg: &str) -> bool {
+    msg.starts_with("NOAUTH") || msg.starts_with("ERR max number of clients")
 }
 
 impl ControlClient {
@@ -78,6 +87,7 @@ impl ControlClient {
             buf: Vec::new(),
             addr,
             tls: tls.cloned(),
+            refused: None,
         };
         for (name, args) in net::setup_commands(setup) {
             let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
@@ -169,6 +179,11 @@ impl ControlClient {
             Err(e @ ConnError::Tls { .. }) => return Err(e),
             Err(_) => return Ok(None),
         };
+        if let Value::Error(msg) = &reply
+            && refuses_everything(msg)
+        {
+            self.refused.get_or_insert_with(|| msg.clone());
+        }
         Ok(match reply {
             Value::Array(items) if items.len() >= 2 => items[1].as_str().map(String::from),
             Value::Map(pairs) => pairs

@@ -89,16 +89,26 @@ mod tests {
 
     #[test]
     fn line_and_warning() {
-        let s = cost_lines(&[exec(0.0004, 0.001), exec(0.0005, 0.001)], 1000);
+        let s = cost_lines(&[exec(0.0004, 0.001), exec(0.0005, 0.001)], 1000, None);
         assert_eq!(
             s,
             "  client: 900 ns CPU per request; executor busy: 40%, 50%\n"
         );
+        let memory = ClientMemory {
+            base_rss: 6_000_000,
+            peak_rss: 7_000_000,
+            connections: 1000,
+        };
+        let s = cost_lines(&[exec(0.0004, 0.001)], 1000, Some(&memory));
+        assert!(
+            s.contains("; peak RSS 7.0 MB (1000 bytes per connection)"),
+            "{s}"
+        );
         let hot = [exec(0.00095, 0.001)];
-        let s = cost_lines(&hot, 1000);
+        let s = cost_lines(&hot, 1000, None);
         assert!(s.contains("busy: 95%"), "{s}");
         assert!(s.contains("warning: an executor was busy 95%"), "{s}");
         assert!(s.contains("--threads"), "{s}");
-        assert_eq!(cost_lines(&hot, 0), "");
+        assert_eq!(cost_lines(&hot, 0, None), "");
     }
 }

@@ -471,10 +471,7 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
     }
 
     if cfg.idle {
-        let _keep_open = streams;
-        while !plan.control.stopped() {
-            glommio::timer::sleep(STOP_POLL).await;
-        }
+        crate::idle::hold(&plan, streams).await?;
         return Ok(ShardStats::new(cfg.precision));
     }
 

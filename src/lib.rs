@@ -15,6 +15,7 @@ pub mod cpus;
 pub mod engine;
 pub mod fleet;
 pub mod hdrlog;
+mod idle;
 pub mod intervals;
 pub mod keys;
 pub mod limits;
@@ -62,6 +63,9 @@ pub enum RunError {
     Usage(String),
     #[error("{0}")]
     Results(String),
+    /// The server refused the run before it began (`NOAUTH`, too many clients): its own message.
+    #[error("Error from server: {0}")]
+    Server(String),
 }
 
 impl From<EngineError> for RunError {
@@ -82,21 +86,61 @@ pub struct RunOutcome {
     pub stopped: bool,
     /// True when any request failed (sent without an answer).
     pub failed: bool,
+    /// True when the server answered any request with an error reply.
+    pub error_replies: bool,
 }
 
 impl RunOutcome {
-    /// True when any request failed (sent without an answer).
+    /// True when any request failed (sent without an answer) or was answered with an error.
     pub fn any_failed(&self) -> bool {
-        self.failed
+        self.failed || self.error_replies
     }
+}
+
+/// The bracket after `threads: N` in the header: fewer executors than `--threads` asked (one per client
+/// at most), and executors sharing cores. It belongs to the report, not to stderr.
+fn threads_note(cfg: &Config) -> Option<String> {
+    let ran = cfg.threads.min(cfg.clients);
+    let mut parts = Vec::new();
+    if ran < cfg.threads {
+        parts.push(format!("{} asked, one per client", cfg.threads));
+    }
+    if ran > 1 {
+        let cores = match &cfg.cpus {
+            Some(list) => list.len(),
+            None => cpus::usable_cores().len(),
+        };
+        if cores > 0 && ran > cores {
+            parts.push(format!(
+                "sharing {cores} {}",
+                if cores == 1 { "core" } else { "cores" }
+            ));
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// The hint for a node that redirects (`MOVED` / `ASK`) while `--cluster` is off.
+fn redirect_hint(r: &TestResult) -> Option<String> {
+    let kind = r
+        .stats
+        .error_kinds
+        .iter()
+        .find(|(k, _)| k == "MOVED" || k == "ASK")?;
+    Some(format!(
+        "ringbench: the server answered {} {} times: it is a Redis Cluster node; add --cluster to send each key to the master that owns it",
+        kind.0, kind.1
+    ))
 }
 
 /// Where progress goes: `Some` only when it should be shown (a terminal).
 pub type ProgressSink<'a> = Option<&'a mut dyn Write>;
 
-/// Reads the cluster's masters for `--cluster`: their configuration for the header, and a check that
-/// `-c` gives every master at least one connection.
-fn cluster_header(cfg: &Config) -> Result<Vec<cluster::NodeConfig>, RunError> {
+/// Reads the cluster's masters for `--cluster`: their configuration for the header, their addresses
+/// for the server view, and a check that `-c` gives every master at least one connection.
+fn cluster_header(
+    cfg: &Config,
+) -> Result<(Vec<cluster::NodeConfig>, Vec<config::Target>), RunError> {
     let map = cluster::discover(
         &cfg.target,
         cfg.tls.as_ref(),
@@ -115,11 +159,9 @@ fn cluster_header(cfg: &Config) -> Result<Vec<cluster::NodeConfig>, RunError> {
             cfg.clients
         )));
     }
-    Ok(cluster::node_configs(
-        &map,
-        cfg.tls.as_ref(),
-        &cfg.setup,
-        cfg.connect_timeout,
+    Ok((
+        cluster::node_configs(&map, cfg.tls.as_ref(), &cfg.setup, cfg.connect_timeout),
+        cluster::master_targets(&map),
     ))
 }
 
@@ -149,28 +191,29 @@ pub fn run(
     let header = report::Header {
         clients: cfg.clients,
         data_size: cfg.data_size,
+        data_min: Some(cfg.shape.value.min),
         keepalive: cfg.keepalive,
         save: ctl.config_get("save")?,
         appendonly: ctl.config_get("appendonly")?,
         multi_thread: cfg.multi_thread,
-        threads: cfg.threads,
+        threads: cfg.threads.min(cfg.clients),
+        threads_note: threads_note(&cfg),
+        tls: cfg.tls.as_ref().map(|t| t.checks.clone()),
         cluster_nodes: None,
     };
+    // A server that wants a password (or has no room for another client) would answer every request
+    // of the run with an error: stop here with its own message.
+    if let Some(msg) = ctl.refused.take() {
+        return Err(RunError::Server(msg));
+    }
     let mut header = header;
+    let mut masters = Vec::new();
     if cfg.cluster {
-        header.cluster_nodes = Some(cluster_header(&cfg)?);
+        let (configs, targets) = cluster_header(&cfg)?;
+        header.cluster_nodes = Some(configs);
+        masters = targets;
     }
     let mut ctl = Some(ctl);
-    if cfg.threads > 1
-        && let (_, Some(w)) = engine::plan_cores(
-            cfg.threads.min(cfg.clients),
-            cfg.cpus.as_deref(),
-            cfg.target.is_local(),
-        )
-    {
-        eprintln!("ringbench: {w}");
-    }
-
     let mut outcome = RunOutcome::default();
     let mut unwritten: Vec<String> = Vec::new();
     if cfg.idle {
@@ -182,17 +225,52 @@ pub fn run(
         out.flush()?;
         // Idle mode opens exactly -c connections.
         drop(ctl.take());
-        engine::run_test(&cfg, &cfg.tests[0], 0, control, |_, _| {})?;
+        // On a terminal, the connections still open (as redis-benchmark shows them).
+        let mut shown = None;
+        let ran = engine::run_test(&cfg, &cfg.tests[0], 0, control, |open, _| {
+            if let Some(p) = progress.as_deref_mut()
+                && shown != Some(open)
+            {
+                let _ = write!(p, "\r\x1b[Kclients: {open}");
+                let _ = p.flush();
+                shown = Some(open);
+            }
+        });
+        if let Some(p) = progress.as_deref_mut()
+            && shown.is_some()
+        {
+            let _ = writeln!(p);
+        }
+        // Like redis-benchmark, an idle connection that fails says "Error" first; the server's own
+        // refusal already reads "Error from server: ...".
+        ran.map_err(|e| match e {
+            EngineError::Conn(c @ ConnError::Refused(_)) => RunError::Conn(c),
+            other => RunError::Engine(format!("Error: {}", RunError::from(other))),
+        })?;
         outcome.stopped = true;
         return Ok(outcome);
     }
-    let mut watch = server_view::ServerWatch::new(
-        ctl.take(),
-        &cfg.target,
-        cfg.tls.as_ref(),
-        &cfg.setup,
-        cfg.connect_timeout,
-    );
+    let watch_of = |ctl, target: &config::Target| {
+        server_view::ServerWatch::new(
+            ctl,
+            target,
+            cfg.tls.as_ref(),
+            &cfg.setup,
+            cfg.connect_timeout,
+        )
+    };
+    // With --cluster the view covers every master (each watch connects when its first test begins).
+    let mut watch = if masters.is_empty() {
+        server_view::Watches::one(watch_of(ctl.take(), &cfg.target))
+    } else {
+        drop(ctl.take());
+        server_view::Watches::cluster(
+            masters
+                .iter()
+                .map(|t| (t.display(), watch_of(None, t)))
+                .collect(),
+        )
+    };
     if let Some(t) = cfg.start_at {
         // Shown on a terminal only: a pod's or a host's log is its result (--json -), and a successful run
         // writes nothing to stderr.
@@ -211,6 +289,7 @@ pub fn run(
     if cfg.output == OutputMode::Csv {
         out.write_all(report::CSV_HEADER.as_bytes())?;
     }
+    let mut hinted = false;
     loop {
         for test in &cfg.tests {
             if control.stopped() {
@@ -275,11 +354,22 @@ pub fn run(
             } else {
                 cfg.requests
             };
-            if (stats.failed > 0 || stats.not_sent > 0) && cfg.output == OutputMode::Csv {
-                eprintln!(
-                    "ringbench: {}: {} of {} requests failed, {} not sent",
-                    test.title, stats.failed, requested, stats.not_sent
-                );
+            if cfg.output == OutputMode::Csv {
+                // CSV rows have no room for failures: say so where a reader of the file still sees it.
+                if stats.errors > 0 {
+                    eprintln!(
+                        "ringbench: {}: {} error replies (first: {})",
+                        test.title,
+                        stats.errors,
+                        stats.first_error.as_deref().unwrap_or("")
+                    );
+                }
+                if stats.failed > 0 || stats.not_sent > 0 {
+                    eprintln!(
+                        "ringbench: {}: {} of {} requests failed, {} not sent",
+                        test.title, stats.failed, requested, stats.not_sent
+                    );
+                }
             }
             let mut result = TestResult::new(test.title.clone(), requested, stats);
             result.warmup = warmed;
@@ -288,7 +378,24 @@ pub fn run(
                 rps,
                 slots: cfg.clients * cfg.pipeline,
             });
-            result.server = watch.end(result.stats.completed, control.stopped());
+            let per_node = |name: &str| {
+                result.stats.cluster.as_ref().map_or(0, |c| {
+                    c.nodes
+                        .iter()
+                        .filter(|n| n.name == name)
+                        .map(|n| n.completed)
+                        .sum()
+                })
+            };
+            let view = watch.end(result.stats.completed, per_node, control.stopped());
+            result.server = view;
+            result.interrupted = control.stopped();
+            if result.interrupted && cfg.output == OutputMode::Csv {
+                eprintln!(
+                    "ringbench: {}: interrupted after {} of {} requests",
+                    test.title, result.stats.completed, requested
+                );
+            }
             let text = match cfg.output {
                 OutputMode::Normal => results::normal_text(&result, &header),
                 OutputMode::Quiet => {
@@ -306,6 +413,14 @@ pub fn run(
             // Requests left unsent because the run gave up (not because it was stopped) count too.
             outcome.failed |=
                 result.stats.failed > 0 || (result.stats.not_sent > 0 && !control.stopped());
+            outcome.error_replies |= result.stats.errors > 0;
+            if !cfg.cluster
+                && !hinted
+                && let Some(h) = redirect_hint(&result)
+            {
+                eprintln!("{h}");
+                hinted = true;
+            }
             if !cfg.loop_forever || cfg.json.is_some() || cfg.plot.is_some() {
                 outcome.results.push(result);
             }

@@ -7,12 +7,17 @@ use ringbench::engine::RunControl;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if let Some(code) = ringbench::tools::dispatch(&args, &mut std::io::stdout().lock()) {
         return code;
+    }
+    // `-h` is the host, as in redis-benchmark; alone (no host after it) it most likely meant help.
+    if args.len() >= 2 && args.last().is_some_and(|a| a == "-h") {
+        eprintln!("ringbench: '-h' needs a host name (-h <hostname>); for help use --help");
+        return ExitCode::from(2);
     }
     let cli = match Cli::parse_args(args) {
         Ok(c) => c,
@@ -28,16 +33,6 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let uri_has_password = cli
-        .uri
-        .as_deref()
-        .and_then(|u| ringbench::config::parse_uri(u).ok())
-        .is_some_and(|u| u.password.is_some());
-    if cli.password.is_some() || uri_has_password {
-        eprintln!(
-            "Warning: Using a password with '-a' or '-u' option on the command line interface may not be safe."
-        );
-    }
     let cfg = match Config::from_cli(&cli, &mut std::io::stdin()) {
         Ok(c) => c,
         Err(ConfigError::Usage(u)) => {
@@ -53,20 +48,7 @@ fn main() -> ExitCode {
     let control = RunControl::default();
     let sigint = Arc::new(AtomicBool::new(false));
     let sigterm = Arc::new(AtomicBool::new(false));
-    for (sig, flag) in [
-        (signal_hook::consts::SIGINT, &sigint),
-        (signal_hook::consts::SIGTERM, &sigterm),
-    ] {
-        // A second signal while the first is still being handled ends the process at once.
-        let code = if sig == signal_hook::consts::SIGINT {
-            130
-        } else {
-            143
-        };
-        let _ = signal_hook::flag::register_conditional_shutdown(sig, code, control.stop.clone());
-        let _ = signal_hook::flag::register(sig, control.stop.clone());
-        let _ = signal_hook::flag::register(sig, flag.clone());
-    }
+    install_signal_handlers(&control, &sigint, &sigterm);
 
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -110,5 +92,53 @@ fn error_lines(msg: &str) {
             Some(rest) => eprintln!("ringbench: {rest}"),
             None => eprintln!("ringbench: {line}"),
         }
+    }
+}
+
+/// Signals closer together than this are one request to stop: `timeout -s INT` and a terminal's Ctrl+C
+/// reach both the process and its group, so one stop often arrives twice within microseconds.
+const SECOND_SIGNAL_AFTER_NS: u64 = 1_000_000_000;
+
+/// Monotonic nanoseconds; `clock_gettime` is async-signal-safe.
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime only writes the timespec it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// SIGINT / SIGTERM: the first asks the run to stop and report what it measured; another one at least
+/// a second later ends the process at once (130 / 143). Signals arriving together count as one.
+fn install_signal_handlers(
+    control: &RunControl,
+    sigint: &Arc<AtomicBool>,
+    sigterm: &Arc<AtomicBool>,
+) {
+    let first_at = Arc::new(AtomicU64::new(0));
+    for (sig, flag, code) in [
+        (signal_hook::consts::SIGINT, sigint, 130),
+        (signal_hook::consts::SIGTERM, sigterm, 143),
+    ] {
+        let stop = control.stop.clone();
+        let flag = flag.clone();
+        let first_at = first_at.clone();
+        let handler = move || {
+            let now = monotonic_ns().max(1);
+            match first_at.compare_exchange(0, now, Ordering::SeqCst, Ordering::SeqCst) {
+                Ok(_) => {
+                    flag.store(true, Ordering::SeqCst);
+                    stop.store(true, Ordering::SeqCst);
+                }
+                Err(first) if now.saturating_sub(first) >= SECOND_SIGNAL_AFTER_NS => {
+                    signal_hook::low_level::exit(code);
+                }
+                Err(_) => {}
+            }
+        };
+        // SAFETY: the handler only reads the clock, uses atomics and may call _exit: all async-signal-safe.
+        let _ = unsafe { signal_hook::low_level::register(sig, handler) };
     }
 }

@@ -31,9 +31,10 @@ pub enum ConnError {
     /// only after the handshake in TLS 1.3).
     #[error("TLS with {addr} failed: {reason}")]
     Tls { addr: String, reason: String },
-    /// The server refused the connection with an error before serving it (maxclients, protected mode).
-    #[error("Error from server: {message}")]
-    Refused { message: String },
+    /// The server refused the connection with an error reply before serving it (maxclients,
+    /// protected mode).
+    #[error("Error from server: {0}")]
+    Refused(String),
     /// No reply came within `--timeout` (or setup within `--connect-timeout`).
     #[error("no reply from {addr} within {ms} ms")]
     Timeout { addr: String, ms: u128 },

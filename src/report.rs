@@ -8,13 +8,20 @@ use std::fmt::Write;
 pub struct Header {
     pub clients: usize,
     pub data_size: usize,
+    /// `-d MIN-MAX`: the smallest value size (values are `data_size` bytes at most).
+    pub data_min: Option<usize>,
     pub keepalive: bool,
     /// `CONFIG GET save`, when the server answered it.
     pub save: Option<String>,
     /// `CONFIG GET appendonly`, when the server answered it.
     pub appendonly: Option<String>,
     pub multi_thread: bool,
+    /// Executors that ran (`--threads`, at most one per client).
     pub threads: usize,
+    /// What the `threads:` line adds in brackets (fewer executors than asked, cores shared).
+    pub threads_note: Option<String>,
+    /// With TLS: which checks of the server's certificate ran.
+    pub tls: Option<String>,
     /// `--cluster`: each master's configuration, in node order (replaces the host configuration lines).
     pub cluster_nodes: Option<Vec<crate::cluster::NodeConfig>>,
 }
@@ -47,6 +54,9 @@ pub fn quiet_line(r: &TestResult) -> String {
     );
     s.push_str(&crate::rate_report::quiet_suffix(r));
     append_failures(&mut s, r, ", ");
+    if r.interrupted {
+        s.push_str(" (interrupted)");
+    }
     s.push('\n');
     s
 }
@@ -93,8 +103,18 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
         r.stats.completed, r.seconds
     );
     let _ = writeln!(s, "  {} parallel clients", h.clients);
-    let _ = writeln!(s, "  {} bytes payload", h.data_size);
+    match h.data_min {
+        Some(min) if min != h.data_size => {
+            let _ = writeln!(s, "  {min}-{} bytes payload", h.data_size);
+        }
+        _ => {
+            let _ = writeln!(s, "  {} bytes payload", h.data_size);
+        }
+    }
     let _ = writeln!(s, "  keep alive: {}", u8::from(h.keepalive));
+    if let Some(tls) = &h.tls {
+        let _ = writeln!(s, "  TLS: {tls}");
+    }
     if let Some(nodes) = &h.cluster_nodes {
         let _ = writeln!(s, "  cluster mode: yes ({} masters)", nodes.len());
         for (i, n) in nodes.iter().enumerate() {
@@ -121,7 +141,14 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
         if h.multi_thread { "yes" } else { "no" }
     );
     if h.multi_thread {
-        let _ = writeln!(s, "  threads: {}", h.threads);
+        match &h.threads_note {
+            Some(note) => {
+                let _ = writeln!(s, "  threads: {} ({note})", h.threads);
+            }
+            None => {
+                let _ = writeln!(s, "  threads: {}", h.threads);
+            }
+        }
     }
     s.push('\n');
     let hist = &r.stats.hist;
@@ -185,11 +212,17 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
         s.push('\n');
     }
     s.push_str("Summary:\n");
-    let _ = writeln!(
+    let _ = write!(
         s,
         "  throughput summary: {:.2} requests per second",
         r.rps()
     );
+    // Failures sit next to the rate, so that a reader of this line alone cannot miss them.
+    append_failures(&mut s, r, ", ");
+    if r.interrupted {
+        s.push_str(" (interrupted)");
+    }
+    s.push('\n');
     if r.stats.service.is_some() {
         s.push_str("  latency summary, from each request's intended send time (msec):\n");
     } else {
@@ -378,11 +411,14 @@ mod tests {
         let h = Header {
             clients: 50,
             data_size: 3,
+            data_min: None,
             keepalive: true,
             save: Some(String::new()),
             appendonly: Some("no".into()),
             multi_thread: true,
             threads: 2,
+            threads_note: Some("sharing 1 cores".into()),
+            tls: None,
             cluster_nodes: None,
         };
         let b = normal_block(&result(), &h);
@@ -394,7 +430,7 @@ mod tests {
             "  keep alive: 1",
             "  host configuration \"appendonly\": no",
             "  multi-thread: yes",
-            "  threads: 2",
+            "  threads: 2 (sharing 1 cores)",
             "Latency by percentile distribution:",
             "Cumulative distribution of latencies:",
             "Summary:",

@@ -78,6 +78,9 @@ pub struct RunConfig {
     /// `--rps`: the target rate (a shard's: its share; a merge's: the sum).
     #[serde(default)]
     pub rps: Option<f64>,
+    /// `--cluster`: requests were routed to each key's master (absent in files of older versions).
+    #[serde(default)]
+    pub cluster: bool,
 }
 
 /// One run that a merged file combines.
@@ -319,7 +322,7 @@ impl RunConfig {
             data_size: cfg.data_size as u64,
             keyspace: cfg.keyspace,
             pipeline: cfg.pipeline as u64,
-            threads: cfg.threads as u64,
+            threads: cfg.threads.min(cfg.clients) as u64,
             keepalive: cfg.keepalive,
             seed: cfg.seed,
             precision: cfg.precision,
@@ -327,6 +330,7 @@ impl RunConfig {
             tests: cfg.tests.iter().map(|t| t.title.clone()).collect(),
             shard: cfg.shard,
             rps: cfg.shape.rps,
+            cluster: cfg.cluster,
         }
     }
 }

@@ -914,7 +914,7 @@ impl<'a> Driver<'a> {
         c.fresh = false;
         if let Some(message) = refused {
             c.refused = true;
-            let e = ConnError::Refused { message };
+            let e = ConnError::Refused(message);
             self.lose(i, &e);
             return;
         }

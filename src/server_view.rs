@@ -67,9 +67,40 @@ pub struct ServerView {
     /// every 250 ms (before and after only when no sample answered).
     pub connected_clients_peak: u64,
     pub connected_clients_after: u64,
+    /// `--cluster`: each master's own view (the figures above are their sums), in node order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<NodeView>,
+}
+
+/// One master's side of a cluster test.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NodeView {
+    /// `ip:port` of the master.
+    pub node: String,
+    #[serde(flatten)]
+    pub view: ServerView,
 }
 
 impl ServerView {
+    /// The sum of every master's view; `completed` is the test's requests over all of them.
+    pub fn sum(nodes: Vec<NodeView>, completed: u64) -> ServerView {
+        let mut t = ServerView::default();
+        for n in &nodes {
+            let v = &n.view;
+            t.commands_processed += v.commands_processed;
+            t.cpu_user_s += v.cpu_user_s;
+            t.cpu_sys_s += v.cpu_sys_s;
+            t.used_memory_before += v.used_memory_before;
+            t.used_memory_after += v.used_memory_after;
+            t.connected_clients_before += v.connected_clients_before;
+            t.connected_clients_peak += v.connected_clients_peak;
+            t.connected_clients_after += v.connected_clients_after;
+        }
+        t.cpu_us_per_request = (completed > 0).then(|| t.cpu_s() * 1e6 / completed as f64);
+        t.nodes = nodes;
+        t
+    }
+
     /// Server CPU seconds, user plus system.
     pub fn cpu_s(&self) -> f64 {
         self.cpu_user_s + self.cpu_sys_s
@@ -78,7 +109,15 @@ impl ServerView {
     /// The lines printed under the summary in normal mode (each with its newline).
     pub fn summary_text(&self) -> String {
         let mut s = String::new();
-        s.push_str("  server side (INFO before and after the test):\n");
+        if self.nodes.is_empty() {
+            s.push_str("  server side (INFO before and after the test):\n");
+        } else {
+            let _ = writeln!(
+                s,
+                "  server side (INFO before and after the test, summed over {} masters):",
+                self.nodes.len()
+            );
+        }
         let per = match self.cpu_us_per_request {
             Some(us) => format!("{us:.3} usec per request"),
             None => "no requests".into(),
@@ -100,7 +139,83 @@ impl ServerView {
             self.connected_clients_peak,
             self.connected_clients_after
         );
+        for n in &self.nodes {
+            let v = &n.view;
+            let per = match v.cpu_us_per_request {
+                Some(us) => format!("{us:.3} usec per request"),
+                None => "no requests".into(),
+            };
+            let _ = writeln!(
+                s,
+                "    master {}: commands processed: {}, CPU {:.3} s, {per}",
+                n.node,
+                v.commands_processed,
+                v.cpu_s()
+            );
+        }
         s
+    }
+}
+
+/// The watches of a run: the server's, or with `--cluster` one per master.
+pub struct Watches {
+    /// Each watch with the node's address (`ip:port`, as the per-node figures name it).
+    watches: Vec<(String, ServerWatch)>,
+    cluster: bool,
+}
+
+impl Watches {
+    /// One server.
+    pub fn one(w: ServerWatch) -> Self {
+        Watches {
+            watches: vec![(String::new(), w)],
+            cluster: false,
+        }
+    }
+
+    /// Every master of a cluster.
+    pub fn cluster(watches: Vec<(String, ServerWatch)>) -> Self {
+        Watches {
+            watches,
+            cluster: true,
+        }
+    }
+
+    fn each(&mut self) -> impl Iterator<Item = &mut ServerWatch> {
+        self.watches.iter_mut().map(|(_, w)| w)
+    }
+
+    pub fn begin(&mut self) {
+        self.each().for_each(ServerWatch::begin);
+    }
+
+    pub fn sample(&mut self) {
+        self.each().for_each(ServerWatch::sample);
+    }
+
+    /// The test's view. `completed` is the test's total; `per_node` gives one master's share (cluster).
+    /// A cluster view needs every master's figures: with one missing, the sum would mislead.
+    pub fn end(
+        &mut self,
+        completed: u64,
+        per_node: impl Fn(&str) -> u64,
+        stopped: bool,
+    ) -> Option<ServerView> {
+        if !self.cluster {
+            return self.watches[0].1.end(completed, stopped);
+        }
+        let mut nodes = Vec::with_capacity(self.watches.len());
+        let mut all = true;
+        for (name, w) in self.watches.iter_mut() {
+            match w.end(per_node(name), stopped) {
+                Some(view) => nodes.push(NodeView {
+                    node: name.clone(),
+                    view,
+                }),
+                None => all = false,
+            }
+        }
+        all.then(|| ServerView::sum(nodes, completed))
     }
 }
 
@@ -260,6 +375,7 @@ impl ServerWatch {
                 .peak_clients
                 .unwrap_or(before.connected_clients.max(after.connected_clients)),
             connected_clients_after: after.connected_clients,
+            nodes: Vec::new(),
         })
     }
 }
@@ -294,6 +410,7 @@ mod tests {
             connected_clients_before: 1,
             connected_clients_peak: 51,
             connected_clients_after: 1,
+            nodes: Vec::new(),
         };
         let t = v.summary_text();
         assert!(

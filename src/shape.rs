@@ -93,7 +93,8 @@ impl Shape {
     /// Attaches a composer to every test whose requests differ one from the next.
     pub fn attach_composers(&self, tests: &mut [TestSpec], randomize: bool, seed: u64) {
         for t in tests {
-            if compose::needs_composer(&t.template, randomize) {
+            // A mix or sequence already has its composer (built from all of its commands).
+            if t.compose.is_none() && compose::needs_composer(&t.template, randomize) {
                 t.compose = Some(Arc::new(Composer::new(
                     &[(t.title.clone(), t.command.clone(), &t.template, 1)],
                     randomize,
@@ -102,6 +103,27 @@ impl Shape {
                 )));
             }
         }
+    }
+
+    /// The single test of a `;`-separated command sequence: each command with its repeat count, sent in
+    /// those proportions exactly (one executor walks one cycle of them with one counter).
+    pub fn sequence_test(
+        &self,
+        title: String,
+        mut parts: Vec<(TestSpec, u64)>,
+        randomize: bool,
+        seed: u64,
+    ) -> TestSpec {
+        let entries: Vec<_> = parts
+            .iter()
+            .map(|(t, n)| (t.title.clone(), t.command.clone(), &t.template, *n))
+            .collect();
+        let composer = Composer::new(&entries, randomize, self.value, seed);
+        let mut test = parts.swap_remove(0).0;
+        test.title = title;
+        test.command = "SEQUENCE".into();
+        test.compose = Some(Arc::new(composer));
+        test
     }
 
     /// The single test of `--mix`: each entry is a default-suite test name with its weight.

@@ -341,6 +341,8 @@ pub struct TestResult {
     pub warmup: Option<(u64, f64)>,
     /// `--timeout` in milliseconds, for the `N timed out at T ms` figure.
     pub timeout_ms: Option<u64>,
+    /// True when a signal (or the caller) stopped the test before it finished.
+    pub interrupted: bool,
 }
 
 impl TestResult {
@@ -360,6 +362,7 @@ impl TestResult {
             rate: None,
             warmup: None,
             timeout_ms: None,
+            interrupted: false,
         }
     }
 

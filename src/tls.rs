@@ -31,6 +31,39 @@ pub struct TlsOptions {
     pub ciphers: Option<String>,
     /// `--tls-ciphersuites`: TLS 1.3 suite names, `:`-separated.
     pub ciphersuites: Option<String>,
+    /// `--tls-groups`: key exchange groups, `:`-separated.
+    pub groups: Option<String>,
+}
+
+/// The key exchange groups `--tls-groups` names, in the user's order. OpenSSL's names and aliases are
+/// accepted; groups rustls lacks (ffdhe*, secp521r1 with *ring*) are skipped, an error only when none is left.
+fn kx_groups(
+    list: &str,
+) -> Result<Vec<&'static dyn rustls::crypto::SupportedKxGroup>, TlsFlagError> {
+    let mut out: Vec<&'static dyn rustls::crypto::SupportedKxGroup> = Vec::new();
+    for name in list
+        .split([':', ',', ' '])
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
+        let group = match name.to_ascii_lowercase().as_str() {
+            "x25519" => Some(ring::kx_group::X25519),
+            "prime256v1" | "p-256" | "secp256r1" => Some(ring::kx_group::SECP256R1),
+            "secp384r1" | "p-384" => Some(ring::kx_group::SECP384R1),
+            _ => None,
+        };
+        if let Some(g) = group
+            && !out.iter().any(|o| o.name() == g.name())
+        {
+            out.push(g);
+        }
+    }
+    if out.is_empty() {
+        return Err(flag_err(format!(
+            "invalid value '{list}' for '--tls-groups': no group rustls supports; supported: X25519, prime256v1 (P-256), secp384r1 (P-384)"
+        )));
+    }
+    Ok(out)
 }
 
 /// What every TLS connection of a run uses: the shared rustls config and the name the server must prove.
@@ -42,6 +75,8 @@ pub struct TlsClient {
     pub server_name: ServerName<'static>,
     /// Whether a client certificate is configured (changes how a refusal is worded).
     pub client_cert: bool,
+    /// Which checks of the server's certificate run, for the report's header.
+    pub checks: String,
 }
 
 /// A TLS flag whose value cannot be used; the message names the flag and the value.
@@ -97,66 +132,176 @@ fn tls13_suites() -> [(&'static str, SupportedCipherSuite); 3] {
     ]
 }
 
-/// Parses an OpenSSL-style cipher list against `table`, keeping the user's order (their preference).
-/// Accepted: exact names (OpenSSL or IANA spelling), `DEFAULT`/`ALL`/`HIGH` (every suite in the table:
-/// rustls offers no weak ones), and `!NAME` exclusions (a no-op for names rustls never offers).
+/// A word of an OpenSSL cipher string that names a group of suites rather than one suite. Groups
+/// rustls has no suite in (`RC4`, `3DES`, `DHE`, `PSK`, ...) are known and select nothing.
+fn alias_matches(alias: &str, name: &str, iana: &str) -> Option<bool> {
+    let has = |part: &str| name.contains(part) || iana.contains(part);
+    let tls13 =
+        iana.starts_with("TLS13_") || name.starts_with("TLS_AES") || name.starts_with("TLS_CHACHA");
+    let a = alias.to_ascii_uppercase();
+    Some(match a.as_str() {
+        "ALL" | "DEFAULT" | "HIGH" | "FIPS" => true,
+        "COMPLEMENTOFDEFAULT"
+        | "COMPLEMENTOFALL"
+        | "MEDIUM"
+        | "LOW"
+        | "EXPORT"
+        | "EXP"
+        | "NULL"
+        | "ENULL"
+        | "ANULL"
+        | "RC4"
+        | "DES"
+        | "3DES"
+        | "MD5"
+        | "SHA1"
+        | "SHA"
+        | "PSK"
+        | "SRP"
+        | "CAMELLIA"
+        | "ARIA"
+        | "SEED"
+        | "IDEA"
+        | "CCM"
+        | "CCM8"
+        | "DH"
+        | "DHE"
+        | "EDH"
+        | "KDHE"
+        | "KEDH"
+        | "KRSA"
+        | "ADH"
+        | "AECDH"
+        | "KPSK"
+        | "ECDHEPSK"
+        | "DHEPSK"
+        | "RSAPSK"
+        | "SUITEB128"
+        | "SUITEB192"
+        | "SUITEB128ONLY"
+        | "GOST"
+        | "SSLV3"
+        | "TLSV1"
+        | "TLSV1.0"
+        | "TLSV1.1" => false,
+        "ECDHE" | "EECDH" | "KECDHE" | "KEECDH" | "ECDH" | "KECDH" => !tls13,
+        "TLSV1.2" => !tls13,
+        "TLSV1.3" => tls13,
+        "AES" => has("AES"),
+        "AESGCM" => has("GCM"),
+        "AES128" => has("AES128") || has("AES_128"),
+        "AES256" => has("AES256") || has("AES_256"),
+        "CHACHA20" => has("CHACHA20"),
+        "ECDSA" | "AECDSA" => has("ECDSA"),
+        "RSA" | "ARSA" => has("-RSA-") || has("_RSA_"),
+        "SHA256" => has("SHA256"),
+        "SHA384" => has("SHA384"),
+        _ => return None,
+    })
+}
+
+/// Key bits of a suite's cipher, for `@STRENGTH`.
+fn strength(name: &str) -> u32 {
+    if name.contains("AES128") || name.contains("AES_128") {
+        128
+    } else {
+        256
+    }
+}
+
+/// Parses an OpenSSL cipher string against `table`, with OpenSSL's meaning: words separated by `:`, `,`
+/// or spaces; a word is a suite name (OpenSSL or IANA spelling), a group (`DEFAULT`, `ALL`, `HIGH`,
+/// `ECDHE`, `AESGCM`, `CHACHA20`, ...) or several joined by `+` (suites in all of them). `!W` removes W
+/// for good, `-W` removes it (a later word may add it again), `+W` moves it to the end, `@STRENGTH`
+/// sorts by key bits. Names rustls does not implement select nothing, as unknown names do in OpenSSL;
+/// an error only when no suite is left.
 fn select_suites(
     flag: &str,
     list: &str,
     table: &[(&'static str, SupportedCipherSuite)],
 ) -> Result<Vec<SupportedCipherSuite>, TlsFlagError> {
-    let find = |name: &str| {
-        table.iter().find(|(openssl, suite)| {
-            openssl.eq_ignore_ascii_case(name)
-                || suite
-                    .suite()
-                    .as_str()
-                    .is_some_and(|iana| iana.eq_ignore_ascii_case(name))
-        })
+    let iana = |s: &SupportedCipherSuite| s.suite().as_str().unwrap_or("").to_string();
+    // Indices into `table` the word selects, in table order; None when no part of it is known.
+    let select = |word: &str| -> (Vec<usize>, bool) {
+        let mut known = true;
+        let picked = (0..table.len())
+            .filter(|&i| {
+                let (name, suite) = &table[i];
+                let iana = iana(suite);
+                word.split('+').filter(|p| !p.is_empty()).all(|part| {
+                    if name.eq_ignore_ascii_case(part) || iana.eq_ignore_ascii_case(part) {
+                        return true;
+                    }
+                    alias_matches(part, name, &iana).unwrap_or(false)
+                })
+            })
+            .collect::<Vec<_>>();
+        if picked.is_empty() {
+            known = word
+                .split('+')
+                .filter(|p| !p.is_empty())
+                .all(|part| alias_matches(part, "", "").is_some());
+        }
+        (picked, known)
     };
-    let mut chosen: Vec<SupportedCipherSuite> = Vec::new();
-    let mut excluded: Vec<SupportedCipherSuite> = Vec::new();
-    let mut unsupported: Vec<&str> = Vec::new();
+    let mut chosen: Vec<usize> = Vec::new();
+    let mut banned: Vec<usize> = Vec::new();
+    let mut unknown: Vec<&str> = Vec::new();
     for item in list
         .split([':', ',', ' '])
         .map(str::trim)
         .filter(|s| !s.is_empty())
     {
-        if let Some(name) = item.strip_prefix('!') {
-            if let Some((_, s)) = find(name) {
-                excluded.push(*s);
+        if let Some(cmd) = item.strip_prefix('@') {
+            if cmd.eq_ignore_ascii_case("STRENGTH") {
+                chosen.sort_by_key(|&i| std::cmp::Reverse(strength(table[i].0)));
+            } else if !cmd.to_ascii_uppercase().starts_with("SECLEVEL=") {
+                unknown.push(item);
             }
-        } else if ["DEFAULT", "ALL", "HIGH"]
-            .iter()
-            .any(|k| k.eq_ignore_ascii_case(item))
-        {
-            chosen.extend(table.iter().map(|(_, s)| *s));
-        } else if let Some((_, s)) = find(item) {
-            chosen.push(*s);
-        } else {
-            unsupported.push(item);
+            continue;
+        }
+        let (op, word) = match item.as_bytes()[0] {
+            b'!' | b'-' | b'+' => (item.as_bytes()[0], &item[1..]),
+            _ => (b' ', item),
+        };
+        let (picked, known) = select(word);
+        if picked.is_empty() && !known {
+            unknown.push(word);
+        }
+        match op {
+            b'!' => {
+                banned.extend(&picked);
+                chosen.retain(|i| !picked.contains(i));
+            }
+            b'-' => chosen.retain(|i| !picked.contains(i)),
+            b'+' => {
+                let (moved, kept): (Vec<usize>, Vec<usize>) =
+                    chosen.iter().partition(|i| picked.contains(i));
+                chosen = kept;
+                chosen.extend(moved);
+            }
+            _ => {
+                for i in picked {
+                    if !banned.contains(&i) && !chosen.contains(&i) {
+                        chosen.push(i);
+                    }
+                }
+            }
         }
     }
-    if !unsupported.is_empty() {
+    if chosen.is_empty() {
         let supported: Vec<&str> = table.iter().map(|(n, _)| *n).collect();
+        let why = if unknown.is_empty() {
+            String::new()
+        } else {
+            format!(" (not supported by rustls: {})", unknown.join(", "))
+        };
         return Err(flag_err(format!(
-            "invalid value for '{flag}': rustls does not support {}; supported: {}",
-            unsupported.join(", "),
+            "invalid value '{list}' for '{flag}': selects no cipher{why}; supported: {}",
             supported.join(", ")
         )));
     }
-    let mut out: Vec<SupportedCipherSuite> = Vec::new();
-    for s in chosen {
-        if !excluded.contains(&s) && !out.contains(&s) {
-            out.push(s);
-        }
-    }
-    if out.is_empty() {
-        return Err(flag_err(format!(
-            "invalid value for '{flag}': '{list}' selects no cipher"
-        )));
-    }
-    Ok(out)
+    Ok(chosen.into_iter().map(|i| table[i].1).collect())
 }
 
 /// The cipher suites offered: the given lists, each version defaulting to all of its suites.
@@ -266,6 +411,7 @@ pub fn from_cli(
         key: cli.key.as_ref().map(PathBuf::from),
         ciphers: cli.tls_ciphers.clone(),
         ciphersuites: cli.tls_ciphersuites.clone(),
+        groups: cli.tls_groups.clone(),
     };
     if !tls {
         // A TLS flag without TLS would silently benchmark a plaintext connection: say so instead.
@@ -278,6 +424,7 @@ pub fn from_cli(
             ("--key", opts.key.is_some()),
             ("--tls-ciphers", opts.ciphers.is_some()),
             ("--tls-ciphersuites", opts.ciphersuites.is_some()),
+            ("--tls-groups", opts.groups.is_some()),
         ];
         if let Some((flag, _)) = given.iter().find(|(_, on)| *on) {
             return Err(flag_err(format!(
@@ -303,20 +450,65 @@ pub fn build(opts: &TlsOptions, host: &str) -> Result<TlsClient, TlsFlagError> {
             "invalid value '{name}' for '{flag}': not a DNS name or IP address usable with TLS"
         ))
     })?;
-    let provider = Arc::new(CryptoProvider {
+    let mut provider = CryptoProvider {
         cipher_suites: cipher_suites(opts)?,
         ..ring::default_provider()
-    });
+    };
+    if let Some(list) = &opts.groups {
+        provider.kx_groups = kx_groups(list)?;
+    }
+    let provider = Arc::new(provider);
     let provider_for_keys = provider.clone();
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .map_err(|e| flag_err(format!("invalid TLS settings: {e}")))?;
-    let builder = if opts.insecure {
-        builder
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(AcceptAnyServerCert { provider }))
+    // The name is checked when the user named the server: by host name, or with --sni. An IP literal
+    // is not checked (as redis-benchmark does not): test certificates often carry a CN and no
+    // subjectAltName, and are used at 127.0.0.1.
+    let check_name = opts.sni.is_some() || matches!(server_name, ServerName::DnsName(_));
+    let trust = if opts.cacert.is_some() || opts.cacertdir.is_some() {
+        let mut given = Vec::new();
+        if opts.cacert.is_some() {
+            given.push("--cacert");
+        }
+        if opts.cacertdir.is_some() {
+            given.push("--cacertdir");
+        }
+        given.join(" and ")
     } else {
-        builder.with_root_certificates(root_store(opts)?)
+        "the system's CAs".to_string()
+    };
+    let (builder, checks) = if opts.insecure {
+        (
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(AcceptAnyServerCert { provider })),
+            "certificate not verified (--insecure)".to_string(),
+        )
+    } else {
+        let roots = Arc::new(root_store(opts)?);
+        let webpki = rustls::client::WebPkiServerVerifier::builder_with_provider(roots, provider)
+            .build()
+            .map_err(|e| flag_err(format!("invalid TLS settings: {e}")))?;
+        if check_name {
+            (
+                builder.dangerous().with_custom_certificate_verifier(webpki),
+                format!(
+                    "chain verified against {trust}, name '{}' checked",
+                    name_text(&server_name)
+                ),
+            )
+        } else {
+            (
+                builder
+                    .dangerous()
+                    .with_custom_certificate_verifier(Arc::new(ChainOnly { inner: webpki })),
+                format!(
+                    "chain verified against {trust}, name not checked (IP address {}; give --sni to check one)",
+                    name_text(&server_name)
+                ),
+            )
+        }
     };
     let config = match (&opts.cert, &opts.key) {
         (Some(cert), Some(key)) => {
@@ -362,7 +554,62 @@ pub fn build(opts: &TlsOptions, host: &str) -> Result<TlsClient, TlsFlagError> {
         config: Arc::new(config),
         server_name,
         client_cert: opts.cert.is_some(),
+        checks,
     })
+}
+
+/// Verifies the chain to a trusted root (dates, signatures, usage) but not the name: for a server reached
+/// by IP address without `--sni`. webpki checks the chain before the name, so a name mismatch reported
+/// here means the chain passed.
+#[derive(Debug)]
+struct ChainOnly {
+    inner: Arc<rustls::client::WebPkiServerVerifier>,
+}
+
+impl ServerCertVerifier for ChainOnly {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        match self.inner.verify_server_cert(
+            end_entity,
+            intermediates,
+            server_name,
+            ocsp_response,
+            now,
+        ) {
+            Err(rustls::Error::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) => Ok(ServerCertVerified::assertion()),
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.inner.supported_verify_schemes()
+    }
 }
 
 /// `--insecure`: any certificate is accepted; handshake signatures are still checked, so the session keys
@@ -513,15 +760,16 @@ mod tests {
     }
 
     #[test]
-    fn unsupported_cipher_names_are_named() {
+    fn unsupported_cipher_names_are_named_when_nothing_is_left() {
         let e = select_suites(
             "--tls-ciphers",
-            "ECDHE-RSA-AES128-GCM-SHA256:AES128-SHA:DHE-RSA-AES256-GCM-SHA384",
+            "AES128-SHA:DHE-RSA-AES256-GCM-SHA384",
             &tls12_suites(),
         )
         .unwrap_err();
         assert!(
             e.0.contains("'--tls-ciphers'")
+                && e.0.contains("selects no cipher")
                 && e.0.contains("AES128-SHA, DHE-RSA-AES256-GCM-SHA384"),
             "{e}"
         );
@@ -532,19 +780,74 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.0.contains("TLS_AES_128_CCM_SHA256"), "{e}");
+        // Next to a usable suite, a name rustls lacks is skipped (OpenSSL skips names it lacks too).
+        let s = select_suites(
+            "--tls-ciphers",
+            "ECDHE-RSA-AES128-GCM-SHA256:AES128-SHA",
+            &tls12_suites(),
+        )
+        .unwrap();
+        assert_eq!(
+            s,
+            [ring::cipher_suite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256]
+        );
+    }
+
+    fn names(list: &str) -> Vec<&'static str> {
+        let table = tls12_suites();
+        select_suites("--tls-ciphers", list, &table)
+            .unwrap()
+            .iter()
+            .map(|s| table.iter().find(|(_, t)| t == s).unwrap().0)
+            .collect()
     }
 
     #[test]
-    fn keywords_and_exclusions() {
-        let s = select_suites(
-            "--tls-ciphersuites",
-            "DEFAULT:!TLS_AES_256_GCM_SHA384:!aNULL",
-            &tls13_suites(),
-        )
-        .unwrap();
-        assert_eq!(s.len(), 2);
-        assert!(!s.contains(&ring::cipher_suite::TLS13_AES_256_GCM_SHA384));
-        assert!(select_suites("--tls-ciphers", "!ALL", &tls12_suites()).is_err());
+    fn groups_by_openssl_names() {
+        let g = kx_groups("prime256v1:X25519:ffdhe2048").unwrap();
+        let names: Vec<_> = g.iter().map(|g| g.name()).collect();
+        assert_eq!(
+            names,
+            [rustls::NamedGroup::secp256r1, rustls::NamedGroup::X25519]
+        );
+        assert!(
+            kx_groups("ffdhe2048")
+                .unwrap_err()
+                .0
+                .contains("'--tls-groups'")
+        );
+    }
+
+    #[test]
+    fn openssl_cipher_string_operators() {
+        // DEFAULT minus a suite rustls never had: everything.
+        assert_eq!(names("DEFAULT:-AES128-SHA256").len(), 6);
+        // `-` removes, a later word adds back at the end; `!` removes for good.
+        assert_eq!(
+            names("ALL:-ECDHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256").last(),
+            Some(&"ECDHE-RSA-AES128-GCM-SHA256")
+        );
+        assert!(
+            !names("ALL:!ECDSA:ECDHE-ECDSA-AES128-GCM-SHA256")
+                .iter()
+                .any(|n| n.contains("ECDSA"))
+        );
+        // `A+B` is the suites in both; `+W` moves W to the end; spaces and commas separate too.
+        assert_eq!(
+            names("ECDHE+AESGCM+RSA"),
+            ["ECDHE-RSA-AES256-GCM-SHA384", "ECDHE-RSA-AES128-GCM-SHA256"]
+        );
+        let moved = names("HIGH, +CHACHA20 !ECDSA");
+        assert_eq!(moved.len(), 3);
+        assert_eq!(moved[2], "ECDHE-RSA-CHACHA20-POLY1305");
+        // @STRENGTH puts 256-bit ciphers first, keeping the order among equals.
+        let strong = names("ECDHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES256-GCM-SHA384:@STRENGTH");
+        assert_eq!(
+            strong,
+            ["ECDHE-RSA-AES256-GCM-SHA384", "ECDHE-RSA-AES128-GCM-SHA256"]
+        );
+        assert!(select_suites("--tls-ciphers", "HIGH:!HIGH", &tls12_suites()).is_err());
+        assert!(select_suites("--tls-ciphers", "RC4:3DES", &tls12_suites()).is_err());
     }
 
     #[test]

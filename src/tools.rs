@@ -23,8 +23,8 @@ pub struct CompareArgs {
     /// Result files; the first is the base
     #[arg(value_name = "FILE.json", num_args = 2.., required = true)]
     pub files: Vec<PathBuf>,
-    /// Also draw latency by percentile, one line per file (and test), as SVG
-    #[arg(long = "plot", value_name = "FILE.svg")]
+    /// Also draw latency by percentile, one line per file (and test): SVG, or PNG for a .png name
+    #[arg(long = "plot", value_name = "FILE.svg|FILE.png")]
     pub plot: Option<PathBuf>,
 }
 
@@ -45,8 +45,8 @@ pub struct MergeArgs {
     /// Write the merged result as JSON to FILE ('-' for stdout, then no text report)
     #[arg(long = "json", value_name = "FILE")]
     pub json: Option<String>,
-    /// Draw latency by percentile of the merged result, one line per test, as SVG
-    #[arg(long = "plot", value_name = "FILE.svg")]
+    /// Draw latency by percentile of the merged result, one line per test: SVG, or PNG for a .png name
+    #[arg(long = "plot", value_name = "FILE.svg|FILE.png")]
     pub plot: Option<PathBuf>,
     /// Quiet: one line per test
     #[arg(short = 'q')]
@@ -165,6 +165,9 @@ fn load_for_merge(files: &[PathBuf]) -> Result<Vec<(String, RunFile)>, ToolError
 
 /// `compare`: prints the table, and draws the chart when asked.
 pub fn run_compare(a: &CompareArgs, out: &mut dyn Write) -> Result<(), ToolError> {
+    if let Some(p) = &a.plot {
+        plot::check_extension("--plot", p).map_err(ToolError::Other)?;
+    }
     let loaded: Vec<Loaded> = load_all(&a.files)?
         .into_iter()
         .map(|(label, file)| Loaded { label, file })
@@ -204,6 +207,9 @@ pub fn run_compare(a: &CompareArgs, out: &mut dyn Write) -> Result<(), ToolError
 
 /// `merge`: prints the merged report, and writes JSON and the chart when asked.
 pub fn run_merge(a: &MergeArgs, out: &mut dyn Write) -> Result<(), ToolError> {
+    if let Some(p) = &a.plot {
+        plot::check_extension("--plot", p).map_err(ToolError::Other)?;
+    }
     let files = load_for_merge(&a.files)?;
     let shards = if a.ignore_shards {
         None
@@ -233,11 +239,14 @@ pub fn run_merge(a: &MergeArgs, out: &mut dyn Write) -> Result<(), ToolError> {
         let header = Header {
             clients: f.config.clients as usize,
             data_size: f.config.data_size as usize,
+            data_min: None,
             keepalive: f.config.keepalive,
             save: None,
             appendonly: None,
             multi_thread: f.config.threads > 1,
             threads: f.config.threads as usize,
+            threads_note: None,
+            tls: None,
             cluster_nodes: None,
         };
         let mut text = format!(

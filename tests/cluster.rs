@@ -782,3 +782,85 @@ fn a_frozen_master_ends_the_run_within_the_bound() {
     assert_eq!(completed + failed + not_sent, requested, "{stdout}");
     assert!((1..=10).contains(&failed), "{stdout}");
 }
+
+#[test]
+fn a_cluster_node_without_cluster_flag_gets_a_hint_and_exit_1() {
+    let c = Cluster::start();
+    let port = c.ports[0].to_string();
+    let out = ringbench(&["-p", &port, "-r", "1000", "-n", "600", "-t", "set", "-q"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    // Two thirds of the keys belong to the other masters: each of those SETs is answered MOVED.
+    let moved = 600 - c.calls("set");
+    assert!(moved > 200, "{stdout}");
+    assert!(
+        stdout.contains(&format!(", {moved} error replies")),
+        "{stdout}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("MOVED") && err.contains("add --cluster"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_server_view_sums_every_master_and_the_json_lists_each() {
+    let c = Cluster::start();
+    let json = c.dir.join("view.json");
+    let (ok, out, err) = run(
+        &c,
+        &[
+            "-t",
+            "set",
+            "-r",
+            "100000",
+            "-n",
+            "30000",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert!(ok && err.is_empty(), "{out}\n{err}");
+    let per_master: Vec<u64> = c
+        .ports
+        .iter()
+        .map(|&p| parse_commandstats(&c.cli(p, &["info", "commandstats"]))["set"])
+        .collect();
+    assert_eq!(per_master.iter().sum::<u64>(), 30000);
+    assert!(
+        out.contains("  server side (INFO before and after the test, summed over 3 masters):"),
+        "{out}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc["config"]["cluster"], true);
+    let server = &doc["tests"][0]["server"];
+    let nodes = server["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 3);
+    let mut total = 0;
+    for (i, &p) in c.ports.iter().enumerate() {
+        let name = format!("127.0.0.1:{p}");
+        let n = nodes.iter().find(|n| n["node"] == name.as_str()).unwrap();
+        let processed = n["commands_processed"].as_u64().unwrap();
+        // Each master processed its SETs (and at most a few setup commands of the run's connections).
+        assert!(
+            processed >= per_master[i] && processed < per_master[i] + 100,
+            "{name}: {processed} vs {} SETs",
+            per_master[i]
+        );
+        assert!(
+            out.contains(&format!(
+                "    master {name}: commands processed: {processed}, CPU "
+            )),
+            "{out}"
+        );
+        total += processed;
+    }
+    assert_eq!(server["commands_processed"].as_u64().unwrap(), total);
+    assert!(
+        out.contains(&format!("    commands processed: {total}, CPU ")),
+        "{out}"
+    );
+}

@@ -208,7 +208,12 @@ fn error_replies_are_counted_and_the_run_goes_on() {
     let s = RedisServer::start();
     s.reset();
     s.cli(&["set", "notalist", "x"]);
-    let out = ringbench_ok(&s, &["-n", "500", "-c", "5", "lpush", "notalist", "a"]);
+    let mut args = s.port_args();
+    args.extend(["-n", "500", "-c", "5", "lpush", "notalist", "a"].map(String::from));
+    let out = run_args(&args);
+    // The full report comes first; the exit code then says the results hide failures.
+    assert_eq!(out.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&out.stdout);
     assert!(out.contains("error replies: 500"), "{out}");
     assert!(out.contains("WRONGTYPE"), "{out}");
     assert_eq!(s.calls("lpush"), 500);
@@ -483,4 +488,355 @@ fn command_arguments_are_bytes_and_titles_are_escaped_and_short() {
         title.ends_with("...") && title.chars().count() == 60,
         "{title}"
     );
+}
+
+fn run_args(args: &[String]) -> std::process::Output {
+    let refs: Vec<&str> = args.iter().map(|a| a.as_str()).collect();
+    ringbench(&refs)
+}
+
+#[test]
+fn a_server_that_demands_auth_fails_before_the_first_test() {
+    let s = RedisServer::start_with(&["--requirepass", "secret"]);
+    for format in ["-q", "--csv", "--json=-"] {
+        let mut args = s.port_args();
+        args.extend(["-t", "set", "-n", "2000", format].map(String::from));
+        let out = run_args(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{format}: {err}");
+        assert_eq!(
+            err.trim(),
+            "Error from server: NOAUTH Authentication required."
+        );
+        assert!(out.stdout.is_empty(), "{format}: a result was printed");
+    }
+    let calls = s.cli(&["-a", "secret", "--no-auth-warning", "info", "commandstats"]);
+    assert_eq!(
+        parse_commandstats(&calls).get("set"),
+        None,
+        "no SET was sent"
+    );
+}
+
+#[test]
+fn error_replies_show_next_to_the_rate_in_every_format_and_exit_1() {
+    let s = RedisServer::start();
+    s.reset();
+    s.cli(&["set", "notalist", "x"]);
+    let base = |fmt: &[&str]| {
+        let mut args = s.port_args();
+        args.extend(["-n", "300", "-c", "3"].map(String::from));
+        args.extend(fmt.iter().map(|a| a.to_string()));
+        args.extend(["lpush", "notalist", "a"].map(String::from));
+        run_args(&args)
+    };
+    let q = base(&["-q"]);
+    assert_eq!(q.status.code(), Some(1));
+    let line = String::from_utf8_lossy(&q.stdout);
+    assert!(
+        line.contains("requests per second") && line.contains(", 300 error replies"),
+        "{line}"
+    );
+    let n = base(&[]);
+    assert_eq!(n.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&n.stdout);
+    let rate = text
+        .lines()
+        .find(|l| l.contains("throughput summary"))
+        .unwrap();
+    assert!(
+        rate.ends_with("requests per second, 300 error replies"),
+        "{rate}"
+    );
+    let c = base(&["--csv"]);
+    assert_eq!(c.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&c.stdout).lines().count(),
+        2,
+        "header and one row"
+    );
+    let err = String::from_utf8_lossy(&c.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("300 error replies (first: WRONGTYPE"), "{err}");
+    assert_eq!(s.calls("lpush"), 900);
+}
+
+#[test]
+fn a_successful_run_with_a_password_writes_nothing_to_stderr() {
+    let s = RedisServer::start_with(&["--requirepass", "pw"]);
+    let uri = format!("redis://default:pw@127.0.0.1:{}", s.port);
+    for args in [
+        vec![
+            "-p".to_string(),
+            s.port.to_string(),
+            "-a".into(),
+            "pw".into(),
+        ],
+        vec!["-u".to_string(), uri],
+    ] {
+        let mut args = args;
+        args.extend(["-t", "set", "-n", "200", "-q"].map(String::from));
+        let out = run_args(&args);
+        assert!(out.status.success());
+        assert!(
+            out.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).starts_with("SET: "));
+    }
+}
+
+#[test]
+fn more_threads_than_clients_or_cores_goes_into_the_header_not_stderr() {
+    let s = RedisServer::start();
+    let cores = std::thread::available_parallelism().unwrap().get();
+    let mut args = s.port_args();
+    args.extend(
+        [
+            "-t",
+            "set",
+            "-n",
+            "500",
+            "--threads",
+            "10",
+            "-c",
+            "5",
+            "--json",
+            "-",
+        ]
+        .map(String::from),
+    );
+    let out = run_args(&args);
+    assert!(out.status.success());
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["config"]["threads"], 5, "the executors that ran");
+    args.truncate(args.len() - 2);
+    let out = run_args(&args);
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("threads:"))
+        .unwrap();
+    let want = if cores < 5 {
+        let unit = if cores == 1 { "core" } else { "cores" };
+        format!("  threads: 5 (10 asked, one per client; sharing {cores} {unit})")
+    } else {
+        "  threads: 5 (10 asked, one per client)".to_string()
+    };
+    assert_eq!(line, want);
+}
+
+#[test]
+fn valkey_uri_schemes_work_like_redis_ones() {
+    let s = RedisServer::start_with(&["--requirepass", "pw"]);
+    let uri = format!("valkey://default:pw@127.0.0.1:{}/3", s.port);
+    let out = ringbench(&["-u", &uri, "-t", "set", "-n", "150", "-q"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stderr.is_empty());
+    let keys = s.cli(&["-a", "pw", "--no-auth-warning", "-n", "3", "dbsize"]);
+    assert_eq!(keys, "1", "SET key:__rand_int__ landed in db 3");
+    let bad = ringbench(&["-u", "valkeyx://127.0.0.1"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("'-u'"));
+}
+
+/// Waits (polling the server, no fixed sleep) until it has `n` clients besides the asking one.
+fn wait_for_clients(s: &RedisServer, n: u64) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let info = s.cli(&["info", "clients"]);
+        let connected: u64 = info
+            .lines()
+            .find_map(|l| l.strip_prefix("connected_clients:"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        if connected > n {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "{connected} clients");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// Waits for `child` at most 20 s (killing it then: a hang is the failure).
+fn wait_bounded(mut child: std::process::Child) -> std::process::Output {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("still running after 20 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn idle_mode_refused_by_maxclients_reports_the_server_error() {
+    let s = RedisServer::start_with(&["--maxclients", "5"]);
+    let port = s.port.to_string();
+    for threads in ["1", "2"] {
+        // The previous run's connections must be gone, or the control connection is refused first.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !s
+            .cli(&["info", "clients"])
+            .contains("connected_clients:1\r")
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "connections stay open"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let child = spawn_ringbench(&["-p", &port, "-c", "10", "-I", "--threads", threads]);
+        let out = wait_bounded(child);
+        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "Error from server: ERR max number of clients reached\n"
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).starts_with("Creating 10 idle connections"));
+    }
+}
+
+#[test]
+fn idle_mode_shows_open_clients_on_a_terminal_and_fails_when_they_are_closed() {
+    let s = RedisServer::start();
+    let cmd = format!("{} -p {} -c 3 -I", env!("CARGO_BIN_EXE_ringbench"), s.port);
+    let mut child = std::process::Command::new("script")
+        .args(["-qfec", &cmd, "/dev/null"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let reader = {
+        let seen = seen.clone();
+        let mut stdout = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            use std::io::Read;
+            let mut buf = [0u8; 256];
+            while let Ok(n) = stdout.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                seen.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        })
+    };
+    let text = || String::from_utf8_lossy(&seen.lock().unwrap()).into_owned();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !text().contains("\r\x1b[Kclients: 3") {
+        assert!(std::time::Instant::now() < deadline, "{:?}", text());
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    wait_for_clients(&s, 3);
+    // The server closes every connection but the asking one, as its `timeout` would.
+    assert_eq!(s.cli(&["client", "kill", "type", "normal"]), "3");
+    let out = wait_bounded(child);
+    reader.join().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text().contains("closed by the server"), "{:?}", text());
+}
+
+#[test]
+fn small_usage_points_name_their_flag() {
+    let usage = |args: &[&str]| {
+        let out = ringbench(args);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(out.stdout.is_empty());
+        err
+    };
+    let e = usage(&["-h"]);
+    assert!(e.contains("'-h'") && e.contains("--help"), "{e}");
+    let e = usage(&["--distribution", "zipf", "-t", "get"]);
+    assert!(
+        e.contains("'--distribution zipf'") && e.contains("'-r"),
+        "{e}"
+    );
+    let e = usage(&["--plot", "x.jpg", "-t", "get"]);
+    assert!(e.contains("'x.jpg'") && e.contains("'--plot'"), "{e}");
+    let out = ringbench(&["compare", "a.json", "b.json", "--plot", "x.jpg"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("'x.jpg' for '--plot'"));
+    let help = ringbench(&["--help"]);
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.contains("ringbench compare ") && help.contains("ringbench merge "),
+        "{help}"
+    );
+    assert!(help.contains("Examples:"), "{help}");
+}
+
+#[test]
+fn a_value_size_range_shows_in_the_header() {
+    let s = RedisServer::start();
+    let out = ringbench_ok(&s, &["-d", "10-200", "-t", "set", "-n", "300", "-r", "50"]);
+    assert!(out.contains("\n  10-200 bytes payload\n"), "{out}");
+    let out = ringbench_ok(&s, &["-d", "64", "-t", "set", "-n", "100"]);
+    assert!(out.contains("\n  64 bytes payload\n"), "{out}");
+}
+
+#[test]
+fn sequential_flag_covers_the_keyspace_like_valkey_benchmark() {
+    let s = RedisServer::start();
+    s.reset();
+    ringbench_ok(
+        &s,
+        &["-r", "50", "-t", "set", "-n", "50", "--sequential", "-q"],
+    );
+    assert_eq!(s.calls("set"), 50);
+    assert_eq!(s.cli(&["dbsize"]), "50", "each of the 50 keys once");
+    let out = ringbench(&["--sequential", "--distribution", "zipf", "-r", "5"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("'--sequential'"));
+}
+
+#[test]
+fn a_command_sequence_sends_each_part_its_repeat_count() {
+    let s = RedisServer::start();
+    s.reset();
+    let out = ringbench_ok(
+        &s,
+        &[
+            "-n", "12", "-q", "--", "incr", "foo", ";", "3", "incr", "bar",
+        ],
+    );
+    assert!(out.starts_with("incr foo ; 3 incr bar: "), "{out}");
+    assert_eq!(s.cli(&["get", "foo"]), "3");
+    assert_eq!(s.cli(&["get", "bar"]), "9");
+    assert_eq!(s.calls("incr"), 12);
+    s.reset();
+    ringbench_ok(
+        &s,
+        &[
+            "-n", "4000", "-c", "7", "-P", "3", "-q", "--", "incr", "a", ";", "incr", "b",
+        ],
+    );
+    assert_eq!(
+        (s.cli(&["get", "a"]), s.cli(&["get", "b"])),
+        ("2000".into(), "2000".into())
+    );
+    let out = ringbench(&["-n", "5", "--", "incr", "a", ";", ";", "incr", "b"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("invalid command sequence"));
 }

@@ -400,12 +400,13 @@ fn the_password_never_appears_in_any_output() {
             !all.contains(secret) && !all.contains(wrong),
             "{args:?}: {all}"
         );
+        // Like redis-benchmark, no caution about passwords on the command line: stderr is for failures.
         assert!(
-            text(&out.stderr).contains("may not be safe"),
-            "{args:?}: no caution"
+            !text(&out.stderr).contains("may not be safe"),
+            "{args:?}: a caution"
         );
     }
-    // REDISCLI_AUTH works like redis-cli's, and without the caution.
+    // REDISCLI_AUTH works like redis-cli's.
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringbench"))
         .args(["-p", &port, "-t", "set", "-n", "100", "-q"])
         .env("REDISCLI_AUTH", secret)
@@ -571,4 +572,131 @@ fn the_peak_of_connected_clients_is_sampled_during_the_test() {
         .map(|t| t.parse().unwrap())
         .collect();
     assert_eq!(nums, [1, 51, 1], "{line}");
+}
+
+#[test]
+fn timeout_sigint_to_the_process_and_its_group_prints_the_report_every_time() {
+    let _turn = shared();
+    let s = RedisServer::start();
+    let port = s.port.to_string();
+    // `timeout` signals the command and then its whole process group: two SIGINTs microseconds apart.
+    for run in 0..20 {
+        let out = std::process::Command::new("timeout")
+            .args(["--preserve-status", "-s", "INT", "0.8"])
+            .arg(env!("CARGO_BIN_EXE_ringbench"))
+            .args(["-p", &port, "-t", "set", "-n", "100000000", "-c", "4", "-q"])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let stdout = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(130), "run {run}: {stdout}");
+        assert!(
+            stdout.starts_with("SET: ") && stdout.trim_end().ends_with("(interrupted)"),
+            "run {run}: {stdout:?}"
+        );
+    }
+}
+
+/// Polls /proc until `pid` has a handler for SIGINT (so a signal sent now is caught, not fatal).
+fn wait_for_sigint_handler(pid: u32) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let caught = status
+            .lines()
+            .find_map(|l| l.strip_prefix("SigCgt:"))
+            .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+            .unwrap_or(0);
+        if caught & (1 << (libc::SIGINT - 1)) != 0 {
+            return;
+        }
+        assert!(Instant::now() < deadline, "no SIGINT handler");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn signals_together_count_once_and_a_later_one_ends_at_once() {
+    let _turn = alone();
+    let s = RedisServer::start();
+    let port = s.port.to_string();
+    // Every command waits: ringbench's first CONFIG GET hangs, so the first SIGINT cannot end the run.
+    assert_eq!(s.cli(&["client", "pause", "20000", "all"]), "OK");
+    let mut child = spawn_ringbench(&[
+        "-p",
+        &port,
+        "--connect-timeout",
+        "30000",
+        "-t",
+        "set",
+        "-n",
+        "1000",
+    ]);
+    wait_for_sigint_handler(child.id());
+    let first = Instant::now();
+    signal(&child, libc::SIGINT);
+    signal(&child, libc::SIGINT);
+    // The pair counts as one; a second signal means "now" only a second later.
+    std::thread::sleep(Duration::from_millis(1100));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "two signals together ended the run"
+    );
+    let again = Instant::now();
+    signal(&child, libc::SIGINT);
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        again.elapsed() < Duration::from_secs(1),
+        "took {:?}",
+        again.elapsed()
+    );
+    assert!(first.elapsed() < Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(130));
+    s.cli(&["client", "unpause"]);
+}
+
+#[test]
+fn an_interrupted_run_says_so_in_every_format() {
+    let _turn = shared();
+    let s = RedisServer::start();
+    let port = s.port.to_string();
+    for (format, want_out, want_err) in [
+        ("-q", "(interrupted)\n", ""),
+        ("--csv", "\"SET\",", "interrupted after"),
+        ("--json=-", "\"stopped\": true", ""),
+    ] {
+        s.reset();
+        let child = spawn_ringbench(&[
+            "-p",
+            &port,
+            "-t",
+            "set",
+            "-n",
+            "100000000",
+            "-c",
+            "4",
+            format,
+        ]);
+        s.wait_for_calls("set", 500);
+        signal(&child, libc::SIGINT);
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(130));
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        assert!(stdout.contains(want_out), "{format}: {stdout}");
+        assert!(stderr.contains(want_err), "{format}: {stderr}");
+    }
+    s.reset();
+    let child = spawn_ringbench(&["-p", &port, "-t", "set", "-n", "100000000", "-c", "4"]);
+    s.wait_for_calls("set", 500);
+    signal(&child, libc::SIGINT);
+    let out = child.wait_with_output().unwrap();
+    let stdout = text(&out.stdout);
+    let rate = stdout
+        .lines()
+        .find(|l| l.contains("throughput summary"))
+        .unwrap();
+    assert!(
+        rate.ends_with("requests per second (interrupted)"),
+        "{rate}"
+    );
 }

@@ -230,14 +230,23 @@ fn runs_with_the_same_start_at_start_together_and_merge() {
             .args(["-p", &port, "-t", "get", "-n", "10000", "-c", "5", "-q"])
             .args(["--start-at", &at_s, "--json", out])
             .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap()
     };
     let (a, b) = (dir.path("a.json"), dir.path("b.json"));
-    let mut pa = spawn(&a);
-    let mut pb = spawn(&b);
-    assert!(pa.wait().unwrap().success() && pb.wait().unwrap().success());
+    let pa = spawn(&a);
+    let pb = spawn(&b);
+    for p in [pa, pb] {
+        let out = p.wait_with_output().unwrap();
+        assert!(out.status.success());
+        // The wait is shown on a terminal only: a successful run writes nothing to stderr.
+        assert!(
+            out.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
     let (_, ra) = load(&a);
     let (_, rb) = load(&b);
     for r in [&ra, &rb] {
@@ -547,4 +556,39 @@ fn an_interval_log_that_cannot_be_written_keeps_the_report() {
     let (doc, run) = load(&json);
     assert_valid(&doc);
     assert_eq!(run.tests.len(), 2);
+}
+
+#[test]
+fn plot_to_a_png_name_draws_a_png() {
+    let s = RedisServer::start();
+    let dir = Scratch::new("png");
+    let png_path = dir.path("run.png");
+    let out = ringbench(&[
+        "-p",
+        &s.port.to_string(),
+        "-t",
+        "set,get",
+        "-n",
+        "3000",
+        "-q",
+        "--plot",
+        &png_path,
+    ]);
+    assert!(out.status.success() && out.stderr.is_empty());
+    let decoder = png::Decoder::new(std::fs::File::open(&png_path).expect("a PNG file"));
+    let mut reader = decoder.read_info().expect("a valid PNG");
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!((info.width, info.height), (960, 600));
+    assert_eq!(info.color_type, png::ColorType::Rgb);
+    let pixels: Vec<&[u8]> = buf[..info.buffer_size()].chunks(3).collect();
+    // Each test's line (and its legend box) in its own palette colour, and text and axes in black.
+    use plotters::style::{Color, Palette, Palette99};
+    for i in 0..2 {
+        let (r, g, b) = Palette99::pick(i).to_rgba().rgb();
+        let n = pixels.iter().filter(|p| **p == [r, g, b]).count();
+        assert!(n > 500, "series {i}: {n} pixels of its colour");
+    }
+    let dark = pixels.iter().filter(|p| p.iter().all(|&c| c < 60)).count();
+    assert!(dark > 2000, "{dark} dark pixels: no text or axes");
 }

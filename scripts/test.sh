@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs every test on a fresh Debian/Ubuntu machine: installs what the tests start or call when it is
+# missing (redis-server and redis-cli, openssl for the TLS certificates, script for terminal tests, a
+# TrueType font for the PNG chart), then runs `cargo test --all-targets` with its output shown. Extra arguments go to cargo test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+missing=()
+command -v redis-server >/dev/null || missing+=(redis-server)
+command -v redis-cli >/dev/null || missing+=(redis-tools)
+command -v openssl >/dev/null || missing+=(openssl)
+command -v script >/dev/null || missing+=(bsdutils)
+command -v timeout >/dev/null || missing+=(coreutils)
+# The PNG chart test draws text with a system TrueType font.
+font=""
+for f in /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf /usr/share/fonts/dejavu/DejaVuSans.ttf \
+  /usr/share/fonts/TTF/DejaVuSans.ttf /usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf; do
+  [ -f "$f" ] && font=$f
+done
+[ -n "$font" ] || missing+=(fonts-dejavu-core)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "scripts/test.sh: installing ${missing[*]} (apt-get)" >&2
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update
+  $sudo apt-get install -y "${missing[@]}"
+  # The tests start their own servers on free ports; the packaged one started by the install is not needed.
+  if command -v service >/dev/null; then $sudo service redis-server stop >/dev/null 2>&1 || true; fi
+fi
+exec cargo test --all-targets "$@"
