@@ -812,13 +812,12 @@ impl<'a> Driver<'a> {
         }
         match res {
             0 => self.lose(i, &self.closed()),
-            r if r == -libc::ENOBUFS => {
-                // The executor's buffers ran out: they were given back above, so receive again.
-                if !more {
-                    self.bufs.publish();
-                    self.arm_recv(i);
-                }
+            // The executor's buffers ran out: they were given back above, so receive again.
+            r if r == -libc::ENOBUFS && !more => {
+                self.bufs.publish();
+                self.arm_recv(i);
             }
+            r if r == -libc::ENOBUFS => {}
             r if r < 0 => {
                 let e = self.io_lost(-r);
                 self.lose(i, &e)
