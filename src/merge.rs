@@ -187,6 +187,7 @@ pub fn merge(files: &[(String, RunFile)]) -> Result<Merged, MergeError> {
                 })
                 .collect(),
             tests,
+            capacity: None,
         },
         overlap,
     })
