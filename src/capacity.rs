@@ -205,6 +205,29 @@ fn parse_precision(v: &str) -> Result<f64, UsageError> {
         })
 }
 
+/// `ringbench capacity --help`.
+pub const HELP: &str = "\
+Search the highest rate the server sustains within latency objectives: open-loop steps (latency from each
+request's intended send time) rising geometrically, then bisecting between the last passing and the first
+failing rate. A step fails when a percentile is over its objective, the achieved rate is under 95% of the
+offered one, or requests failed. The server is not restarted between steps.
+
+Usage: ringbench capacity [SEARCH OPTIONS] [BENCHMARK OPTIONS] [-t TEST | --mix SPEC | COMMAND ARGS...]
+
+Search options:
+      --slo <pNN=LATENCY,...>   Latency objectives, e.g. p99=1ms or p50=300us,p99.9=5ms [default: p99=1ms]
+      --from <rate>             First step's rate [default: the upper bound / 16]
+      --to <rate>               Highest rate offered [default: 1.25 x a short closed-loop probe's rate]
+      --step-duration <secs>    Measured time per step [default: 5]
+      --warmup <secs>           Time per step before it, at the same rate, dropped from its figures (0: none) [default: 1]
+      --within <percent>        Stop when the first failing rate is within this of the last passing one [default: 5%]
+
+Benchmark options are those of a normal run (ringbench --help): connection, TLS, -c, -P, --threads, --cpus,
+-d, -r, --distribution, --json FILE (every step's full result), --plot FILE.svg (latency against offered
+load, with the objectives), -q (the answer only). Not accepted: -n, --rps, --duration, -l, -I, --csv,
+--hdr-out, --start-at, --cluster.
+";
+
 /// The search flags a `capacity` command line may carry; every other argument is a benchmark flag.
 const OWN_FLAGS: [&str; 6] = [
     "--slo",
@@ -338,7 +361,8 @@ pub struct Verdict {
     pub reasons: Vec<String>,
     /// The busiest executor's CPU share of the step.
     pub busy: f64,
-    /// Failed and an executor was busy at least `cost::BUSY_WARNING`.
+    /// Failed with an executor busy at least `cost::BUSY_WARNING`, or with more than 1% of the requests
+    /// sent late while their connection had room (the client fell behind its own schedule).
     pub client_limited: bool,
 }
 
@@ -359,7 +383,7 @@ pub fn judge(r: &TestResult, offered: f64, objectives: &[Objective]) -> Verdict 
     let achieved = r.rps();
     if achieved < REACHED * offered {
         reasons.push(format!(
-            "achieved {:.0}% of offered",
+            "achieved {:.1}% of offered",
             100.0 * achieved / offered
         ));
     }
@@ -376,9 +400,12 @@ pub fn judge(r: &TestResult, offered: f64, objectives: &[Objective]) -> Verdict 
         .map(crate::stats::ExecutorStats::busy)
         .fold(0.0, f64::max);
     let pass = reasons.is_empty();
+    // Requests sent late although their connection had room: the client, not the server, held them.
+    let st = &r.stats;
+    let late_with_room = st.late_free > st.late_full && st.late_free * 100 > st.completed.max(1);
     Verdict {
         pass,
-        client_limited: !pass && busy >= crate::cost::BUSY_WARNING,
+        client_limited: !pass && (busy >= crate::cost::BUSY_WARNING || late_with_room),
         reasons,
         busy,
     }
@@ -422,7 +449,12 @@ pub fn step_line(
     } else {
         let _ = write!(s, "  FAIL: {}", v.reasons.join("; "));
         if v.client_limited {
-            let _ = write!(s, " (client busy {:.0}%)", v.busy * 100.0);
+            let _ = write!(
+                s,
+                " (client-limited: executor busy {:.0}%, {} sent late with room)",
+                v.busy * 100.0,
+                r.stats.late_free
+            );
         }
     }
     s.push('\n');
@@ -588,9 +620,10 @@ pub fn answer_text(
         let late = results.get(f).map_or(0, |r| r.stats.late_free);
         let _ = writeln!(
             s,
-            "the client was the limit, not the server: at {} rps an executor was busy {:.0}% of the step \
-             ({late} requests sent late with room in the pipeline); this is ringbench's ceiling with \
-             --threads {threads}: add --threads or give the executors more cores with --cpus, and search again",
+            "client-limited: the client was the limit, not the server: at {} rps an executor was busy {:.0}% \
+             of the step and {late} requests were sent late with room in the pipeline; this is ringbench's \
+             ceiling with --threads {threads}: add --threads or give the executors more cores with --cpus, \
+             and search again",
             thousands(steps[f].offered),
             steps[f].verdict.busy * 100.0
         );

@@ -127,6 +127,14 @@ fn signals() -> (RunControl, Arc<AtomicBool>, Arc<AtomicBool>) {
 
 /// `ringbench capacity ...`: the search's flags, then the benchmark's.
 fn capacity(args: &[std::ffi::OsString]) -> ExitCode {
+    if args
+        .iter()
+        .take_while(|a| *a != "--")
+        .any(|a| a == "--help")
+    {
+        print!("{}", ringbench::capacity::HELP);
+        return ExitCode::SUCCESS;
+    }
     let (search, rest) = match ringbench::capacity::split_args(args) {
         Ok(v) => v,
         Err(u) => {
