@@ -364,6 +364,9 @@ pub struct Verdict {
     /// Failed with an executor busy at least `cost::BUSY_WARNING`, or with more than 1% of the requests
     /// sent late while their connection had room (the client fell behind its own schedule).
     pub client_limited: bool,
+    /// Client-limited although no executor was busy: it fell behind while off a CPU (other processes held
+    /// the cores). Such a step says nothing about the server, so the search runs it again once.
+    pub starved: bool,
 }
 
 /// Judges a finished step against the objectives.
@@ -403,9 +406,11 @@ pub fn judge(r: &TestResult, offered: f64, objectives: &[Objective]) -> Verdict 
     // Requests sent late although their connection had room: the client, not the server, held them.
     let st = &r.stats;
     let late_with_room = st.late_free > st.late_full && st.late_free * 100 > st.completed.max(1);
+    let saturated = busy >= crate::cost::BUSY_WARNING;
     Verdict {
         pass,
-        client_limited: !pass && (busy >= crate::cost::BUSY_WARNING || late_with_room),
+        client_limited: !pass && (saturated || late_with_room),
+        starved: !pass && late_with_room && !saturated,
         reasons,
         busy,
     }
@@ -448,7 +453,14 @@ pub fn step_line(
         s.push_str("  pass");
     } else {
         let _ = write!(s, "  FAIL: {}", v.reasons.join("; "));
-        if v.client_limited {
+        if v.starved {
+            let _ = write!(
+                s,
+                " (client fell behind while off a CPU: executor on a CPU {:.0}% of the step, {} sent late with room)",
+                v.busy * 100.0,
+                r.stats.late_free
+            );
+        } else if v.client_limited {
             let _ = write!(
                 s,
                 " (client-limited: executor busy {:.0}%, {} sent late with room)",
@@ -571,7 +583,7 @@ pub fn search(
 /// The final answer's lines (each with its newline).
 pub fn answer_text(
     steps: &[Judged],
-    results: &[TestResult],
+    late: u64,
     answer: &Answer,
     objectives: &[Objective],
     to: f64,
@@ -617,15 +629,26 @@ pub fn answer_text(
     if let Some(f) = answer.next
         && steps[f].verdict.client_limited
     {
-        let late = results.get(f).map_or(0, |r| r.stats.late_free);
+        let v = &steps[f].verdict;
+        let why = if v.starved {
+            format!(
+                "it fell behind its schedule ({late} requests sent late with room in the pipeline) while its \
+                 executor was on a CPU only {:.0}% of the step: other processes held its cores; give the \
+                 executors idle cores with --cpus, more --threads, or a quieter machine",
+                v.busy * 100.0
+            )
+        } else {
+            format!(
+                "an executor was busy {:.0}% of the step ({late} requests sent late with room in the \
+                 pipeline); this is ringbench's ceiling with --threads {threads}: add --threads or give the \
+                 executors more cores with --cpus",
+                v.busy * 100.0
+            )
+        };
         let _ = writeln!(
             s,
-            "client-limited: the client was the limit, not the server: at {} rps an executor was busy {:.0}% \
-             of the step and {late} requests were sent late with room in the pipeline; this is ringbench's \
-             ceiling with --threads {threads}: add --threads or give the executors more cores with --cpus, \
-             and search again",
-            thousands(steps[f].offered),
-            steps[f].verdict.busy * 100.0
+            "client-limited: the client was the limit at {} rps, not the server: {why}; then search again",
+            thousands(steps[f].offered)
         );
     }
     s
@@ -644,6 +667,60 @@ fn step_config(cfg: &Config, rps: Option<f64>, duration: Duration) -> Arc<Config
     c.shape.warmup = None;
     c.loop_forever = false;
     Arc::new(c)
+}
+
+/// A step that fell behind while off a CPU is run again this many times before it counts.
+const STARVED_RETRIES: usize = 1;
+
+/// One attempt at a step, as run.
+struct Record {
+    offered: f64,
+    result: TestResult,
+    warmup: u64,
+    verdict: Verdict,
+    /// Discarded: the client fell behind while off a CPU, and the step was run again.
+    repeated: bool,
+}
+
+/// Runs one step at `rate`: its warmup (dropped), then the measured open-loop run. `None` when stopped.
+fn run_step(
+    cfg: &Config,
+    test: &crate::workload::TestSpec,
+    rate: f64,
+    args: &SearchArgs,
+    control: &RunControl,
+    watch: &mut crate::server_view::ServerWatch,
+) -> Result<Option<(TestResult, u64)>, RunError> {
+    let scfg = step_config(cfg, Some(rate), args.step);
+    let mut warm = 0;
+    if !args.warmup.is_zero() {
+        let budget = Budget {
+            requests: u64::MAX,
+            duration: Some(args.warmup),
+        };
+        warm = engine::run_phase(&scfg, test, budget, control, |_, _| {})?.completed;
+        if control.stopped() {
+            return Ok(None);
+        }
+    }
+    watch.begin();
+    let st = engine::run_test(&scfg, test, u64::MAX, control, |_, _| watch.sample())?;
+    if control.stopped() {
+        return Ok(None);
+    }
+    let title = format!("{} @ {} rps", test.title, rate);
+    let requested = st.completed + st.failed;
+    let mut r = TestResult::new(title, requested, st);
+    // The schedule spans the whole step even when its last request went out earlier (a low rate):
+    // the achieved rate is over the step's time, never over a shorter span.
+    r.seconds = r.seconds.max(args.step.as_secs_f64());
+    r.warmup = (!args.warmup.is_zero()).then(|| (warm, args.warmup.as_secs_f64()));
+    r.rate = Some(RateTarget {
+        rps: rate,
+        slots: cfg.clients * cfg.pipeline,
+    });
+    r.server = watch.end(r.stats.completed, false);
+    Ok(Some((r, warm)))
 }
 
 /// Runs the search against the server of `cfg` (one test), printing a line per step to `stdout`, then the
@@ -688,7 +765,6 @@ pub fn run(
         &cfg.setup,
         cfg.connect_timeout,
     );
-    let slots = cfg.clients * cfg.pipeline;
     if !quiet {
         writeln!(
             out,
@@ -744,63 +820,52 @@ pub fn run(
         .from
         .unwrap_or_else(|| (to / FROM_DIVISOR).round().max(1.0))
         .min(to);
-    let mut results: Vec<TestResult> = Vec::new();
-    let mut warmups: Vec<u64> = Vec::new();
+    let mut records: Vec<Record> = Vec::new();
+    // For each step of the search, its record (the last attempt at that rate).
+    let mut final_records: Vec<usize> = Vec::new();
     let mut failure: Option<RunError> = None;
     let mut write_failed: Option<std::io::Error> = None;
     let (steps, answer) = search(from, to, args.precision, |rate| {
-        if control.stopped() || failure.is_some() {
-            return None;
-        }
-        let scfg = step_config(&cfg, Some(rate), args.step);
-        let mut warm = 0;
-        if !args.warmup.is_zero() {
-            let budget = Budget {
-                requests: u64::MAX,
-                duration: Some(args.warmup),
-            };
-            match engine::run_phase(&scfg, &test, budget, control, |_, _| {}) {
-                Ok(w) => warm = w.completed,
+        for attempt in 0..=STARVED_RETRIES {
+            if control.stopped() || failure.is_some() {
+                return None;
+            }
+            let (r, warm) = match run_step(&cfg, &test, rate, args, control, &mut watch) {
+                Ok(Some(x)) => x,
+                Ok(None) => return None,
                 Err(e) => {
-                    failure = Some(e.into());
+                    failure = Some(e);
                     return None;
                 }
+            };
+            let v = judge(&r, rate, &args.objectives);
+            let repeat = v.starved && attempt < STARVED_RETRIES;
+            if !quiet {
+                let mut line = step_line(records.len() + 1, rate, &r, &v, &args.objectives);
+                if repeat {
+                    line.insert_str(line.len() - 1, "; running the step again");
+                }
+                if let Err(e) = out.write_all(line.as_bytes()).and_then(|_| out.flush()) {
+                    write_failed.get_or_insert(e);
+                }
             }
-            if control.stopped() {
-                return None;
+            let mut r = r;
+            if repeat {
+                r.title.push_str(" (run again)");
+            }
+            records.push(Record {
+                offered: rate,
+                result: r,
+                warmup: warm,
+                verdict: v.clone(),
+                repeated: repeat,
+            });
+            if !repeat {
+                final_records.push(records.len() - 1);
+                return Some(v);
             }
         }
-        watch.begin();
-        let st = match engine::run_test(&scfg, &test, u64::MAX, control, |_, _| watch.sample()) {
-            Ok(st) => st,
-            Err(e) => {
-                failure = Some(e.into());
-                return None;
-            }
-        };
-        if control.stopped() {
-            return None;
-        }
-        let title = format!("{} @ {} rps", test.title, rate);
-        let requested = st.completed + st.failed;
-        let mut r = TestResult::new(title, requested, st);
-        // The schedule spans the whole step even when its last request went out earlier (a low rate):
-        // the achieved rate is over the step's time, never over a shorter span.
-        r.seconds = r.seconds.max(args.step.as_secs_f64());
-        r.warmup = (!args.warmup.is_zero()).then(|| (warm, args.warmup.as_secs_f64()));
-        r.rate = Some(RateTarget { rps: rate, slots });
-        r.server = watch.end(r.stats.completed, false);
-        let v = judge(&r, rate, &args.objectives);
-        if !quiet
-            && let Err(e) = out
-                .write_all(step_line(results.len() + 1, rate, &r, &v, &args.objectives).as_bytes())
-                .and_then(|_| out.flush())
-        {
-            write_failed.get_or_insert(e);
-        }
-        results.push(r);
-        warmups.push(warm);
-        Some(v)
+        None
     });
     if let Some(e) = failure {
         return Err(e);
@@ -809,9 +874,12 @@ pub fn run(
         return Err(e.into());
     }
     let stopped = control.stopped();
+    let late = answer
+        .next
+        .map_or(0, |i| records[final_records[i]].result.stats.late_free);
     let text = answer_text(
         &steps,
-        &results,
+        late,
         &answer,
         &args.objectives,
         to,
@@ -833,17 +901,16 @@ pub fn run(
         step_duration_s: args.step.as_secs_f64(),
         warmup_s: args.warmup.as_secs_f64(),
         probe,
-        steps: steps
+        steps: records
             .iter()
-            .zip(&results)
-            .zip(&warmups)
-            .map(|((j, r), w)| StepEntry {
-                offered_rps: j.offered,
-                achieved_rps: r.rps(),
-                pass: j.verdict.pass,
-                reasons: j.verdict.reasons.clone(),
-                warmup_requests: *w,
-                client_busy: j.verdict.busy,
+            .map(|rec| StepEntry {
+                offered_rps: rec.offered,
+                achieved_rps: rec.result.rps(),
+                pass: rec.verdict.pass,
+                reasons: rec.verdict.reasons.clone(),
+                warmup_requests: rec.warmup,
+                client_busy: rec.verdict.busy,
+                repeated: rec.repeated,
             })
             .collect(),
         capacity_rps: answer.capacity.map(|i| steps[i].offered),
@@ -853,23 +920,23 @@ pub fn run(
     if let Some(dest) = &cfg.json {
         let host = host_name();
         let mut file = RunFile::of_run(&cfg, &[], stopped);
-        file.tests = results
+        file.tests = records
             .iter()
-            .map(|r| TestEntry::of(r, &test.command, &host))
+            .map(|rec| TestEntry::of(&rec.result, &test.command, &host))
             .collect();
-        file.config.tests = results.iter().map(|r| r.title.clone()).collect();
+        file.config.tests = records.iter().map(|rec| rec.result.title.clone()).collect();
         file.capacity = Some(entry.clone());
         file.write_to(dest, stdout)
             .map_err(|e| RunError::Results(e.to_string()))?;
     }
     if let Some(path) = &cfg.plot {
-        let points: Vec<crate::plot::KneePoint> = results
+        let points: Vec<crate::plot::KneePoint> = records
             .iter()
-            .zip(&steps)
-            .map(|(r, j)| crate::plot::KneePoint {
-                offered: j.offered,
-                pass: j.verdict.pass,
-                hist: &r.stats.hist,
+            .filter(|rec| !rec.repeated)
+            .map(|rec| crate::plot::KneePoint {
+                offered: rec.offered,
+                pass: rec.verdict.pass,
+                hist: &rec.result.stats.hist,
             })
             .collect();
         let objectives: Vec<(f64, f64)> = args
@@ -885,6 +952,7 @@ pub fn run(
         )
         .map_err(|e| RunError::Results(e.to_string()))?;
     }
+    let results: Vec<TestResult> = records.into_iter().map(|rec| rec.result).collect();
     let failed = results.iter().any(|r| r.stats.failed > 0);
     Ok(SearchRun {
         outcome: RunOutcome {
@@ -906,6 +974,7 @@ mod tests {
             reasons: if pass { vec![] } else { vec!["x".into()] },
             busy: 0.5,
             client_limited: false,
+            starved: false,
         }
     }
 
@@ -1012,6 +1081,75 @@ mod tests {
         assert_eq!(steps.len(), 2);
         assert_eq!(a.capacity, Some(1));
         assert_eq!(a.next, None);
+    }
+
+    fn result_with(completed: u64, seconds: f64, busy: f64, late_free: u64) -> TestResult {
+        let mut st = crate::stats::ShardStats::new(3);
+        st.hist.record_n(100_000, completed).unwrap();
+        st.completed = completed;
+        st.late_free = late_free;
+        st.executors.push(crate::stats::ExecutorStats {
+            cpu_user_s: busy * seconds,
+            wall_s: seconds,
+            ..Default::default()
+        });
+        let mut r = TestResult::new("t".into(), completed, st);
+        r.seconds = seconds;
+        r
+    }
+
+    #[test]
+    fn verdicts_name_the_limit() {
+        let slo = parse_slo("p99=1ms").unwrap();
+        // Reached, fast: pass.
+        let v = judge(&result_with(1000, 1.0, 0.5, 0), 1000.0, &slo);
+        assert!(v.pass && !v.client_limited, "{v:?}");
+        // Short of the rate with a saturated executor: the client is the limit.
+        let v = judge(&result_with(800, 1.0, 0.95, 0), 1000.0, &slo);
+        assert!(!v.pass && v.client_limited && !v.starved, "{v:?}");
+        assert_eq!(v.reasons, ["achieved 80.0% of offered"]);
+        // Short with an idle executor and no late sends: the server.
+        let v = judge(&result_with(800, 1.0, 0.3, 0), 1000.0, &slo);
+        assert!(!v.pass && !v.client_limited, "{v:?}");
+        // Late with room while off a CPU: starved, run again.
+        let v = judge(&result_with(800, 1.0, 0.3, 100), 1000.0, &slo);
+        assert!(v.client_limited && v.starved, "{v:?}");
+        // Over the objective.
+        let v = judge(
+            &result_with(1000, 1.0, 0.3, 0),
+            1000.0,
+            &parse_slo("p50=50us").unwrap(),
+        );
+        assert_eq!(v.reasons, ["p50 0.1 ms > 0.05 ms"]);
+        let steps = [
+            Judged {
+                offered: 500.0,
+                verdict: judge(&result_with(500, 1.0, 0.5, 0), 500.0, &slo),
+            },
+            Judged {
+                offered: 1000.0,
+                verdict: judge(&result_with(800, 1.0, 0.95, 0), 1000.0, &slo),
+            },
+        ];
+        let a = Answer {
+            capacity: Some(0),
+            next: Some(1),
+        };
+        let text = answer_text(&steps, 7, &a, &slo, 1000.0, 1, false);
+        assert!(
+            text.starts_with(
+                "capacity: 500 rps at p99 <= 1 ms (next step 1,000 rps: achieved 80.0% of offered)\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("client-limited: the client was the limit at 1,000 rps"),
+            "{text}"
+        );
+        assert!(
+            text.contains("busy 95%") && text.contains("--threads 1"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -103,6 +103,10 @@ pub struct StepEntry {
     pub warmup_requests: u64,
     /// The busiest executor's share of the step on a CPU.
     pub client_busy: f64,
+    /// Discarded: the client fell behind while off a CPU (other processes held its cores), so the step
+    /// was run again at the same rate; the next entry is that run.
+    #[serde(default)]
+    pub repeated: bool,
 }
 
 /// The run's configuration, without the password.
