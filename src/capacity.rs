@@ -107,7 +107,7 @@ pub fn thousands(v: f64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -714,7 +714,7 @@ fn run_step(
     // The schedule spans the whole step even when its last request went out earlier (a low rate):
     // the achieved rate is over the step's time, never over a shorter span.
     r.seconds = r.seconds.max(args.step.as_secs_f64());
-    r.warmup = (!args.warmup.is_zero()).then(|| (warm, args.warmup.as_secs_f64()));
+    r.warmup = (!args.warmup.is_zero()).then_some((warm, args.warmup.as_secs_f64()));
     r.rate = Some(RateTarget {
         rps: rate,
         slots: cfg.clients * cfg.pipeline,

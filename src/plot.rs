@@ -164,7 +164,9 @@ pub fn render_knee(
     }
     steps.sort_by(|a, b| a.offered.total_cmp(&b.offered));
     let ps = knee_percentiles(objectives);
-    let lines: Vec<(f64, Vec<(f64, f64, bool)>)> = ps
+    // Per percentile: (offered, latency ms, passed) per step.
+    type Line = (f64, Vec<(f64, f64, bool)>);
+    let lines: Vec<Line> = ps
         .iter()
         .map(|&p| {
             let pts = steps
