@@ -606,6 +606,13 @@ pub fn answer_text(
                 next.verdict.reasons.join("; ")
             );
         }
+        (Some(p), None) if stopped => {
+            let _ = writeln!(
+                s,
+                "capacity: at least {} rps at {slo} (no step failed before the stop)",
+                thousands(steps[p].offered)
+            );
+        }
         (Some(p), None) => {
             let _ = writeln!(
                 s,
@@ -775,11 +782,18 @@ pub fn run(
             cfg.threads,
             objectives_text(&args.objectives)
         )?;
+        let warmup = if args.warmup.is_zero() {
+            "with no warmup".to_string()
+        } else {
+            format!(
+                "after {} s of warmup at the same rate, dropped from its figures",
+                trim_number(args.warmup.as_secs_f64(), 3)
+            )
+        };
         writeln!(
             out,
-            "each step: {} s open loop at its rate (latency from each request's intended send) after {} s of warmup at the same rate, dropped from its figures",
+            "each step: {} s open loop at its rate (latency from each request's intended send) {warmup}",
             trim_number(args.step.as_secs_f64(), 3),
-            trim_number(args.warmup.as_secs_f64(), 3)
         )?;
         writeln!(
             out,
