@@ -31,6 +31,10 @@ const FROM_DIVISOR: f64 = 16.0;
 const PROBE_HEADROOM: f64 = 1.25;
 /// The most steps one search runs.
 pub const MAX_STEPS: usize = 40;
+/// If the first step fails, the search halves the rate at most this many times (64x below `--from`).
+pub const MAX_DESCENT: usize = 6;
+/// Fewer late sends than this never make a step client-limited (a few at a tiny rate are noise).
+const MIN_LATE: u64 = 10;
 /// The highest rate a search may offer (as `--rps`).
 const MAX_RATE: f64 = 1e9;
 
@@ -405,7 +409,9 @@ pub fn judge(r: &TestResult, offered: f64, objectives: &[Objective]) -> Verdict 
     let pass = reasons.is_empty();
     // Requests sent late although their connection had room: the client, not the server, held them.
     let st = &r.stats;
-    let late_with_room = st.late_free > st.late_full && st.late_free * 100 > st.completed.max(1);
+    let late_with_room = st.late_free > st.late_full
+        && st.late_free >= MIN_LATE
+        && st.late_free * 100 > st.completed.max(1);
     let saturated = busy >= crate::cost::BUSY_WARNING;
     Verdict {
         pass,
@@ -542,7 +548,9 @@ pub fn search(
             }
         }
         // The first step failed: fall geometrically until one passes.
-        while pass.is_none() {
+        let mut descents = 0;
+        while pass.is_none() && descents < MAX_DESCENT {
+            descents += 1;
             let lower = round(rate / GROWTH);
             if lower >= rate {
                 break 'outer;
@@ -1066,7 +1074,11 @@ mod tests {
         for threshold in [1.0, 700.0, 12_345.0, 99_999.0, 1e6] {
             let (steps, a) = search(1000.0, 200_000.0, 0.05, |r| Some(verdict(r <= threshold)));
             let (p, f) = (a.capacity, a.next);
-            if threshold < 1.0 * 1000.0 / 1024.0 {
+            if threshold < 1000.0 / 64.0 {
+                // Six halvings below --from and still failing: the answer is "below" the lowest step.
+                assert!(p.is_none(), "{threshold}");
+                assert_eq!(steps.len(), 1 + MAX_DESCENT);
+                assert_eq!(steps[f.unwrap()].offered, 16.0);
                 continue;
             }
             if threshold >= 200_000.0 {
