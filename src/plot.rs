@@ -217,8 +217,19 @@ pub fn render_knee(
             .axis_desc_style(("sans-serif", 16))
             .draw()
             .map_err(|e| draw(&e))?;
-        let color_of =
-            |p: f64| Palette99::pick(ps.iter().position(|&q| q == p).unwrap_or(0)).to_rgba();
+        // Dark, distinct colours (the default palette's yellow is hard to read on white).
+        const COLORS: [RGBColor; 6] = [
+            RGBColor(31, 119, 180),
+            RGBColor(214, 39, 40),
+            RGBColor(44, 140, 44),
+            RGBColor(148, 103, 189),
+            RGBColor(140, 86, 75),
+            RGBColor(0, 0, 0),
+        ];
+        let color_of = |p: f64| {
+            let i = ps.iter().position(|&q| q == p).unwrap_or(0);
+            COLORS[i % COLORS.len()].to_rgba()
+        };
         for (p, pts) in &lines {
             let color = color_of(*p);
             chart
