@@ -719,7 +719,11 @@ fn run_step(
         }
     }
     watch.begin();
-    let st = engine::run_test(&scfg, test, u64::MAX, control, |_, _| watch.sample())?;
+    let budget = Budget {
+        requests: u64::MAX,
+        duration: Some(args.step),
+    };
+    let st = engine::run_phase(&scfg, test, budget, control, |_, _| watch.sample())?;
     if control.stopped() {
         return Ok(None);
     }
@@ -816,7 +820,11 @@ pub fn run(
         None => {
             let secs = args.step.min(Duration::from_secs(2));
             let pcfg = step_config(&cfg, None, secs);
-            let st = engine::run_test(&pcfg, &test, u64::MAX, control, |_, _| {})?;
+            let budget = Budget {
+                requests: u64::MAX,
+                duration: Some(secs),
+            };
+            let st = engine::run_phase(&pcfg, &test, budget, control, |_, _| {})?;
             let r = TestResult::new(test.title.clone(), st.completed, st);
             let rps = r.rps();
             probe = Some(ProbeEntry {

@@ -224,6 +224,14 @@ fn search_converges_and_its_answer_follows_from_its_steps() {
     let table = String::from_utf8_lossy(&cmp.stdout);
     assert!(table.contains(&format!("SET @ {} rps", cap)), "{table}");
 
+    // merge takes it too (the same search from two client machines would be merged step by step).
+    let merged = ringbench(&["merge", &json, &json, "-q"]);
+    assert!(
+        merged.status.success(),
+        "{}",
+        String::from_utf8_lossy(&merged.stderr)
+    );
+
     // The knee chart: a line per percentile and the objective.
     let text = std::fs::read_to_string(&svg).unwrap();
     let doc = roxmltree::Document::parse(&text).expect("the SVG is well-formed XML");
