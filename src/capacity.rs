@@ -959,7 +959,8 @@ pub fn run(
         file.write_to(dest, stdout)
             .map_err(|e| RunError::Results(e.to_string()))?;
     }
-    if let Some(path) = &cfg.plot {
+    // A search stopped before its first step ended has nothing to draw.
+    if let Some(path) = cfg.plot.as_ref().filter(|_| !records.is_empty()) {
         let points: Vec<crate::plot::KneePoint> = records
             .iter()
             .filter(|rec| !rec.repeated)
