@@ -6,7 +6,7 @@ mod common;
 use common::*;
 use ringbench::result_file::RunFile;
 use serde_json::Value;
-use std::io::{Read, Write};
+use std::io::{BufRead, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -251,12 +251,15 @@ fn search_converges_and_its_answer_follows_from_its_steps() {
 /// 20 ms out of every 25.
 fn slow_down(port: u16, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
-        let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
-        let mut buf = [0u8; 64];
+        let c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let mut reader = std::io::BufReader::new(c.try_clone().unwrap());
+        let mut c = c;
+        let mut line = String::new();
         while !stop.load(Ordering::Relaxed) {
             c.write_all(b"DEBUG SLEEP 0.02\r\n").unwrap();
-            let n = c.read(&mut buf).unwrap();
-            assert!(buf[..n].starts_with(b"+OK"), "{:?}", &buf[..n]);
+            line.clear();
+            reader.read_line(&mut line).unwrap();
+            assert_eq!(line, "+OK\r\n");
             std::thread::sleep(Duration::from_millis(5));
         }
     })
