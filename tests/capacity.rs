@@ -422,3 +422,41 @@ fn search_flag_mistakes_are_one_line_usage_errors() {
     }
     assert_eq!(s.calls("set") + s.calls("get"), 0);
 }
+
+#[test]
+fn sigterm_ends_a_search_with_the_answer_so_far() {
+    let _turn = alone();
+    let s = RedisServer::start();
+    let port = s.port.to_string();
+    let child = spawn_ringbench(&[
+        "capacity",
+        "-p",
+        &port,
+        "-t",
+        "get",
+        "--slo",
+        "p99=1s",
+        "--from",
+        "1000",
+        "--to",
+        "2000",
+        "--step-duration",
+        "30",
+        "--warmup",
+        "0",
+    ]);
+    s.wait_for_calls("get", 100);
+    // SAFETY: kill(2) on our own child's pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(143), "{stdout}");
+    assert!(
+        stdout.contains("search stopped before it converged"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("capacity: unknown (no step ran)"),
+        "{stdout}"
+    );
+}
