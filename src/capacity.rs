@@ -3,9 +3,10 @@
 //! Each step is a real open-loop run (`--rps` at the step's rate for `--step-duration`, after a dropped
 //! `--warmup` at the same rate), so its latency counts from each request's intended send time. Steps rise
 //! geometrically from `--from` until one fails, then the search bisects between the last passing and the
-//! first failing rate until they are within `--precision` of each other. A step fails when a target
-//! percentile is over its objective, the achieved rate is under 95% of the offered one, or requests
-//! failed. Without `--to`, a short closed-loop probe of the server's maximum sets the upper bound.
+//! first failing rate until they are within `--within` (5%) of each other. A step fails when a target
+//! percentile is over its objective, the achieved rate is under 95% of the offered one, or requests failed
+//! or got error replies. Without `--to`, a short closed-loop probe of the server's maximum sets the upper
+//! bound. (`--precision` is taken: it sets the histograms' significant figures, as in a normal run.)
 
 use crate::config::{Config, UsageError};
 use crate::engine::{self, Budget, RunControl};
