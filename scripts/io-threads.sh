@@ -4,22 +4,38 @@
 # On a 2-core machine the server's extra threads compete with the client for the same cores, so the
 # figures cannot grow much; the table shows by how much they do (or do not).
 #
+# `scripts/io-threads.sh capacity` instead runs `ringbench capacity` per io-threads setting and test, and
+# prints one table of capacities: the highest rate each setting sustains within the latency objective.
+#
 # Environment:
 #   ROUNDS=3                  runs per io-threads setting (medians are printed)
 #   N=2000000                 requests per test
 #   IO_THREADS="1 2 4"        settings to compare
 #   FLAGS="-t set,get -c 50 -P 16 --threads 1"   ringbench flags (besides -h -p -n --csv)
 #   SERVER_CPUS=              pin the server with taskset; CLIENT_CPUS= pin ringbench
+# Capacity mode only (FLAGS then defaults to "-c 50 -P 16 --threads 1", without -t):
+#   TESTS="set get"           one search per test
+#   SLO=p99=1ms STEP=2 WARMUP=0.5 WITHIN=5%   the search's objective, step time, warmup and precision
+#   FROM= TO=                 the search's bounds (default: from a short closed-loop probe)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/server.sh
 source scripts/lib/bench.sh
 need_time
 
+MODE=${1:-table}
+case "$MODE" in
+  table | capacity) ;;
+  *) echo "usage: $0 [capacity]" >&2; exit 2 ;;
+esac
 ROUNDS=${ROUNDS:-3}
 N=${N:-2000000}
 IO_THREADS=${IO_THREADS:-"1 2 4"}
-read -r -a FLAGS <<<"${FLAGS:-"-t set,get -c 50 -P 16 --threads 1"}"
+if [ "$MODE" = capacity ]; then
+  read -r -a FLAGS <<<"${FLAGS:-"-c 50 -P 16 --threads 1"}"
+else
+  read -r -a FLAGS <<<"${FLAGS:-"-t set,get -c 50 -P 16 --threads 1"}"
+fi
 
 echo "building ringbench (release)..." >&2
 cargo build --release --quiet --bin ringbench
@@ -30,6 +46,47 @@ PIN=()
 WORK=$(mktemp -d)
 cleanup() { stop_server; [ "${KEEP:-0}" = 1 ] && echo "raw output kept in $WORK" >&2 || rm -rf "$WORK"; }
 trap cleanup EXIT
+
+if [ "$MODE" = capacity ]; then
+  TESTS=${TESTS:-"set get"}
+  SEARCH=(--slo "${SLO:-p99=1ms}" --step-duration "${STEP:-2}" --warmup "${WARMUP:-0.5}" --within "${WITHIN:-5%}")
+  [ -n "${FROM:-}" ] && SEARCH+=(--from "$FROM")
+  [ -n "${TO:-}" ] && SEARCH+=(--to "$TO")
+  echo "$(nproc) CPUs; load average $(cut -d' ' -f1-3 /proc/loadavg); ringbench capacity ${SEARCH[*]} ${FLAGS[*]}" >&2
+  for io in $IO_THREADS; do
+    start_server --io-threads "$io" --io-threads-do-reads yes
+    [ -n "${SERVER_CPUS:-}" ] && taskset -apc "$SERVER_CPUS" "$SERVER_PID" >/dev/null
+    active=$(redis-cli -p "$SERVER_PORT" config get io-threads | tail -n1)
+    for t in $TESTS; do
+      json=$WORK/io$active.$t.json
+      "${PIN[@]}" "$RINGBENCH" capacity -h 127.0.0.1 -p "$SERVER_PORT" -t "$t" "${FLAGS[@]}" "${SEARCH[@]}" \
+        --json "$json" -q >"$WORK/io$active.$t.out"
+      echo "  io-threads $active $t: $(cat "$WORK/io$active.$t.out" | head -n1)" >&2
+      echo "$active $t $json" >>"$WORK/runs"
+    done
+    stop_server
+  done
+  python3 - "$WORK/runs" <<'PY'
+import json, sys
+print("capacity = highest offered rate that passed, below the lowest that failed; the server was not restarted between steps")
+head = f"{'io-threads':>10} {'test':<6} {'capacity rps':>14} {'next step':>12} {'p99 at cap ms':>14} {'steps':>6}  limit"
+print(head)
+print("-" * len(head))
+for line in open(sys.argv[1]):
+    io, test, path = line.split()
+    f = json.load(open(path))
+    c = f["capacity"]
+    cap, nxt = c["capacity_rps"], c["next_rps"]
+    p99 = "-"
+    for t, s in zip(f["tests"], c["steps"]):
+        if cap is not None and s["offered_rps"] == cap and s["pass"] and not s["repeated"]:
+            p99 = f"{t['latency_ms']['p99']:.3f}"
+    limit = "client" if c["client_limited"] else ("server" if nxt is not None else "--to")
+    fmt = lambda v: "-" if v is None else f"{v:,.0f}"
+    print(f"{io:>10} {test:<6} {fmt(cap):>14} {fmt(nxt):>12} {p99:>14} {len(c['steps']):>6}  {limit}")
+PY
+  exit 0
+fi
 
 echo "$(nproc) CPUs; load average $(cut -d' ' -f1-3 /proc/loadavg); ringbench ${FLAGS[*]} -n $N; $ROUNDS rounds" >&2
 for io in $IO_THREADS; do

@@ -3,6 +3,7 @@
 //! `run(config)` drives the whole pipeline (control connection, every test on the engine, reports),
 //! so integration tests exercise exactly what the binary does.
 
+pub mod capacity;
 pub mod cli;
 pub mod cluster;
 mod cluster_engine;

@@ -14,41 +14,18 @@ fn main() -> ExitCode {
     if let Some(code) = ringbench::tools::dispatch(&args, &mut std::io::stdout().lock()) {
         return code;
     }
-    // `-h` is the host, as in redis-benchmark; alone (no host after it) it most likely meant help.
-    if args.len() >= 2 && args.last().is_some_and(|a| a == "-h") {
-        eprintln!("ringbench: '-h' needs a host name (-h <hostname>); for help use --help");
-        return ExitCode::from(2);
+    if args.get(1).and_then(|a| a.to_str()) == Some("capacity") {
+        return capacity(&args[2..]);
     }
-    let cli = match Cli::parse_args(args) {
+    let cli = match parse_cli(args) {
         Ok(c) => c,
-        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
-            let _ = e.print();
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            // One line: clap's first line, without its own prefix and hints.
-            let text = e.render().to_string();
-            let first = text.lines().next().unwrap_or("invalid arguments");
-            eprintln!("ringbench: {}", first.trim_start_matches("error: "));
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
-    let cfg = match Config::from_cli(&cli, &mut std::io::stdin()) {
+    let cfg = match config(&cli) {
         Ok(c) => c,
-        Err(ConfigError::Usage(u)) => {
-            eprintln!("ringbench: {u}");
-            return ExitCode::from(2);
-        }
-        Err(ConfigError::Resolve(r)) => {
-            error_lines(&r);
-            return ExitCode::from(1);
-        }
+        Err(code) => return code,
     };
-
-    let control = RunControl::default();
-    let sigint = Arc::new(AtomicBool::new(false));
-    let sigterm = Arc::new(AtomicBool::new(false));
-    install_signal_handlers(&control, &sigint, &sigterm);
+    let (control, sigint, sigterm) = signals();
 
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -83,6 +60,104 @@ fn main() -> ExitCode {
         }
     };
     ExitCode::from(code)
+}
+
+/// Parses the benchmark's flags; the error is the exit code, its line already printed.
+fn parse_cli(args: Vec<std::ffi::OsString>) -> Result<Cli, ExitCode> {
+    // `-h` is the host, as in redis-benchmark; alone (no host after it) it most likely meant help.
+    if args.len() >= 2 && args.last().is_some_and(|a| a == "-h") {
+        eprintln!("ringbench: '-h' needs a host name (-h <hostname>); for help use --help");
+        return Err(ExitCode::from(2));
+    }
+    match Cli::parse_args(args) {
+        Ok(c) => Ok(c),
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
+            let _ = e.print();
+            Err(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            // One line: clap's first line, without its own prefix and hints.
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or("invalid arguments");
+            eprintln!("ringbench: {}", first.trim_start_matches("error: "));
+            Err(ExitCode::from(2))
+        }
+    }
+}
+
+/// Validates the flags into a config; the error is the exit code, its line already printed.
+fn config(cli: &Cli) -> Result<Config, ExitCode> {
+    match Config::from_cli(cli, &mut std::io::stdin()) {
+        Ok(c) => Ok(c),
+        Err(ConfigError::Usage(u)) => {
+            eprintln!("ringbench: {u}");
+            Err(ExitCode::from(2))
+        }
+        Err(ConfigError::Resolve(r)) => {
+            error_lines(&r);
+            Err(ExitCode::from(1))
+        }
+    }
+}
+
+/// The run's stop flag, set by SIGINT or SIGTERM, and which of them came.
+fn signals() -> (RunControl, Arc<AtomicBool>, Arc<AtomicBool>) {
+    let control = RunControl::default();
+    let sigint = Arc::new(AtomicBool::new(false));
+    let sigterm = Arc::new(AtomicBool::new(false));
+    install_signal_handlers(&control, &sigint, &sigterm);
+    (control, sigint, sigterm)
+}
+
+/// `ringbench capacity`: the highest rate within the latency objectives.
+fn capacity(args: &[std::ffi::OsString]) -> ExitCode {
+    if args
+        .iter()
+        .take_while(|a| *a != "--")
+        .any(|a| a == "--help")
+    {
+        print!("{}", ringbench::capacity::HELP);
+        return ExitCode::SUCCESS;
+    }
+    let (search, rest) = match ringbench::capacity::split_args(args) {
+        Ok(v) => v,
+        Err(u) => {
+            eprintln!("ringbench capacity: {u}");
+            return ExitCode::from(2);
+        }
+    };
+    let cli = match parse_cli(rest) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    if let Err(u) = ringbench::capacity::check_cli(&cli) {
+        eprintln!("ringbench capacity: {u}");
+        return ExitCode::from(2);
+    }
+    let cfg = match config(&cli) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let (control, sigint, sigterm) = signals();
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match ringbench::capacity::run(cfg, &search, &control, &mut out) {
+        Ok(_) if sigint.load(Ordering::Relaxed) => ExitCode::from(130),
+        Ok(_) if sigterm.load(Ordering::Relaxed) => ExitCode::from(143),
+        Ok(_) => ExitCode::SUCCESS,
+        Err(ringbench::RunError::Usage(u)) => {
+            eprintln!("ringbench capacity: {u}");
+            ExitCode::from(2)
+        }
+        // Stdout closed by its reader: end quietly.
+        Err(ringbench::RunError::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            error_lines(&e.to_string());
+            ExitCode::from(1)
+        }
+    }
 }
 
 /// Prints an error, each of its lines starting with `ringbench: `.

@@ -49,6 +49,64 @@ pub struct RunFile {
     #[serde(default)]
     pub merged_from: Vec<MergedSource>,
     pub tests: Vec<TestEntry>,
+    /// `ringbench capacity` only: the search, one step per entry of `tests` (same order).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<CapacityEntry>,
+}
+
+/// What `ringbench capacity` searched and found.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CapacityEntry {
+    /// The latency objectives: each percentile's highest allowed latency.
+    pub objectives: Vec<ObjectiveEntry>,
+    /// The search stops when the bracket (first failing rate over last passing rate, minus one) is at most this.
+    pub precision: f64,
+    pub step_duration_s: f64,
+    pub warmup_s: f64,
+    /// The closed-loop probe that set the upper bound, when `--to` was not given.
+    pub probe: Option<ProbeEntry>,
+    /// One per step, in the order run; `tests[i]` holds step i's full result.
+    pub steps: Vec<StepEntry>,
+    /// The highest offered rate that passed below the lowest that failed (none passed: null).
+    pub capacity_rps: Option<f64>,
+    /// The lowest failing rate above the capacity (none failed: null).
+    pub next_rps: Option<f64>,
+    /// True when an executor was busy at least 90% in that failing step: the client was the limit.
+    pub client_limited: bool,
+}
+
+/// One latency objective.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ObjectiveEntry {
+    /// e.g. 99.9 for p99.9.
+    pub percentile: f64,
+    pub max_ms: f64,
+}
+
+/// The closed-loop probe of a capacity search.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ProbeEntry {
+    pub requests: u64,
+    pub duration_s: f64,
+    pub rps: f64,
+}
+
+/// One step of a capacity search.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StepEntry {
+    pub offered_rps: f64,
+    pub achieved_rps: f64,
+    pub pass: bool,
+    /// Why the step failed (empty when it passed).
+    pub reasons: Vec<String>,
+    /// Requests completed in the step's warmup (sent to the server, dropped from its figures).
+    pub warmup_requests: u64,
+    /// The busiest executor's share of the step on a CPU.
+    pub client_busy: f64,
+    /// Discarded: the client fell behind while off a CPU (other processes held its cores), so the step
+    /// was run again at the same rate; the next entry is that run.
+    #[serde(default)]
+    pub repeated: bool,
 }
 
 /// The run's configuration, without the password.
@@ -438,6 +496,7 @@ impl RunFile {
             stopped,
             merged_from: Vec::new(),
             tests,
+            capacity: None,
         }
     }
 

@@ -1,0 +1,462 @@
+//! `ringbench capacity` against a real redis-server: the search converges and its answer follows from the
+//! steps it printed, the JSON's steps match what the server counted, a server slowed on purpose has a lower
+//! capacity, and a search the client cannot keep up with says so.
+
+mod common;
+use common::*;
+use ringbench::result_file::RunFile;
+use serde_json::Value;
+use std::io::{BufRead, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// Every search here judges time: they run one at a time so they do not compete for the cores.
+static ALONE: Mutex<()> = Mutex::new(());
+
+fn alone() -> std::sync::MutexGuard<'static, ()> {
+    ALONE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A scratch folder removed when the test ends.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let d =
+            std::env::temp_dir().join(format!("ringbench-capacity-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        Scratch(d)
+    }
+
+    fn path(&self, f: &str) -> String {
+        self.0.join(f).to_str().unwrap().to_string()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs `ringbench capacity` against `s` and returns (stdout, stderr), asserting success.
+fn capacity(s: &RedisServer, args: &[&str]) -> (String, String) {
+    let port = s.port.to_string();
+    let mut all = vec!["capacity", "-p", &port];
+    all.extend_from_slice(args);
+    let out = ringbench(&all);
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(
+        out.status.success(),
+        "capacity {args:?} failed: {:?}\n{stdout}\n{stderr}",
+        out.status
+    );
+    (stdout, stderr)
+}
+
+/// A rate as printed (`412,000`).
+fn rate(text: &str) -> f64 {
+    text.trim()
+        .replace(',', "")
+        .parse()
+        .unwrap_or_else(|_| panic!("not a rate: {text:?}"))
+}
+
+/// The word after `key` in `line`.
+fn after<'a>(line: &'a str, key: &str) -> &'a str {
+    let i = line
+        .find(key)
+        .unwrap_or_else(|| panic!("no {key:?} in {line:?}"));
+    line[i + key.len()..].split_whitespace().next().unwrap()
+}
+
+/// A printed step: offered, achieved, passed.
+#[derive(Debug)]
+struct Step {
+    offered: f64,
+    achieved: f64,
+    pass: bool,
+    /// Discarded and run again (the client fell behind while off a CPU).
+    repeated: bool,
+}
+
+fn steps(out: &str) -> Vec<Step> {
+    out.lines()
+        .filter(|l| l.starts_with("step "))
+        .map(|l| Step {
+            offered: rate(after(l, "offered ")),
+            achieved: rate(after(l, "achieved ")),
+            pass: l.trim_end().ends_with("pass"),
+            repeated: l.contains("running the step again"),
+        })
+        .collect()
+}
+
+/// The answer line's capacity and next step (None when absent).
+fn answer(out: &str) -> (Option<f64>, Option<f64>) {
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("capacity: "))
+        .unwrap_or_else(|| panic!("no answer in\n{out}"));
+    if line.starts_with("capacity: below ") {
+        return (None, Some(rate(after(line, "below "))));
+    }
+    if line.starts_with("capacity: at least ") {
+        return (Some(rate(after(line, "at least "))), None);
+    }
+    (
+        Some(rate(after(line, "capacity: "))),
+        line.contains("next step ")
+            .then(|| rate(after(line, "next step "))),
+    )
+}
+
+fn schema() -> Value {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/ringbench-result.schema.json");
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+#[test]
+fn search_converges_and_its_answer_follows_from_its_steps() {
+    let _turn = alone();
+    let s = RedisServer::start();
+    s.reset();
+    let dir = Scratch::new("converge");
+    let json = dir.path("c.json");
+    let svg = dir.path("c.svg");
+    // A lenient objective: the search ends where the client or the server stops keeping up, which a
+    // debug build on a shared machine reaches well below --to.
+    let (out, err) = capacity(
+        &s,
+        &[
+            "-t",
+            "set",
+            "-r",
+            "1000",
+            "--slo",
+            "p99=200ms",
+            "--from",
+            "1000",
+            "--to",
+            "512000",
+            "--within",
+            "10%",
+            "--step-duration",
+            "0.3",
+            "--warmup",
+            "0.1",
+            "--json",
+            &json,
+            "--plot",
+            &svg,
+        ],
+    );
+    assert!(err.is_empty(), "stderr: {err}");
+    assert!(
+        out.contains("the server is not restarted between steps"),
+        "{out}"
+    );
+    let all = steps(&out);
+    let steps: Vec<&Step> = all.iter().filter(|s| !s.repeated).collect();
+    let (cap, next) = answer(&out);
+    let (cap, next) = (
+        cap.unwrap_or_else(|| panic!("no step passed\n{out}")),
+        next.unwrap_or_else(|| panic!("no step failed\n{out}")),
+    );
+    // Converged: the bracket is within the precision.
+    assert!(next <= cap * 1.10, "bracket {cap}..{next}\n{out}");
+    // The answer is the highest passing step, the next step the lowest failing one above it.
+    let best = steps.iter().filter(|s| s.pass).map(|s| s.offered);
+    assert_eq!(best.fold(0.0, f64::max), cap, "{out}");
+    let lowest_fail = steps
+        .iter()
+        .filter(|s| !s.pass && s.offered > cap)
+        .map(|s| s.offered);
+    assert_eq!(lowest_fail.fold(f64::MAX, f64::min), next, "{out}");
+    // Geometric first: the second step doubles the first (or halves it, when the first failed).
+    assert_eq!(steps[0].offered, 1000.0, "{out}");
+    let expected = if steps[0].pass { 2000.0 } else { 500.0 };
+    assert_eq!(steps[1].offered, expected, "{out}");
+    let at_cap = steps.iter().find(|s| s.offered == cap).unwrap();
+    assert!(at_cap.achieved >= 0.95 * cap, "{at_cap:?}\n{out}");
+
+    // The JSON: every step's full result, in order, with the server's counts.
+    let file = RunFile::load(Path::new(&json)).unwrap();
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let v = jsonschema::validator_for(&schema()).unwrap();
+    let errors: Vec<String> = v.iter_errors(&doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "schema errors: {errors:#?}");
+    let c = file.capacity.as_ref().expect("a capacity section");
+    assert_eq!(c.steps.len(), all.len());
+    assert_eq!(file.tests.len(), all.len());
+    assert_eq!((c.capacity_rps, c.next_rps), (Some(cap), Some(next)));
+    assert!(!c.client_limited || out.contains("client-limited"), "{out}");
+    let mut sent = 0;
+    for ((t, e), printed) in file.tests.iter().zip(&c.steps).zip(&all) {
+        assert_eq!(e.offered_rps, printed.offered);
+        assert_eq!((e.pass, e.repeated), (printed.pass, printed.repeated));
+        assert_eq!(t.command, "SET");
+        let h = t.histogram.decode().unwrap();
+        assert_eq!(h.len(), t.requests, "{}", t.title);
+        assert_eq!(t.errors.failed, 0);
+        // The step ran for its time at its rate (warmup dropped).
+        assert!(t.duration_s >= 0.3, "{}: {}", t.title, t.duration_s);
+        assert!(e.warmup_requests > 0);
+        sent += t.requests + e.warmup_requests;
+    }
+    assert_eq!(sent, s.calls("set"), "the server's SET count");
+
+    // compare reads it like any result file.
+    let cmp = ringbench(&["compare", &json, &json]);
+    assert!(
+        cmp.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cmp.stderr)
+    );
+    let table = String::from_utf8_lossy(&cmp.stdout);
+    assert!(table.contains(&format!("SET @ {} rps", cap)), "{table}");
+
+    // merge takes it too (the same search from two client machines would be merged step by step).
+    let merged = ringbench(&["merge", &json, &json, "-q"]);
+    assert!(
+        merged.status.success(),
+        "{}",
+        String::from_utf8_lossy(&merged.stderr)
+    );
+
+    // The knee chart: a line per percentile and the objective.
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let doc = roxmltree::Document::parse(&text).expect("the SVG is well-formed XML");
+    let texts: Vec<&str> = doc.descendants().filter_map(|n| n.text()).collect();
+    for label in ["p50", "p99", "p99.9", "objective p99 <= 200 ms"] {
+        assert!(
+            texts.iter().any(|t| t.trim() == label),
+            "no {label:?} in the chart"
+        );
+    }
+    let lines = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("polyline"))
+        .count();
+    assert!(lines >= 3, "{lines} lines");
+}
+
+/// Sends `DEBUG SLEEP 0.02` to the server, then waits 5 ms, until stopped: the server answers no one for
+/// 20 ms out of every 25.
+fn slow_down(port: u16, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let mut reader = std::io::BufReader::new(c.try_clone().unwrap());
+        let mut c = c;
+        let mut line = String::new();
+        while !stop.load(Ordering::Relaxed) {
+            c.write_all(b"DEBUG SLEEP 0.02\r\n").unwrap();
+            line.clear();
+            reader.read_line(&mut line).unwrap();
+            assert_eq!(line, "+OK\r\n");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    })
+}
+
+#[test]
+fn a_slowed_server_has_a_lower_capacity() {
+    let _turn = alone();
+    let s = RedisServer::start_with(&["--enable-debug-command", "local"]);
+    let args = [
+        "-t",
+        "set",
+        "--slo",
+        "p99=200ms",
+        "--from",
+        "1000",
+        "--to",
+        "256000",
+        "--within",
+        "25%",
+        "--step-duration",
+        "0.3",
+        "--warmup",
+        "0.1",
+        "-q",
+    ];
+    let (plain, _) = capacity(&s, &args);
+    let plain_cap = answer(&plain)
+        .0
+        .unwrap_or_else(|| panic!("no step passed unslowed\n{plain}"));
+    let stop = Arc::new(AtomicBool::new(false));
+    let side = slow_down(s.port, stop.clone());
+    let (slowed, _) = capacity(&s, &args);
+    stop.store(true, Ordering::Relaxed);
+    side.join().unwrap();
+    let slowed_cap = answer(&slowed).0.unwrap_or(0.0);
+    assert!(
+        slowed_cap < plain_cap,
+        "slowed {slowed_cap} vs {plain_cap}\nunslowed:\n{plain}\nslowed:\n{slowed}"
+    );
+    // -q prints the answer alone.
+    assert_eq!(plain.lines().count(), 1, "{plain}");
+}
+
+/// The last core this process may run on.
+fn last_core() -> usize {
+    // SAFETY: sched_getaffinity fills the zeroed set it is given.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let rc =
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    assert_eq!(rc, 0);
+    (0..libc::CPU_SETSIZE as usize)
+        .rev()
+        .find(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+        .unwrap()
+}
+
+/// A thread spinning on `core` until stopped.
+fn hog(core: usize, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        // SAFETY: the set is zeroed, then one core is added; sched_setaffinity reads it only.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        unsafe {
+            libc::CPU_SET(core, &mut set);
+            assert_eq!(
+                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set),
+                0
+            );
+        }
+        let mut x = 0u64;
+        while !stop.load(Ordering::Relaxed) {
+            for i in 0..10_000u64 {
+                x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
+            }
+        }
+    })
+}
+
+#[test]
+fn a_search_the_client_cannot_keep_up_with_blames_the_client() {
+    let _turn = alone();
+    let s = RedisServer::start();
+    // The one executor gets a sliver of its core: pinned to the core a spinning thread holds, at a
+    // low priority. Deep pipelines leave it room, so it falls behind its own schedule.
+    let core = last_core();
+    let stop = Arc::new(AtomicBool::new(false));
+    let spinner = hog(core, stop.clone());
+    let port = s.port.to_string();
+    let cpus = core.to_string();
+    let out = std::process::Command::new("nice")
+        .args([
+            "-n",
+            "10",
+            env!("CARGO_BIN_EXE_ringbench"),
+            "capacity",
+            "-p",
+            &port,
+        ])
+        .args([
+            "-t",
+            "set",
+            "--threads",
+            "1",
+            "--cpus",
+            &cpus,
+            "-c",
+            "50",
+            "-P",
+            "32",
+        ])
+        .args([
+            "--slo", "p99=1s", "--from", "400000", "--to", "400000", "--within", "100%",
+        ])
+        .args(["--step-duration", "0.3", "--warmup", "0"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    stop.store(true, Ordering::Relaxed);
+    spinner.join().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let steps = steps(&text);
+    assert!(!steps[0].pass, "{text}");
+    assert!(
+        text.contains("client-limited: the client was the limit at "),
+        "{text}"
+    );
+    assert!(text.contains("--cpus"), "{text}");
+}
+
+#[test]
+fn search_flag_mistakes_are_one_line_usage_errors() {
+    let s = RedisServer::start();
+    let port = s.port.to_string();
+    for (args, flag) in [
+        (vec!["--slo", "p99=1"], "'--slo'"),
+        (vec!["--slo", "x=1ms"], "'--slo'"),
+        (vec!["--from", "0"], "'--from'"),
+        (vec!["--from", "9000", "--to", "10"], "'--from'"),
+        (vec!["--to"], "'--to'"),
+        (vec!["--step-duration", "-1"], "'--step-duration'"),
+        (vec!["--within", "200%"], "'--within'"),
+        (vec!["--rps", "1000"], "'--rps'"),
+        (vec!["--duration", "3"], "'--duration'"),
+        (vec!["-n", "10"], "'-n'"),
+        (vec!["-t", "get,set"], "one test at a time"),
+        (vec!["-c", "0"], "'-c'"),
+    ] {
+        let mut all = vec!["capacity", "-p", &port];
+        all.extend(args.iter().copied());
+        let out = ringbench(&all);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(flag), "{args:?}: {err}");
+    }
+    assert_eq!(s.calls("set") + s.calls("get"), 0);
+}
+
+#[test]
+fn sigterm_ends_a_search_with_the_answer_so_far() {
+    let _turn = alone();
+    let s = RedisServer::start();
+    let port = s.port.to_string();
+    let child = spawn_ringbench(&[
+        "capacity",
+        "-p",
+        &port,
+        "-t",
+        "get",
+        "--slo",
+        "p99=1s",
+        "--from",
+        "1000",
+        "--to",
+        "2000",
+        "--step-duration",
+        "30",
+        "--warmup",
+        "0",
+    ]);
+    s.wait_for_calls("get", 100);
+    // SAFETY: kill(2) on our own child's pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(143), "{stdout}");
+    assert!(
+        stdout.contains("search stopped before it converged"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("capacity: unknown (no step ran)"),
+        "{stdout}"
+    );
+}
