@@ -298,59 +298,6 @@ mod fonts {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::stats::new_histogram;
-
-    #[test]
-    fn axis_labels_are_percentiles() {
-        assert_eq!(percentile_label(0.0), "0%");
-        assert_eq!(percentile_label(1.0), "90%");
-        assert_eq!(percentile_label(2.0), "99%");
-        assert_eq!(percentile_label(3.0), "99.9%");
-        assert_eq!(percentile_label(5.0), "99.999%");
-    }
-
-    #[test]
-    fn lines_rise_with_the_percentile() {
-        let mut h = new_histogram(3);
-        for v in 1..=100_000u64 {
-            h.record(v * 100).unwrap();
-        }
-        let p = points(&h);
-        assert_eq!(p.len(), STEPS + 1);
-        assert!(p.windows(2).all(|w| w[1].1 >= w[0].1));
-        assert!((p[STEPS / 5].1 - 9.0).abs() < 0.05, "{:?}", p[STEPS / 5]);
-    }
-
-    #[test]
-    fn the_layout_only_font_lays_out_svg_text() {
-        // Registered directly: whichever font this machine has, the layout-only one must parse.
-        let bytes: &'static [u8] = Box::leak(fonts::layout_only_font().into_boxed_slice());
-        assert!(
-            plotters::style::register_font("ringbench-layout", FontStyle::Normal, bytes).is_ok()
-        );
-        let font = FontDesc::new(
-            FontFamily::Name("ringbench-layout"),
-            10.0,
-            FontStyle::Normal,
-        );
-        let (w, _) = font.box_size("abcd").unwrap();
-        assert_eq!(w, 24, "4 characters of 0.6 em at 10 px");
-    }
-
-    #[test]
-    fn empty_runs_are_an_error() {
-        let h = new_histogram(3);
-        let s = [Series {
-            label: "x".into(),
-            hist: &h,
-        }];
-        assert!(matches!(render("t", &s), Err(PlotError::Empty)));
-    }
-}
-
 /// One step of a capacity search, for the knee chart.
 pub struct KneePoint<'a> {
     /// The step's offered rate (requests per second).
@@ -518,4 +465,57 @@ pub fn write_knee(
         path: path.display().to_string(),
         reason: crate::net::io_reason(e),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::new_histogram;
+
+    #[test]
+    fn axis_labels_are_percentiles() {
+        assert_eq!(percentile_label(0.0), "0%");
+        assert_eq!(percentile_label(1.0), "90%");
+        assert_eq!(percentile_label(2.0), "99%");
+        assert_eq!(percentile_label(3.0), "99.9%");
+        assert_eq!(percentile_label(5.0), "99.999%");
+    }
+
+    #[test]
+    fn lines_rise_with_the_percentile() {
+        let mut h = new_histogram(3);
+        for v in 1..=100_000u64 {
+            h.record(v * 100).unwrap();
+        }
+        let p = points(&h);
+        assert_eq!(p.len(), STEPS + 1);
+        assert!(p.windows(2).all(|w| w[1].1 >= w[0].1));
+        assert!((p[STEPS / 5].1 - 9.0).abs() < 0.05, "{:?}", p[STEPS / 5]);
+    }
+
+    #[test]
+    fn the_layout_only_font_lays_out_svg_text() {
+        // Registered directly: whichever font this machine has, the layout-only one must parse.
+        let bytes: &'static [u8] = Box::leak(fonts::layout_only_font().into_boxed_slice());
+        assert!(
+            plotters::style::register_font("ringbench-layout", FontStyle::Normal, bytes).is_ok()
+        );
+        let font = FontDesc::new(
+            FontFamily::Name("ringbench-layout"),
+            10.0,
+            FontStyle::Normal,
+        );
+        let (w, _) = font.box_size("abcd").unwrap();
+        assert_eq!(w, 24, "4 characters of 0.6 em at 10 px");
+    }
+
+    #[test]
+    fn empty_runs_are_an_error() {
+        let h = new_histogram(3);
+        let s = [Series {
+            label: "x".into(),
+            hist: &h,
+        }];
+        assert!(matches!(render("t", &s), Err(PlotError::Empty)));
+    }
 }
