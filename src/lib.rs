@@ -182,6 +182,9 @@ pub fn run(
     };
     let cfg = Arc::new(cfg);
     limits::prepare(cfg.clients, cfg.threads).map_err(RunError::Limit)?;
+    if matches!(cfg.target, config::Target::Tcp { .. }) && !cfg.cluster {
+        limits::local_ports(cfg.clients).map_err(RunError::Limit)?;
+    }
     ring::probe().map_err(|e| RunError::Engine(e.to_string()))?;
     let mut ctl = control::ControlClient::connect(
         &cfg.target,

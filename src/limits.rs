@@ -49,6 +49,29 @@ pub fn prepare(clients: usize, executors: usize) -> Result<(), String> {
     Ok(())
 }
 
+/// Checks that `clients` connections to one TCP address fit in the local port range: each needs its
+/// own local port. The error names the sysctl to raise.
+pub fn local_ports(clients: usize) -> Result<(), String> {
+    let Ok(range) = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range") else {
+        return Ok(());
+    };
+    let mut it = range
+        .split_whitespace()
+        .filter_map(|v| v.parse::<u64>().ok());
+    let (Some(low), Some(high)) = (it.next(), it.next()) else {
+        return Ok(());
+    };
+    let ports = high.saturating_sub(low) + 1;
+    // The control connection and the server view take two more.
+    if clients as u64 + 2 > ports {
+        return Err(format!(
+            "-c {clients} needs {} local ports to one server address, but net.ipv4.ip_local_port_range ({low}-{high}) has {ports}; widen it (sysctl -w net.ipv4.ip_local_port_range=\"1024 65535\") or use several clients",
+            clients + 2
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

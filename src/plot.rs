@@ -323,23 +323,27 @@ fn pct_label(p: f64) -> String {
     format!("p{}", s.trim_end_matches('0').trim_end_matches('.'))
 }
 
-/// Draws the knee chart as SVG text: latency percentiles (log scale) against offered load, one line per
-/// percentile through the steps in rate order (failed steps marked with a cross), and each objective
-/// (percentile, ms) as a dashed horizontal line in its percentile's colour.
-pub fn render_knee(
-    title: &str,
-    steps: &[KneePoint<'_>],
-    objectives: &[(f64, f64)],
-) -> Result<String, PlotError> {
+/// The knee chart's data: its percentiles, one line per percentile, and the x and y bounds.
+struct Knee {
+    ps: Vec<f64>,
+    lines: Vec<KneeLine>,
+    right: f64,
+    bottom: f64,
+    top: f64,
+}
+
+/// Per percentile: (offered, latency ms, passed) per step.
+type KneeLine = (f64, Vec<(f64, f64, bool)>);
+
+fn knee_of(steps: &[KneePoint<'_>], objectives: &[(f64, f64)]) -> Result<Knee, PlotError> {
+    fonts::ensure(false).map_err(PlotError::Draw)?;
     let mut steps: Vec<&KneePoint<'_>> = steps.iter().filter(|s| !s.hist.is_empty()).collect();
     if steps.is_empty() {
         return Err(PlotError::Empty);
     }
     steps.sort_by(|a, b| a.offered.total_cmp(&b.offered));
     let ps = knee_percentiles(objectives);
-    // Per percentile: (offered, latency ms, passed) per step.
-    type Line = (f64, Vec<(f64, f64, bool)>);
-    let lines: Vec<Line> = ps
+    let lines: Vec<KneeLine> = ps
         .iter()
         .map(|&p| {
             let pts = steps
@@ -361,96 +365,131 @@ pub fn render_knee(
     let top = ys().fold(0.0f64, f64::max).max(0.001) * 1.5;
     let bottom = ys().fold(f64::MAX, f64::min).max(0.0001) / 1.5;
     let right = steps.iter().map(|s| s.offered).fold(0.0, f64::max) * 1.05;
-    let draw = |e: &dyn std::fmt::Display| PlotError::Draw(e.to_string());
+    Ok(Knee {
+        ps,
+        lines,
+        right,
+        bottom,
+        top,
+    })
+}
+
+/// Draws the knee chart as SVG text: latency percentiles (log scale) against offered load, one line per
+/// percentile through the steps in rate order (failed steps marked with a cross), and each objective
+/// (percentile, ms) as a dashed horizontal line in its percentile's colour.
+pub fn render_knee(
+    title: &str,
+    steps: &[KneePoint<'_>],
+    objectives: &[(f64, f64)],
+) -> Result<String, PlotError> {
+    fonts::ensure(false).map_err(PlotError::Draw)?;
+    let knee = knee_of(steps, objectives)?;
     let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (960, 600)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| draw(&e))?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 26))
-            .margin(16)
-            .margin_right(48)
-            .x_label_area_size(44)
-            .y_label_area_size(70)
-            .build_cartesian_2d(0f64..right, (bottom..top).log_scale())
-            .map_err(|e| draw(&e))?;
-        chart
-            .configure_mesh()
-            .x_label_formatter(&|x| {
-                if right >= 10_000.0 {
-                    format!("{:.0}k", x / 1000.0)
-                } else {
-                    format!("{x:.0}")
-                }
-            })
-            .y_label_formatter(&|y| format!("{y}"))
-            .x_desc("offered load (requests per second)")
-            .y_desc("latency (ms)")
-            .label_style(("sans-serif", 15))
-            .axis_desc_style(("sans-serif", 16))
-            .draw()
-            .map_err(|e| draw(&e))?;
-        // Dark, distinct colours (the default palette's yellow is hard to read on white).
-        const COLORS: [RGBColor; 6] = [
-            RGBColor(31, 119, 180),
-            RGBColor(214, 39, 40),
-            RGBColor(44, 140, 44),
-            RGBColor(148, 103, 189),
-            RGBColor(140, 86, 75),
-            RGBColor(0, 0, 0),
-        ];
-        let color_of = |p: f64| {
-            let i = ps.iter().position(|&q| q == p).unwrap_or(0);
-            COLORS[i % COLORS.len()].to_rgba()
-        };
-        for (p, pts) in &lines {
-            let color = color_of(*p);
-            chart
-                .draw_series(LineSeries::new(
-                    pts.iter().map(|&(x, y, _)| (x, y)),
-                    color.stroke_width(2),
-                ))
-                .map_err(|e| draw(&e))?
-                .label(pct_label(*p))
-                .legend(move |(x, y)| {
-                    Rectangle::new([(x, y - 5), (x + 18, y + 5)], color.filled())
-                });
-            chart
-                .draw_series(pts.iter().map(|&(x, y, pass)| {
-                    if pass {
-                        Circle::new((x, y), 3, color.filled()).into_dyn()
-                    } else {
-                        Cross::new((x, y), 5, color.stroke_width(2)).into_dyn()
-                    }
-                }))
-                .map_err(|e| draw(&e))?;
-        }
-        for &(p, ms) in objectives {
-            let color = color_of(p);
-            chart
-                .draw_series(DashedLineSeries::new(
-                    [(0.0, ms), (right, ms)],
-                    10,
-                    6,
-                    color.stroke_width(2),
-                ))
-                .map_err(|e| draw(&e))?
-                .label(format!("objective {} <= {ms} ms", pct_label(p)))
-                .legend(move |(x, y)| {
-                    Rectangle::new([(x, y - 1), (x + 18, y + 1)], color.filled())
-                });
-        }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font(("sans-serif", 15))
-            .draw()
-            .map_err(|e| draw(&e))?;
-        root.present().map_err(|e| draw(&e))?;
-    }
+    draw_knee(
+        SVGBackend::with_string(&mut svg, (960, 600)).into_drawing_area(),
+        title,
+        &knee,
+        objectives,
+    )?;
     Ok(svg)
+}
+
+fn draw_knee<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    knee: &Knee,
+    objectives: &[(f64, f64)],
+) -> Result<(), PlotError> {
+    let draw = |e: &dyn std::fmt::Display| PlotError::Draw(e.to_string());
+    let Knee {
+        ps,
+        lines,
+        right,
+        bottom,
+        top,
+    } = knee;
+    let (right, bottom, top) = (*right, *bottom, *top);
+    root.fill(&WHITE).map_err(|e| draw(&e))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 26))
+        .margin(16)
+        .margin_right(48)
+        .x_label_area_size(44)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0f64..right, (bottom..top).log_scale())
+        .map_err(|e| draw(&e))?;
+    chart
+        .configure_mesh()
+        .x_label_formatter(&|x| {
+            if right >= 10_000.0 {
+                format!("{:.0}k", x / 1000.0)
+            } else {
+                format!("{x:.0}")
+            }
+        })
+        .y_label_formatter(&|y| format!("{y}"))
+        .x_desc("offered load (requests per second)")
+        .y_desc("latency (ms)")
+        .label_style(("sans-serif", 15))
+        .axis_desc_style(("sans-serif", 16))
+        .draw()
+        .map_err(|e| draw(&e))?;
+    // Dark, distinct colours (the default palette's yellow is hard to read on white).
+    const COLORS: [RGBColor; 6] = [
+        RGBColor(31, 119, 180),
+        RGBColor(214, 39, 40),
+        RGBColor(44, 140, 44),
+        RGBColor(148, 103, 189),
+        RGBColor(140, 86, 75),
+        RGBColor(0, 0, 0),
+    ];
+    let color_of = |p: f64| {
+        let i = ps.iter().position(|&q| q == p).unwrap_or(0);
+        COLORS[i % COLORS.len()].to_rgba()
+    };
+    for (p, pts) in lines {
+        let color = color_of(*p);
+        chart
+            .draw_series(LineSeries::new(
+                pts.iter().map(|&(x, y, _)| (x, y)),
+                color.stroke_width(2),
+            ))
+            .map_err(|e| draw(&e))?
+            .label(pct_label(*p))
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 18, y + 5)], color.filled()));
+        chart
+            .draw_series(pts.iter().map(|&(x, y, pass)| {
+                if pass {
+                    Circle::new((x, y), 3, color.filled()).into_dyn()
+                } else {
+                    Cross::new((x, y), 5, color.stroke_width(2)).into_dyn()
+                }
+            }))
+            .map_err(|e| draw(&e))?;
+    }
+    for &(p, ms) in objectives {
+        let color = color_of(p);
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(0.0, ms), (right, ms)],
+                10,
+                6,
+                color.stroke_width(2),
+            ))
+            .map_err(|e| draw(&e))?
+            .label(format!("objective {} <= {ms} ms", pct_label(p)))
+            .legend(move |(x, y)| Rectangle::new([(x, y - 1), (x + 18, y + 1)], color.filled()));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 15))
+        .draw()
+        .map_err(|e| draw(&e))?;
+    root.present().map_err(|e| draw(&e))?;
+    Ok(())
 }
 
 /// Draws the knee chart into `path`.
@@ -460,6 +499,23 @@ pub fn write_knee(
     steps: &[KneePoint<'_>],
     objectives: &[(f64, f64)],
 ) -> Result<(), PlotError> {
+    if is_png(path) {
+        fonts::ensure(true).map_err(PlotError::Draw)?;
+        let knee = knee_of(steps, objectives)?;
+        return draw_knee(
+            BitMapBackend::new(path, (960, 600)).into_drawing_area(),
+            title,
+            &knee,
+            objectives,
+        )
+        .map_err(|e| match e {
+            PlotError::Draw(reason) => PlotError::Write {
+                path: path.display().to_string(),
+                reason,
+            },
+            other => other,
+        });
+    }
     let svg = render_knee(title, steps, objectives)?;
     std::fs::write(path, svg).map_err(|e| PlotError::Write {
         path: path.display().to_string(),

@@ -874,7 +874,13 @@ impl<'a> Driver<'a> {
             // A server that refuses a connection (maxclients, protected mode) says so before it
             // reads anything: that line answers no request.
             if error && fresh && batch == 0 && is_refusal(raw) {
-                refused = Some(error_text(raw));
+                let mut text = error_text(raw);
+                if text.starts_with("ERR max number of clients") {
+                    text.push_str(
+                        " (the server's maxclients is below -c: raise it with CONFIG SET maxclients)",
+                    );
+                }
+                refused = Some(text);
                 return;
             }
             if *due > 0 {
