@@ -27,11 +27,19 @@ impl Sock {
         }
     }
 
+    /// Reads what is there. A signal that interrupts the wait (a socket with a read timeout is not
+    /// restarted after a handler ran) waits again: the handler decides whether the run stops.
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        match self {
-            Sock::Tcp(s) => s.read(buf),
-            Sock::Unix(s) => s.read(buf),
-            Sock::Tls(s) => s.read(buf),
+        loop {
+            let r = match self {
+                Sock::Tcp(s) => s.read(buf),
+                Sock::Unix(s) => s.read(buf),
+                Sock::Tls(s) => s.read(buf),
+            };
+            match r {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                other => return other,
+            }
         }
     }
 }

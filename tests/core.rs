@@ -504,9 +504,10 @@ fn a_server_that_demands_auth_fails_before_the_first_test() {
         let out = run_args(&args);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{format}: {err}");
+        // The server's own message, as redis-benchmark prints it, on ringbench's one error line.
         assert_eq!(
             err.trim(),
-            "Error from server: NOAUTH Authentication required."
+            "ringbench: Error from server: NOAUTH Authentication required."
         );
         assert!(out.stdout.is_empty(), "{format}: a result was printed");
     }
@@ -710,7 +711,7 @@ fn idle_mode_refused_by_maxclients_reports_the_server_error() {
         assert_eq!(out.status.code(), Some(1));
         assert_eq!(
             String::from_utf8_lossy(&out.stderr),
-            "Error from server: ERR max number of clients reached\n"
+            "ringbench: Error from server: ERR max number of clients reached\n"
         );
         assert!(String::from_utf8_lossy(&out.stdout).starts_with("Creating 10 idle connections"));
     }

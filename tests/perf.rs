@@ -56,6 +56,7 @@ fn normal_report_shows_the_clients_cost_per_executor() {
         .unwrap();
     assert!(ns > 0.0, "{line}");
     let busy = line.split("executor busy: ").nth(1).unwrap();
+    let busy = busy.split(';').next().unwrap();
     let shares: Vec<&str> = busy.split(", ").collect();
     assert_eq!(shares.len(), 2, "{line}");
     for share in shares {

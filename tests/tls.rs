@@ -1070,7 +1070,7 @@ fn tls_groups_and_idle_refusals() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
-        err.starts_with("Error") && err.lines().count() == 1,
+        err.starts_with("ringbench: Error") && err.lines().count() == 1,
         "{err}"
     );
 }
