@@ -7,6 +7,7 @@
 //! the shard gives up with a message naming the node and the cluster's state; the run never hangs.
 
 use crate::cluster::{self, ClusterError, ClusterStats, Redirect, SLOTS, SlotMap, UNASSIGNED};
+use crate::compose::Composer;
 use crate::config::Target;
 use crate::engine::{GateGuard, ShardPlan, ShardState, note_error};
 use crate::intervals::IntervalRecorder;
@@ -14,6 +15,7 @@ use crate::keys::{KeyGen, bounded};
 use crate::net::{self, ConnError, Stream};
 use crate::replies::ReplyBuffer;
 use crate::resp::{self, Scanned, Value};
+use crate::schedule::{LATE, Pacing};
 use crate::stats::{ExecutorStats, ShardStats, new_histogram, thread_cpu_seconds};
 use crate::tls::TlsClient;
 use crate::workload::PipelineBuffer;
@@ -26,6 +28,7 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::task::Poll;
 use std::time::{Duration, Instant};
@@ -129,6 +132,16 @@ struct Req {
     stalled: Option<Instant>,
     /// Whether it was written to a server at least once (else a give-up counts it as not sent).
     sent: bool,
+    /// Where its bytes lie in the round's buffer.
+    at: u32,
+    len: u32,
+    /// The mix's command it is (0 without a mix).
+    kind: u16,
+    /// When it was due (open loop) or its round was sent (closed loop): latency runs from here, across
+    /// redirects and resends.
+    intended: Option<Instant>,
+    /// Its first write to a server: service time (open loop) runs from here.
+    first_sent: Option<Instant>,
 }
 
 fn node_target(addr: SocketAddr) -> Target {
@@ -285,10 +298,25 @@ impl Shard {
         self.refreshing.set(false);
     }
 
-    /// Records `n` replies from node `node` that arrived at `now` for a batch sent at `sent`.
-    fn complete(&self, node: usize, n: u64, sent: Instant, now: Instant) {
-        let lat = (now.duration_since(sent).as_nanos() as u64).max(1);
-        self.state.record(now, lat, n);
+    /// Records the reply from node `node` that arrived at `now` for request `r` (an error reply when
+    /// `error`): latency from its intended time, service time from its first send, its mix command's
+    /// figures.
+    fn complete(&self, node: usize, r: &Req, error: bool, now: Instant) {
+        let intended = r.intended.unwrap_or(now);
+        let lat = (now.saturating_duration_since(intended).as_nanos() as u64).max(1);
+        self.state.record(now, lat, 1);
+        {
+            let mut st = self.state.stats.borrow_mut();
+            if let Some(svc) = st.service.as_mut() {
+                let sent = r.first_sent.unwrap_or(intended);
+                svc.saturating_record((now.saturating_duration_since(sent).as_nanos() as u64).max(1));
+            }
+            if let Some(part) = st.parts.get_mut(r.kind as usize) {
+                part.hist.saturating_record(lat);
+                part.completed += 1;
+                part.errors += u64::from(error);
+            }
+        }
         let mut t = self.tallies.borrow_mut();
         while t.len() <= node {
             t.push(NodeTally {
@@ -296,14 +324,14 @@ impl Shard {
                 hist: new_histogram(self.plan.cfg.precision),
             });
         }
-        t[node].completed += n;
-        t[node].hist.saturating_record_n(lat, n);
+        t[node].completed += 1;
+        t[node].hist.saturating_record(lat);
         let second = now.saturating_duration_since(self.plan.epoch).as_secs() as usize;
         let mut per = self.per_second.borrow_mut();
         if per.len() <= second {
             per.resize(second + 1, 0);
         }
-        per[second] += n;
+        per[second] += 1;
     }
 
     fn fail(&self, n: u64) {
@@ -510,7 +538,11 @@ pub(crate) async fn run_shard(
     let shard_deadline = plan.duration.map(|d| started + d);
     let shards = cfg.threads.min(cfg.clients);
     let cursor = Rc::new(Cell::new(0u64));
-    let stats = ShardStats::new(cfg.precision);
+    let mut stats = ShardStats::new(cfg.precision);
+    crate::schedule::prepare_stats(&mut stats, &cfg, &plan.test);
+    let composer = crate::schedule::composer_for(&cfg, &plan.test);
+    let turn = Rc::new(Cell::new(0u64));
+    let first_client = plan.first_client;
     let intervals = cfg
         .hdr_out
         .is_some()
@@ -556,7 +588,18 @@ pub(crate) async fn run_shard(
                 shards,
                 &cursor,
             );
-            glommio::spawn_local(drive(shard.clone(), conns, keys, seed))
+            let pacing = cfg
+                .shape
+                .rps
+                .map(|rps| Pacing::new(started, first_client + i, cfg.clients, rps));
+            let feed = Feed {
+                keys,
+                seed,
+                composer: composer.clone(),
+                turn: turn.clone(),
+                pacing,
+            };
+            glommio::spawn_local(drive(shard.clone(), conns, feed))
         })
         .collect();
     let all = async {
@@ -668,8 +711,30 @@ async fn read_any(conns: &mut [NodeConn]) -> (usize, std::io::Result<usize>) {
     .await
 }
 
-/// One logical client: closed loop of `-P` requests, each routed to its slot's owner.
-async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, seed: u64) {
+/// Where a logical client's requests come from and when they are due.
+struct Feed {
+    keys: KeyGen,
+    seed: u64,
+    /// Requests written one by one (varying values, mixes, the open loop); `None` for the fixed layout.
+    composer: Option<Arc<Composer>>,
+    /// The executor's position in the mix's cycle, shared by its clients.
+    turn: Rc<Cell<u64>>,
+    /// `--rps`: this client's schedule.
+    pacing: Option<Pacing>,
+}
+
+/// One logical client, in rounds of up to `-P` requests, each routed to its slot's owner; a round ends
+/// when every one of its requests has ended (redirects and resends included). Closed loop: a round of
+/// `-P` requests after the other. Open loop: a round holds the requests that fell due (at most `-P`);
+/// those that fall due while a round is in flight go in the next one and count as late.
+async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, feed: Feed) {
+    let Feed {
+        mut keys,
+        seed,
+        composer,
+        turn,
+        pacing,
+    } = feed;
     let plan = shard.plan.clone();
     let cfg = &plan.cfg;
     let template = &plan.test.template;
@@ -677,7 +742,14 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, see
     let depth = cfg.pipeline;
     let mut pipe = PipelineBuffer::new(template, depth);
     let len = pipe.request_len();
+    let mut composed =
+        Vec::with_capacity(depth * composer.as_ref().map_or(0, |c| c.max_request_len()));
     let mut rng = SmallRng::seed_from_u64(seed);
+    // Open loop: the next request's number in this client's schedule, its due times for this round,
+    // and when the last round ended (a request due before that waited for the client).
+    let mut seq = 0u64;
+    let mut due: Vec<Instant> = Vec::with_capacity(depth);
+    let mut last_end: Option<Instant> = None;
     let mut reqs = vec![Req::default(); depth];
     let mut todo: Vec<u32> = Vec::with_capacity(depth);
     let mut retry: Vec<u32> = Vec::with_capacity(depth);
@@ -688,27 +760,102 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, see
         if plan.control.stopped() || shard.aborted() {
             return;
         }
-        if shard.state.deadline.is_some_and(|d| Instant::now() >= d) {
-            return;
-        }
-        let k = shard.state.claim(depth);
+        let now = Instant::now();
+        let deadline = shard.state.deadline;
+        let k = match &pacing {
+            None => {
+                if deadline.is_some_and(|d| now >= d) {
+                    return;
+                }
+                shard.state.claim(depth)
+            }
+            Some(p) => {
+                due.clear();
+                let mut done = false;
+                while due.len() < depth {
+                    let at = p.intended(seq);
+                    if deadline.is_some_and(|d| at >= d || now >= d) {
+                        done = true;
+                        break;
+                    }
+                    if at > now {
+                        break;
+                    }
+                    if shard.state.claim(1) == 0 {
+                        done = true;
+                        break;
+                    }
+                    if now.duration_since(at) > LATE {
+                        let mut st = shard.state.stats.borrow_mut();
+                        // Due while the last round was in flight: the client had no room (-c, -P), as a
+                        // single-node connection with -P requests waiting. Otherwise it was busy.
+                        if last_end.is_some_and(|e| at < e) {
+                            st.late_full += 1;
+                        } else {
+                            st.late_free += 1;
+                        }
+                    }
+                    due.push(at);
+                    seq += 1;
+                }
+                if due.is_empty() {
+                    if done {
+                        return;
+                    }
+                    // Nothing due: wait for the next request's time (or the stop flag).
+                    let wait = p.intended(seq).saturating_duration_since(Instant::now());
+                    glommio::timer::sleep(wait.min(STOP_POLL)).await;
+                    continue;
+                }
+                due.len()
+            }
+        };
         if k == 0 {
             return;
         }
-        let bytes = pipe.fill(k, || keys.next(&mut rng));
+        let bytes: &[u8] = match &composer {
+            Some(c) => {
+                composed.clear();
+                for r in reqs[..k].iter_mut() {
+                    let at = composed.len();
+                    let kind = c.write_request(&mut composed, &mut keys, &mut rng, &turn);
+                    *r = Req {
+                        at: at as u32,
+                        len: (composed.len() - at) as u32,
+                        kind: kind as u16,
+                        ..Req::default()
+                    };
+                }
+                &composed
+            }
+            None => {
+                let b = pipe.fill(k, || keys.next(&mut rng));
+                for (i, r) in reqs[..k].iter_mut().enumerate() {
+                    *r = Req {
+                        at: (i * len) as u32,
+                        len: len as u32,
+                        ..Req::default()
+                    };
+                }
+                b
+            }
+        };
+        let sent = Instant::now();
         for (i, r) in reqs[..k].iter_mut().enumerate() {
-            let slot = match &key {
-                Some(kr) => cluster::slot_of(&bytes[i * len + kr.start..i * len + kr.end]),
+            let req = &bytes[r.at as usize..(r.at + r.len) as usize];
+            let routed = match (&composer, &key) {
+                (Some(_), _) => cluster::request_key(req),
+                (None, Some(kr)) => Some(&req[kr.clone()]),
+                (None, None) => None,
+            };
+            r.slot = match routed {
+                Some(k) => cluster::slot_of(k),
                 // A command without a key may go anywhere: spread such requests over the masters.
                 None => bounded(rng.next_u64(), SLOTS as u64) as u16,
             };
-            *r = Req {
-                slot,
-                target: UNASSIGNED,
-                ..Req::default()
-            };
+            r.target = UNASSIGNED;
+            r.intended = Some(due.get(i).copied().unwrap_or(sent));
         }
-        let sent = Instant::now();
         todo.clear();
         todo.extend(0..k as u32);
         while !todo.is_empty() {
@@ -741,8 +888,8 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, see
                     c.out.extend_from_slice(ASKING);
                     c.owed.push_back(ASKING_MARK);
                 }
-                let at = i as usize * len;
-                c.out.extend_from_slice(&bytes[at..at + len]);
+                let at = r.at as usize;
+                c.out.extend_from_slice(&bytes[at..at + r.len as usize]);
                 c.owed.push_back(i);
             }
             // Send: connect lazily to nodes this client has no connection to (new owners, -k 0).
@@ -772,6 +919,7 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, see
                     }
                 }
                 let stream = c.stream.as_mut().expect("connected above");
+                let write_at = Instant::now();
                 if stream.write_all(&c.out).await.is_err() {
                     shard.note_lost(n, Instant::now());
                     c.lose(&mut retry);
@@ -780,7 +928,9 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, see
                 }
                 for &i in &c.owed {
                     if i != ASKING_MARK {
-                        reqs[i as usize].sent = true;
+                        let r = &mut reqs[i as usize];
+                        r.sent = true;
+                        r.first_sent.get_or_insert(write_at);
                     }
                 }
                 c.out.clear();
@@ -842,7 +992,6 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, see
                     }
                     Ok(got) => c.replies.filled(got),
                 }
-                let mut done = 0u64;
                 loop {
                     let (event, raw) = match c.replies.next_reply() {
                         Ok(Some(r)) => r,
@@ -904,13 +1053,10 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, see
                                 }
                             }
                             shard.note_answer(n, r.slot, now);
-                            done += 1;
+                            shard.complete(n, r, error, now);
                         }
                         Scanned::Push => {}
                     }
-                }
-                if done > 0 {
-                    shard.complete(n, done, sent, now);
                 }
             }
             let now = Instant::now();
@@ -972,6 +1118,7 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, see
                 glommio::timer::sleep(backoff).await;
             }
         }
+        last_end = Some(Instant::now());
         plan.live.publish(
             shard.state.stats.borrow().completed,
             shard.state.latency_sum_ns.get(),
