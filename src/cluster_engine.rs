@@ -309,7 +309,9 @@ impl Shard {
             let mut st = self.state.stats.borrow_mut();
             if let Some(svc) = st.service.as_mut() {
                 let sent = r.first_sent.unwrap_or(intended);
-                svc.saturating_record((now.saturating_duration_since(sent).as_nanos() as u64).max(1));
+                svc.saturating_record(
+                    (now.saturating_duration_since(sent).as_nanos() as u64).max(1),
+                );
             }
             if let Some(part) = st.parts.get_mut(r.kind as usize) {
                 part.hist.saturating_record(lat);
