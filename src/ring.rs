@@ -812,13 +812,13 @@ impl<'a> Driver<'a> {
         }
         match res {
             0 => self.lose(i, &self.closed()),
-            r if r == -libc::ENOBUFS => {
+            r if r == -libc::ENOBUFS && !more => {
                 // The executor's buffers ran out: they were given back above, so receive again.
-                if !more {
-                    self.bufs.publish();
-                    self.arm_recv(i);
-                }
+                self.bufs.publish();
+                self.arm_recv(i);
             }
+            // (Still armed: the next completion rearms it.)
+            r if r == -libc::ENOBUFS => {}
             r if r < 0 => {
                 let e = self.io_lost(-r);
                 self.lose(i, &e)
