@@ -713,6 +713,15 @@ async fn read_any(conns: &mut [NodeConn]) -> (usize, std::io::Result<usize>) {
     .await
 }
 
+/// What ended a wait for replies.
+enum Read {
+    Got((usize, std::io::Result<usize>)),
+    /// The watchdog: no reply for `--failover-timeout`.
+    Silent,
+    /// The open loop's next request is due.
+    Due,
+}
+
 /// Where a logical client's requests come from and when they are due.
 struct Feed {
     keys: KeyGen,
@@ -725,10 +734,11 @@ struct Feed {
     pacing: Option<Pacing>,
 }
 
-/// One logical client, in rounds of up to `-P` requests, each routed to its slot's owner; a round ends
-/// when every one of its requests has ended (redirects and resends included). Closed loop: a round of
-/// `-P` requests after the other. Open loop: a round holds the requests that fell due (at most `-P`);
-/// those that fall due while a round is in flight go in the next one and count as late.
+/// One logical client; each request is routed to its slot's owner and ends once (completed or failed),
+/// redirects and resends included. Closed loop: rounds of `-P` requests, a round after the previous
+/// one has ended. Open loop: each request is sent when due while up to `-P` are in flight, replies being
+/// read meanwhile; one that falls due with `-P` in flight is sent as soon as one of them ends, and its
+/// latency still runs from its intended time.
 async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, feed: Feed) {
     let Feed {
         mut keys,
@@ -744,37 +754,108 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, feed: Feed) {
     let depth = cfg.pipeline;
     let mut pipe = PipelineBuffer::new(template, depth);
     let len = pipe.request_len();
-    let mut composed =
-        Vec::with_capacity(depth * composer.as_ref().map_or(0, |c| c.max_request_len()));
+    // Composed requests: each one's bytes in its own region of `max` bytes (kept until it ends, for
+    // resends), written through `one`.
+    let max = composer.as_ref().map_or(0, |c| c.max_request_len());
+    let mut composed = vec![0u8; depth * max];
+    let mut one = Vec::with_capacity(max);
     let mut rng = SmallRng::seed_from_u64(seed);
-    // Open loop: the next request's number in this client's schedule, its due times for this round,
-    // and when the last round ended (a request due before that waited for the client).
-    let mut seq = 0u64;
-    let mut due: Vec<Instant> = Vec::with_capacity(depth);
-    let mut last_end: Option<Instant> = None;
     let mut reqs = vec![Req::default(); depth];
     let mut todo: Vec<u32> = Vec::with_capacity(depth);
     let mut retry: Vec<u32> = Vec::with_capacity(depth);
+    // Open loop: the entries of `reqs` not in flight, the next request's number in this client's
+    // schedule, whether the schedule is over, and whether the next request fell due while `-P` requests
+    // were in flight (its lateness is then the pipeline's, not the client's).
+    let paced = pacing.is_some();
+    let mut free: Vec<u32> = (0..depth as u32).rev().collect();
+    let mut seq = 0u64;
+    let mut done = false;
+    let mut was_full = false;
     // Armed for each round's replies: a node that holds them back longer than --failover-timeout ends
     // the run too. One timer per client, reset per round (not created per read).
     let mut watchdog = glommio::timer::Timer::new(cfg.failover_timeout);
+    // Writes request `i` with the composer into its region; returns its slot.
+    let mut compose = |i: usize,
+                       reqs: &mut [Req],
+                       composed: &mut [u8],
+                       keys: &mut KeyGen,
+                       rng: &mut SmallRng|
+     -> u16 {
+        let c = composer.as_ref().expect("a composer");
+        one.clear();
+        let kind = c.write_request(&mut one, keys, rng, &turn);
+        let at = i * max;
+        composed[at..at + one.len()].copy_from_slice(&one);
+        reqs[i] = Req {
+            at: at as u32,
+            len: one.len() as u32,
+            kind: kind as u16,
+            target: UNASSIGNED,
+            ..Req::default()
+        };
+        match cluster::request_key(&one) {
+            Some(k) => cluster::slot_of(k),
+            // A command without a key may go anywhere: spread such requests over the masters.
+            None => bounded(rng.next_u64(), SLOTS as u64) as u16,
+        }
+    };
     loop {
         if plan.control.stopped() || shard.aborted() {
             return;
         }
-        let now = Instant::now();
-        let deadline = shard.state.deadline;
-        let k = match &pacing {
-            None => {
-                if deadline.is_some_and(|d| now >= d) {
-                    return;
-                }
-                shard.state.claim(depth)
+        // Closed loop: a new round of `-P` requests. (The open loop admits requests in the loop below.)
+        let mut fixed: &[u8] = &[];
+        if !paced {
+            let now = Instant::now();
+            if shard.state.deadline.is_some_and(|d| now >= d) {
+                return;
             }
-            Some(p) => {
-                due.clear();
-                let mut done = false;
-                while due.len() < depth {
+            let k = shard.state.claim(depth);
+            if k == 0 {
+                return;
+            }
+            if composer.is_some() {
+                for i in 0..k {
+                    reqs[i].slot = compose(i, &mut reqs, &mut composed, &mut keys, &mut rng);
+                }
+            } else {
+                fixed = pipe.fill(k, || keys.next(&mut rng));
+                for (i, r) in reqs[..k].iter_mut().enumerate() {
+                    let slot = match &key {
+                        Some(kr) => cluster::slot_of(&fixed[i * len + kr.start..i * len + kr.end]),
+                        // A command without a key may go anywhere: spread such requests over the masters.
+                        None => bounded(rng.next_u64(), SLOTS as u64) as u16,
+                    };
+                    *r = Req {
+                        slot,
+                        target: UNASSIGNED,
+                        at: (i * len) as u32,
+                        len: len as u32,
+                        ..Req::default()
+                    };
+                }
+            }
+            let sent = Instant::now();
+            for r in &mut reqs[..k] {
+                r.intended = Some(sent);
+            }
+            todo.clear();
+            todo.extend(0..k as u32);
+        }
+        loop {
+            if plan.control.stopped() {
+                return;
+            }
+            if shard.aborted() {
+                shard.drop_requests(&reqs, &todo);
+                return;
+            }
+            if let Some(p) = &pacing {
+                // Open loop: every request that is due, while fewer than `-P` are in flight.
+                let now = Instant::now();
+                let deadline = shard.state.deadline;
+                let mut admitted = false;
+                while !done {
                     let at = p.intended(seq);
                     if deadline.is_some_and(|d| at >= d || now >= d) {
                         done = true;
@@ -783,88 +864,49 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, feed: Feed) {
                     if at > now {
                         break;
                     }
+                    let Some(&i) = free.last() else {
+                        // No room: it goes as soon as a request in flight ends.
+                        break;
+                    };
                     if shard.state.claim(1) == 0 {
                         done = true;
                         break;
                     }
+                    free.pop();
                     if now.duration_since(at) > LATE {
                         let mut st = shard.state.stats.borrow_mut();
-                        // Due while the last round was in flight: the client had no room (-c, -P), as a
-                        // single-node connection with -P requests waiting. Otherwise it was busy.
-                        if last_end.is_some_and(|e| at < e) {
+                        if was_full {
                             st.late_full += 1;
                         } else {
                             st.late_free += 1;
                         }
                     }
-                    due.push(at);
+                    let i = i as usize;
+                    reqs[i].slot = compose(i, &mut reqs, &mut composed, &mut keys, &mut rng);
+                    reqs[i].intended = Some(at);
+                    todo.push(i as u32);
                     seq += 1;
+                    admitted = true;
                 }
-                if due.is_empty() {
+                if admitted {
+                    was_full = false;
+                }
+                if todo.is_empty() && conns.iter().all(|c| c.owed.is_empty()) {
+                    // Nothing in flight: done, or wait for the next request's time.
                     if done {
                         return;
                     }
-                    // Nothing due: wait for the next request's time (or the stop flag).
+                    if !cfg.keepalive {
+                        for c in conns.iter_mut() {
+                            c.stream = None;
+                        }
+                    }
                     let wait = p.intended(seq).saturating_duration_since(Instant::now());
                     glommio::timer::sleep(wait.min(STOP_POLL)).await;
                     continue;
                 }
-                due.len()
             }
-        };
-        if k == 0 {
-            return;
-        }
-        let bytes: &[u8] = match &composer {
-            Some(c) => {
-                composed.clear();
-                for r in reqs[..k].iter_mut() {
-                    let at = composed.len();
-                    let kind = c.write_request(&mut composed, &mut keys, &mut rng, &turn);
-                    *r = Req {
-                        at: at as u32,
-                        len: (composed.len() - at) as u32,
-                        kind: kind as u16,
-                        ..Req::default()
-                    };
-                }
-                &composed
-            }
-            None => {
-                let b = pipe.fill(k, || keys.next(&mut rng));
-                for (i, r) in reqs[..k].iter_mut().enumerate() {
-                    *r = Req {
-                        at: (i * len) as u32,
-                        len: len as u32,
-                        ..Req::default()
-                    };
-                }
-                b
-            }
-        };
-        let sent = Instant::now();
-        for (i, r) in reqs[..k].iter_mut().enumerate() {
-            let req = &bytes[r.at as usize..(r.at + r.len) as usize];
-            let routed = match (&composer, &key) {
-                (Some(_), _) => cluster::request_key(req),
-                (None, Some(kr)) => Some(&req[kr.clone()]),
-                (None, None) => None,
-            };
-            r.slot = match routed {
-                Some(k) => cluster::slot_of(k),
-                // A command without a key may go anywhere: spread such requests over the masters.
-                None => bounded(rng.next_u64(), SLOTS as u64) as u16,
-            };
-            r.target = UNASSIGNED;
-            r.intended = Some(due.get(i).copied().unwrap_or(sent));
-        }
-        todo.clear();
-        todo.extend(0..k as u32);
-        while !todo.is_empty() {
-            if shard.aborted() {
-                shard.drop_requests(&reqs, &todo);
-                return;
-            }
+            let bytes: &[u8] = if composer.is_some() { &composed } else { fixed };
             let mut wait = false;
             let mut moved = false;
             let mut lost = false;
@@ -937,29 +979,61 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, feed: Feed) {
                 }
                 c.out.clear();
             }
-            // Receive every owed reply; redirected requests go to `retry`.
-            watchdog.reset(cfg.failover_timeout);
+            // Receive every owed reply (open loop: until the next request is due and there is room for
+            // it); redirected requests go to `retry`.
+            if !todo.is_empty() {
+                watchdog.reset(cfg.failover_timeout);
+            }
             while conns.iter().any(|c| !c.owed.is_empty()) {
-                let read =
-                    futures_lite::future::or(async { Some(read_any(&mut conns).await) }, async {
-                        (&mut watchdog).await;
-                        None
-                    })
-                    .await;
-                let Some((n, res)) = read else {
-                    let silent = conns.iter().position(|c| !c.owed.is_empty());
-                    let mut owed = Vec::new();
-                    for c in conns.iter_mut() {
-                        c.lose(&mut owed);
+                let next_due = match &pacing {
+                    Some(p) if !done && !free.is_empty() => Some(p.intended(seq)),
+                    _ => None,
+                };
+                let until_due = next_due.map(|d| d.saturating_duration_since(Instant::now()));
+                if until_due.is_some_and(|w| w.is_zero()) {
+                    break;
+                }
+                let room = !free.is_empty();
+                let read = futures_lite::future::or(
+                    async { Read::Got(read_any(&mut conns).await) },
+                    futures_lite::future::or(
+                        async {
+                            (&mut watchdog).await;
+                            Read::Silent
+                        },
+                        async {
+                            match until_due {
+                                Some(w) => glommio::timer::sleep(w).await,
+                                None => futures_lite::future::pending::<()>().await,
+                            }
+                            Read::Due
+                        },
+                    ),
+                )
+                .await;
+                let (n, res) = match read {
+                    Read::Got(r) => r,
+                    Read::Due => break,
+                    Read::Silent => {
+                        let silent = conns.iter().position(|c| !c.owed.is_empty());
+                        let mut owed = Vec::new();
+                        for c in conns.iter_mut() {
+                            c.lose(&mut owed);
+                        }
+                        // (The round's other requests completed, or wait in `retry`.)
+                        owed.append(&mut retry);
+                        let slot = owed.first().map(|&i| reqs[i as usize].slot).unwrap_or(0);
+                        shard.give_up(slot, silent).await;
+                        shard.drop_requests(&reqs, &owed);
+                        return;
                     }
-                    // (The round's other requests completed, or wait in `retry`.)
-                    owed.append(&mut retry);
-                    let slot = owed.first().map(|&i| reqs[i as usize].slot).unwrap_or(0);
-                    shard.give_up(slot, silent).await;
-                    shard.drop_requests(&reqs, &owed);
-                    return;
                 };
                 let now = Instant::now();
+                // A request that fell due while `-P` were in flight is late because of `-P`/`-c` (or
+                // the server), not because the client was busy.
+                if let Some(p) = &pacing {
+                    was_full = !room && !done && now > p.intended(seq) + LATE;
+                }
                 let c = &mut conns[n];
                 match res {
                     Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
@@ -974,6 +1048,9 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, feed: Feed) {
                         drop(st);
                         let mut dropped = Vec::new();
                         c.lose(&mut dropped);
+                        if paced {
+                            free.extend(dropped);
+                        }
                         continue;
                     }
                     Ok(0) | Err(_) => {
@@ -1056,6 +1133,9 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, feed: Feed) {
                             }
                             shard.note_answer(n, r.slot, now);
                             shard.complete(n, r, error, now);
+                            if paced {
+                                free.push(i);
+                            }
                         }
                         Scanned::Push => {}
                     }
@@ -1080,6 +1160,9 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, feed: Feed) {
                 let r = &mut reqs[i as usize];
                 if r.attempts >= MAX_ATTEMPTS {
                     shard.fail(1);
+                    if paced {
+                        free.push(i);
+                    }
                     continue;
                 }
                 if r.target == UNASSIGNED && shard.map.borrow().owner[r.slot as usize] == UNASSIGNED
@@ -1102,13 +1185,19 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, feed: Feed) {
                 shard.drop_requests(&reqs, &todo);
                 return;
             }
-            if todo.is_empty() {
+            if todo.is_empty() && !paced {
                 break;
             }
             if moved || lost {
                 shard.refresh().await;
             }
-            if wait || lost {
+            if paced {
+                plan.live.publish(
+                    shard.state.stats.borrow().completed,
+                    shard.state.latency_sum_ns.get(),
+                );
+            }
+            if (wait || lost) && !todo.is_empty() {
                 let round = todo
                     .iter()
                     .map(|&i| reqs[i as usize].waits)
@@ -1120,7 +1209,6 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, feed: Feed) {
                 glommio::timer::sleep(backoff).await;
             }
         }
-        last_end = Some(Instant::now());
         plan.live.publish(
             shard.state.stats.borrow().completed,
             shard.state.latency_sum_ns.get(),
