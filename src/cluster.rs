@@ -70,6 +70,32 @@ pub fn slot_of(hashed: &[u8]) -> u16 {
     crc16(hashed) & (SLOTS as u16 - 1)
 }
 
+/// What a RESP-encoded request (`*<n>\r\n$<len>\r\n<name>\r\n$<len>\r\n<key>\r\n...`) is routed by:
+/// its first argument after the command name, narrowed to the inside of its `{hash tag}` when it has
+/// one. `None` for a request without arguments or one that is not a RESP array (an inline command).
+pub fn request_key(req: &[u8]) -> Option<&[u8]> {
+    // The header line at `at` (`*<n>` or `$<len>`): its number and where the next line starts.
+    let line = |at: usize, mark: u8| -> Option<(usize, usize)> {
+        if req.get(at) != Some(&mark) {
+            return None;
+        }
+        let end = at + memchr::memchr(b'\r', req.get(at..)?)?;
+        let n = std::str::from_utf8(&req[at + 1..end]).ok()?.parse().ok()?;
+        Some((n, end + 2))
+    };
+    let (argc, at) = line(0, b'*')?;
+    if argc < 2 {
+        return None;
+    }
+    let (name_len, at) = line(at, b'$')?;
+    let (key_len, at) = line(at + name_len + 2, b'$')?;
+    let key = req.get(at..at + key_len)?;
+    Some(match hash_tag(key) {
+        Some(r) => &key[r],
+        None => key,
+    })
+}
+
 /// A master of the cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Node {
@@ -466,6 +492,21 @@ impl ClusterStats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn composed_requests_are_routed_by_their_first_argument() {
+        let mut b = Vec::new();
+        crate::resp::encode_command(&mut b, &[b"SET", b"key:000000000042", b"v"]);
+        assert_eq!(request_key(&b), Some(&b"key:000000000042"[..]));
+        b.clear();
+        crate::resp::encode_command(&mut b, &[b"MSET", b"key:{000000000042}:0", b"v"]);
+        assert_eq!(request_key(&b), Some(&b"000000000042"[..]));
+        b.clear();
+        crate::resp::encode_command(&mut b, &[b"PING"]);
+        assert_eq!(request_key(&b), None);
+        assert_eq!(request_key(b"PING\r\n"), None);
+        assert_eq!(request_key(b"*2\r\n$3\r\nGET\r\n$9\r\nshort"), None);
+    }
 
     #[test]
     fn crc16_matches_the_cluster_spec() {

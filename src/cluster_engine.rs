@@ -7,6 +7,7 @@
 //! the shard gives up with a message naming the node and the cluster's state; the run never hangs.
 
 use crate::cluster::{self, ClusterError, ClusterStats, Redirect, SLOTS, SlotMap, UNASSIGNED};
+use crate::compose::Composer;
 use crate::config::Target;
 use crate::engine::{GateGuard, ShardPlan, ShardState, note_error};
 use crate::intervals::IntervalRecorder;
@@ -14,6 +15,7 @@ use crate::keys::{KeyGen, bounded};
 use crate::net::{self, ConnError, Stream};
 use crate::replies::ReplyBuffer;
 use crate::resp::{self, Scanned, Value};
+use crate::schedule::{LATE, Pacing};
 use crate::stats::{ExecutorStats, ShardStats, new_histogram, thread_cpu_seconds};
 use crate::tls::TlsClient;
 use crate::workload::PipelineBuffer;
@@ -26,6 +28,7 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::task::Poll;
 use std::time::{Duration, Instant};
@@ -129,6 +132,16 @@ struct Req {
     stalled: Option<Instant>,
     /// Whether it was written to a server at least once (else a give-up counts it as not sent).
     sent: bool,
+    /// Where its bytes lie in the round's buffer.
+    at: u32,
+    len: u32,
+    /// The mix's command it is (0 without a mix).
+    kind: u16,
+    /// When it was due (open loop) or its round was sent (closed loop): latency runs from here, across
+    /// redirects and resends.
+    intended: Option<Instant>,
+    /// Its first write to a server: service time (open loop) runs from here.
+    first_sent: Option<Instant>,
 }
 
 fn node_target(addr: SocketAddr) -> Target {
@@ -285,10 +298,27 @@ impl Shard {
         self.refreshing.set(false);
     }
 
-    /// Records `n` replies from node `node` that arrived at `now` for a batch sent at `sent`.
-    fn complete(&self, node: usize, n: u64, sent: Instant, now: Instant) {
-        let lat = (now.duration_since(sent).as_nanos() as u64).max(1);
-        self.state.record(now, lat, n);
+    /// Records the reply from node `node` that arrived at `now` for request `r` (an error reply when
+    /// `error`): latency from its intended time, service time from its first send, its mix command's
+    /// figures.
+    fn complete(&self, node: usize, r: &Req, error: bool, now: Instant) {
+        let intended = r.intended.unwrap_or(now);
+        let lat = (now.saturating_duration_since(intended).as_nanos() as u64).max(1);
+        self.state.record(now, lat, 1);
+        {
+            let mut st = self.state.stats.borrow_mut();
+            if let Some(svc) = st.service.as_mut() {
+                let sent = r.first_sent.unwrap_or(intended);
+                svc.saturating_record(
+                    (now.saturating_duration_since(sent).as_nanos() as u64).max(1),
+                );
+            }
+            if let Some(part) = st.parts.get_mut(r.kind as usize) {
+                part.hist.saturating_record(lat);
+                part.completed += 1;
+                part.errors += u64::from(error);
+            }
+        }
         let mut t = self.tallies.borrow_mut();
         while t.len() <= node {
             t.push(NodeTally {
@@ -296,14 +326,14 @@ impl Shard {
                 hist: new_histogram(self.plan.cfg.precision),
             });
         }
-        t[node].completed += n;
-        t[node].hist.saturating_record_n(lat, n);
+        t[node].completed += 1;
+        t[node].hist.saturating_record(lat);
         let second = now.saturating_duration_since(self.plan.epoch).as_secs() as usize;
         let mut per = self.per_second.borrow_mut();
         if per.len() <= second {
             per.resize(second + 1, 0);
         }
-        per[second] += n;
+        per[second] += 1;
     }
 
     fn fail(&self, n: u64) {
@@ -510,7 +540,11 @@ pub(crate) async fn run_shard(
     let shard_deadline = plan.duration.map(|d| started + d);
     let shards = cfg.threads.min(cfg.clients);
     let cursor = Rc::new(Cell::new(0u64));
-    let stats = ShardStats::new(cfg.precision);
+    let mut stats = ShardStats::new(cfg.precision);
+    crate::schedule::prepare_stats(&mut stats, &cfg, &plan.test);
+    let composer = crate::schedule::composer_for(&cfg, &plan.test);
+    let turn = Rc::new(Cell::new(0u64));
+    let first_client = plan.first_client;
     let intervals = cfg
         .hdr_out
         .is_some()
@@ -556,7 +590,18 @@ pub(crate) async fn run_shard(
                 shards,
                 &cursor,
             );
-            glommio::spawn_local(drive(shard.clone(), conns, keys, seed))
+            let pacing = cfg
+                .shape
+                .rps
+                .map(|rps| Pacing::new(started, first_client + i, cfg.clients, rps));
+            let feed = Feed {
+                keys,
+                seed,
+                composer: composer.clone(),
+                turn: turn.clone(),
+                pacing,
+            };
+            glommio::spawn_local(drive(shard.clone(), conns, feed))
         })
         .collect();
     let all = async {
@@ -668,8 +713,40 @@ async fn read_any(conns: &mut [NodeConn]) -> (usize, std::io::Result<usize>) {
     .await
 }
 
-/// One logical client: closed loop of `-P` requests, each routed to its slot's owner.
-async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, seed: u64) {
+/// What ended a wait for replies.
+enum Read {
+    Got((usize, std::io::Result<usize>)),
+    /// The watchdog: no reply for `--failover-timeout`.
+    Silent,
+    /// The open loop's next request is due.
+    Due,
+}
+
+/// Where a logical client's requests come from and when they are due.
+struct Feed {
+    keys: KeyGen,
+    seed: u64,
+    /// Requests written one by one (varying values, mixes, the open loop); `None` for the fixed layout.
+    composer: Option<Arc<Composer>>,
+    /// The executor's position in the mix's cycle, shared by its clients.
+    turn: Rc<Cell<u64>>,
+    /// `--rps`: this client's schedule.
+    pacing: Option<Pacing>,
+}
+
+/// One logical client; each request is routed to its slot's owner and ends once (completed or failed),
+/// redirects and resends included. Closed loop: rounds of `-P` requests, a round after the previous
+/// one has ended. Open loop: each request is sent when due while up to `-P` are in flight, replies being
+/// read meanwhile; one that falls due with `-P` in flight is sent as soon as one of them ends, and its
+/// latency still runs from its intended time.
+async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, feed: Feed) {
+    let Feed {
+        mut keys,
+        seed,
+        composer,
+        turn,
+        pacing,
+    } = feed;
     let plan = shard.plan.clone();
     let cfg = &plan.cfg;
     let template = &plan.test.template;
@@ -677,45 +754,159 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, see
     let depth = cfg.pipeline;
     let mut pipe = PipelineBuffer::new(template, depth);
     let len = pipe.request_len();
+    // Composed requests: each one's bytes in its own region of `max` bytes (kept until it ends, for
+    // resends), written through `one`.
+    let max = composer.as_ref().map_or(0, |c| c.max_request_len());
+    let mut composed = vec![0u8; depth * max];
+    let mut one = Vec::with_capacity(max);
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut reqs = vec![Req::default(); depth];
     let mut todo: Vec<u32> = Vec::with_capacity(depth);
     let mut retry: Vec<u32> = Vec::with_capacity(depth);
+    // Open loop: the entries of `reqs` not in flight, the next request's number in this client's
+    // schedule, whether the schedule is over, and whether the next request fell due while `-P` requests
+    // were in flight (its lateness is then the pipeline's, not the client's).
+    let paced = pacing.is_some();
+    let mut free: Vec<u32> = (0..depth as u32).rev().collect();
+    let mut seq = 0u64;
+    let mut done = false;
+    let mut was_full = false;
     // Armed for each round's replies: a node that holds them back longer than --failover-timeout ends
     // the run too. One timer per client, reset per round (not created per read).
     let mut watchdog = glommio::timer::Timer::new(cfg.failover_timeout);
+    // Writes request `i` with the composer into its region; returns its slot.
+    let mut compose = |i: usize,
+                       reqs: &mut [Req],
+                       composed: &mut [u8],
+                       keys: &mut KeyGen,
+                       rng: &mut SmallRng|
+     -> u16 {
+        let c = composer.as_ref().expect("a composer");
+        one.clear();
+        let kind = c.write_request(&mut one, keys, rng, &turn);
+        let at = i * max;
+        composed[at..at + one.len()].copy_from_slice(&one);
+        reqs[i] = Req {
+            at: at as u32,
+            len: one.len() as u32,
+            kind: kind as u16,
+            target: UNASSIGNED,
+            ..Req::default()
+        };
+        match cluster::request_key(&one) {
+            Some(k) => cluster::slot_of(k),
+            // A command without a key may go anywhere: spread such requests over the masters.
+            None => bounded(rng.next_u64(), SLOTS as u64) as u16,
+        }
+    };
     loop {
         if plan.control.stopped() || shard.aborted() {
             return;
         }
-        if shard.state.deadline.is_some_and(|d| Instant::now() >= d) {
-            return;
+        // Closed loop: a new round of `-P` requests. (The open loop admits requests in the loop below.)
+        let mut fixed: &[u8] = &[];
+        if !paced {
+            let now = Instant::now();
+            if shard.state.deadline.is_some_and(|d| now >= d) {
+                return;
+            }
+            let k = shard.state.claim(depth);
+            if k == 0 {
+                return;
+            }
+            if composer.is_some() {
+                for i in 0..k {
+                    reqs[i].slot = compose(i, &mut reqs, &mut composed, &mut keys, &mut rng);
+                }
+            } else {
+                fixed = pipe.fill(k, || keys.next(&mut rng));
+                for (i, r) in reqs[..k].iter_mut().enumerate() {
+                    let slot = match &key {
+                        Some(kr) => cluster::slot_of(&fixed[i * len + kr.start..i * len + kr.end]),
+                        // A command without a key may go anywhere: spread such requests over the masters.
+                        None => bounded(rng.next_u64(), SLOTS as u64) as u16,
+                    };
+                    *r = Req {
+                        slot,
+                        target: UNASSIGNED,
+                        at: (i * len) as u32,
+                        len: len as u32,
+                        ..Req::default()
+                    };
+                }
+            }
+            let sent = Instant::now();
+            for r in &mut reqs[..k] {
+                r.intended = Some(sent);
+            }
+            todo.clear();
+            todo.extend(0..k as u32);
         }
-        let k = shard.state.claim(depth);
-        if k == 0 {
-            return;
-        }
-        let bytes = pipe.fill(k, || keys.next(&mut rng));
-        for (i, r) in reqs[..k].iter_mut().enumerate() {
-            let slot = match &key {
-                Some(kr) => cluster::slot_of(&bytes[i * len + kr.start..i * len + kr.end]),
-                // A command without a key may go anywhere: spread such requests over the masters.
-                None => bounded(rng.next_u64(), SLOTS as u64) as u16,
-            };
-            *r = Req {
-                slot,
-                target: UNASSIGNED,
-                ..Req::default()
-            };
-        }
-        let sent = Instant::now();
-        todo.clear();
-        todo.extend(0..k as u32);
-        while !todo.is_empty() {
+        loop {
+            if plan.control.stopped() {
+                return;
+            }
             if shard.aborted() {
                 shard.drop_requests(&reqs, &todo);
                 return;
             }
+            if let Some(p) = &pacing {
+                // Open loop: every request that is due, while fewer than `-P` are in flight.
+                let now = Instant::now();
+                let deadline = shard.state.deadline;
+                let mut admitted = false;
+                while !done {
+                    let at = p.intended(seq);
+                    if deadline.is_some_and(|d| at >= d || now >= d) {
+                        done = true;
+                        break;
+                    }
+                    if at > now {
+                        break;
+                    }
+                    let Some(&i) = free.last() else {
+                        // No room: it goes as soon as a request in flight ends.
+                        break;
+                    };
+                    if shard.state.claim(1) == 0 {
+                        done = true;
+                        break;
+                    }
+                    free.pop();
+                    if now.duration_since(at) > LATE {
+                        let mut st = shard.state.stats.borrow_mut();
+                        if was_full {
+                            st.late_full += 1;
+                        } else {
+                            st.late_free += 1;
+                        }
+                    }
+                    let i = i as usize;
+                    reqs[i].slot = compose(i, &mut reqs, &mut composed, &mut keys, &mut rng);
+                    reqs[i].intended = Some(at);
+                    todo.push(i as u32);
+                    seq += 1;
+                    admitted = true;
+                }
+                if admitted {
+                    was_full = false;
+                }
+                if todo.is_empty() && conns.iter().all(|c| c.owed.is_empty()) {
+                    // Nothing in flight: done, or wait for the next request's time.
+                    if done {
+                        return;
+                    }
+                    if !cfg.keepalive {
+                        for c in conns.iter_mut() {
+                            c.stream = None;
+                        }
+                    }
+                    let wait = p.intended(seq).saturating_duration_since(Instant::now());
+                    glommio::timer::sleep(wait.min(STOP_POLL)).await;
+                    continue;
+                }
+            }
+            let bytes: &[u8] = if composer.is_some() { &composed } else { fixed };
             let mut wait = false;
             let mut moved = false;
             let mut lost = false;
@@ -741,8 +932,8 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, see
                     c.out.extend_from_slice(ASKING);
                     c.owed.push_back(ASKING_MARK);
                 }
-                let at = i as usize * len;
-                c.out.extend_from_slice(&bytes[at..at + len]);
+                let at = r.at as usize;
+                c.out.extend_from_slice(&bytes[at..at + r.len as usize]);
                 c.owed.push_back(i);
             }
             // Send: connect lazily to nodes this client has no connection to (new owners, -k 0).
@@ -772,6 +963,7 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, see
                     }
                 }
                 let stream = c.stream.as_mut().expect("connected above");
+                let write_at = Instant::now();
                 if stream.write_all(&c.out).await.is_err() {
                     shard.note_lost(n, Instant::now());
                     c.lose(&mut retry);
@@ -780,34 +972,68 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, see
                 }
                 for &i in &c.owed {
                     if i != ASKING_MARK {
-                        reqs[i as usize].sent = true;
+                        let r = &mut reqs[i as usize];
+                        r.sent = true;
+                        r.first_sent.get_or_insert(write_at);
                     }
                 }
                 c.out.clear();
             }
-            // Receive every owed reply; redirected requests go to `retry`.
-            watchdog.reset(cfg.failover_timeout);
+            // Receive every owed reply (open loop: until the next request is due and there is room for
+            // it); redirected requests go to `retry`.
+            if !todo.is_empty() {
+                watchdog.reset(cfg.failover_timeout);
+            }
             while conns.iter().any(|c| !c.owed.is_empty()) {
-                let read =
-                    futures_lite::future::or(async { Some(read_any(&mut conns).await) }, async {
-                        (&mut watchdog).await;
-                        None
-                    })
-                    .await;
-                let Some((n, res)) = read else {
-                    let silent = conns.iter().position(|c| !c.owed.is_empty());
-                    let mut owed = Vec::new();
-                    for c in conns.iter_mut() {
-                        c.lose(&mut owed);
+                let next_due = match &pacing {
+                    Some(p) if !done && !free.is_empty() => Some(p.intended(seq)),
+                    _ => None,
+                };
+                let until_due = next_due.map(|d| d.saturating_duration_since(Instant::now()));
+                if until_due.is_some_and(|w| w.is_zero()) {
+                    break;
+                }
+                let room = !free.is_empty();
+                let read = futures_lite::future::or(
+                    async { Read::Got(read_any(&mut conns).await) },
+                    futures_lite::future::or(
+                        async {
+                            (&mut watchdog).await;
+                            Read::Silent
+                        },
+                        async {
+                            match until_due {
+                                Some(w) => glommio::timer::sleep(w).await,
+                                None => futures_lite::future::pending::<()>().await,
+                            }
+                            Read::Due
+                        },
+                    ),
+                )
+                .await;
+                let (n, res) = match read {
+                    Read::Got(r) => r,
+                    Read::Due => break,
+                    Read::Silent => {
+                        let silent = conns.iter().position(|c| !c.owed.is_empty());
+                        let mut owed = Vec::new();
+                        for c in conns.iter_mut() {
+                            c.lose(&mut owed);
+                        }
+                        // (The round's other requests completed, or wait in `retry`.)
+                        owed.append(&mut retry);
+                        let slot = owed.first().map(|&i| reqs[i as usize].slot).unwrap_or(0);
+                        shard.give_up(slot, silent).await;
+                        shard.drop_requests(&reqs, &owed);
+                        return;
                     }
-                    // (The round's other requests completed, or wait in `retry`.)
-                    owed.append(&mut retry);
-                    let slot = owed.first().map(|&i| reqs[i as usize].slot).unwrap_or(0);
-                    shard.give_up(slot, silent).await;
-                    shard.drop_requests(&reqs, &owed);
-                    return;
                 };
                 let now = Instant::now();
+                // A request that fell due while `-P` were in flight is late because of `-P`/`-c` (or
+                // the server), not because the client was busy.
+                if let Some(p) = &pacing {
+                    was_full = !room && !done && now > p.intended(seq) + LATE;
+                }
                 let c = &mut conns[n];
                 match res {
                     Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
@@ -822,6 +1048,9 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, see
                         drop(st);
                         let mut dropped = Vec::new();
                         c.lose(&mut dropped);
+                        if paced {
+                            free.extend(dropped);
+                        }
                         continue;
                     }
                     Ok(0) | Err(_) => {
@@ -842,7 +1071,6 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, see
                     }
                     Ok(got) => c.replies.filled(got),
                 }
-                let mut done = 0u64;
                 loop {
                     let (event, raw) = match c.replies.next_reply() {
                         Ok(Some(r)) => r,
@@ -904,13 +1132,13 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, see
                                 }
                             }
                             shard.note_answer(n, r.slot, now);
-                            done += 1;
+                            shard.complete(n, r, error, now);
+                            if paced {
+                                free.push(i);
+                            }
                         }
                         Scanned::Push => {}
                     }
-                }
-                if done > 0 {
-                    shard.complete(n, done, sent, now);
                 }
             }
             let now = Instant::now();
@@ -932,6 +1160,9 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, see
                 let r = &mut reqs[i as usize];
                 if r.attempts >= MAX_ATTEMPTS {
                     shard.fail(1);
+                    if paced {
+                        free.push(i);
+                    }
                     continue;
                 }
                 if r.target == UNASSIGNED && shard.map.borrow().owner[r.slot as usize] == UNASSIGNED
@@ -954,13 +1185,19 @@ async fn drive(shard: Rc<Shard>, mut conns: Vec<NodeConn>, mut keys: KeyGen, see
                 shard.drop_requests(&reqs, &todo);
                 return;
             }
-            if todo.is_empty() {
+            if todo.is_empty() && !paced {
                 break;
             }
             if moved || lost {
                 shard.refresh().await;
             }
-            if wait || lost {
+            if paced {
+                plan.live.publish(
+                    shard.state.stats.borrow().completed,
+                    shard.state.latency_sum_ns.get(),
+                );
+            }
+            if (wait || lost) && !todo.is_empty() {
                 let round = todo
                     .iter()
                     .map(|&i| reqs[i as usize].waits)

@@ -182,7 +182,8 @@ impl Composer {
         let mut cumulative = Vec::new();
         let mut sum = 0;
         for (title, command, template, weight) in entries {
-            let pieces = compile(&mut lit, template.bytes(), randomize, &value);
+            let shared = template.shares_placeholders();
+            let pieces = compile(&mut lit, template.bytes(), randomize, &value, shared);
             let max_len = pieces
                 .iter()
                 .map(|p| match p {
@@ -252,8 +253,8 @@ impl Composer {
             let r = bounded(rng.next_u64(), total);
             self.cumulative.iter().position(|&c| r < c).unwrap_or(0)
         };
-        // Numbers of groups 1..9, drawn on first use within this request.
-        let mut shared = [u64::MAX; 10];
+        // Numbers of groups 1..9 and [`SHARED_INT`], drawn on first use within this request.
+        let mut shared = [u64::MAX; SHARED_INT as usize + 1];
         for piece in &self.variants[kind].pieces {
             match *piece {
                 Piece::Lit(a, b) => out.extend_from_slice(&self.lit[a as usize..b as usize]),
@@ -336,8 +337,19 @@ fn push_decimal(out: &mut Vec<u8>, mut v: u64) {
     out.extend_from_slice(&digits[i..]);
 }
 
-/// Splits a RESP-encoded command (or an inline one) into pieces, appending literals to `lit`.
-fn compile(lit: &mut Vec<u8>, bytes: &[u8], randomize: bool, value: &ValueSpec) -> Vec<Piece> {
+/// The group of every `__rand_int__` of a template whose placeholders share one number per request
+/// (cluster MSET: ten keys under one hash tag, so one slot).
+const SHARED_INT: u8 = 10;
+
+/// Splits a RESP-encoded command (or an inline one) into pieces, appending literals to `lit`. With
+/// `shared`, every `__rand_int__` of a request gets the same number.
+fn compile(
+    lit: &mut Vec<u8>,
+    bytes: &[u8],
+    randomize: bool,
+    value: &ValueSpec,
+    shared: bool,
+) -> Vec<Piece> {
     let mut pieces = Vec::new();
     // Start of the literal being built, if any: adjacent literal bytes become one piece.
     let mut open: Option<u32> = None;
@@ -376,7 +388,7 @@ fn compile(lit: &mut Vec<u8>, bytes: &[u8], randomize: bool, value: &ValueSpec) 
                 if let Some(g) = rand_group(&arg[i..]) {
                     push_lit(lit, &mut open, &arg[last..i]);
                     close(lit, &mut pieces, &mut open);
-                    pieces.push(Piece::Rand(g));
+                    pieces.push(Piece::Rand(if g == 0 && shared { SHARED_INT } else { g }));
                     last = i + 12;
                 }
             }
@@ -424,6 +436,45 @@ mod tests {
 
     fn keys() -> KeyGen {
         KeyGen::new(Distribution::Uniform, 1000, 0, 1, &Rc::new(Cell::new(0)))
+    }
+
+    #[test]
+    fn cluster_mset_keys_share_one_tag_when_composed() {
+        let v = ValueSpec {
+            min: 2,
+            max: 5,
+            random: true,
+        };
+        let params = crate::workload::SuiteParams {
+            value: DATA.to_vec(),
+            randomize: true,
+            tag: String::new(),
+            cluster: true,
+        };
+        let names = vec!["mset".to_string()];
+        let t = &crate::workload::default_suite(Some(&names), &params).unwrap()[0];
+        let c = Composer::new(
+            &[(t.title.clone(), t.command.clone(), &t.template, 1)],
+            true,
+            v,
+            7,
+        );
+        let mut k = keys();
+        let mut rng = SmallRng::seed_from_u64(1);
+        let turn = Cell::new(0);
+        for _ in 0..20 {
+            let mut out = Vec::new();
+            c.write_request(&mut out, &mut k, &mut rng, &turn);
+            let tag = crate::cluster::request_key(&out).unwrap().to_vec();
+            let text = String::from_utf8(out).unwrap();
+            let tags: Vec<&str> = text
+                .split("\r\n")
+                .filter(|l| l.starts_with("key:{"))
+                .map(|l| &l[5..17])
+                .collect();
+            assert_eq!(tags.len(), 10, "{text}");
+            assert!(tags.iter().all(|t| t.as_bytes() == tag), "{text}");
+        }
     }
 
     #[test]

@@ -602,15 +602,6 @@ impl Config {
                 Target::Tcp { host, port, addr }
             }
         };
-        if cli.cluster && shape.rps.is_some() {
-            return Err(usage("'--rps' cannot be used with '--cluster' yet").into());
-        }
-        if cli.cluster && tests.iter().any(|t| t.compose.is_some()) {
-            return Err(usage(
-                "'--cluster' runs one command per test with its values fixed: command mixes and varying values are not supported with it yet",
-            )
-            .into());
-        }
         Ok(Config {
             target,
             setup: Setup {

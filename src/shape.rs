@@ -90,7 +90,8 @@ impl Shape {
         }
     }
 
-    /// Attaches a composer to every test whose requests differ one from the next.
+    /// Attaches a composer to every test whose requests differ one from the next (a `--mix` test has
+    /// its own already: it is kept).
     pub fn attach_composers(&self, tests: &mut [TestSpec], randomize: bool, seed: u64) {
         for t in tests {
             // A mix or sequence already has its composer (built from all of its commands).
@@ -198,6 +199,22 @@ mod tests {
         assert_eq!(s.duration, Some(Duration::from_secs(2)));
         assert_eq!((s.value.min, s.value.max, s.value.random), (4, 8, true));
         assert_eq!(s.suite_value(), compose::DATA);
+    }
+
+    #[test]
+    fn a_mix_keeps_its_commands_when_values_vary() {
+        let s = shape(&["-d", "5-50"]).unwrap();
+        let p = SuiteParams {
+            value: s.suite_value(),
+            randomize: true,
+            tag: String::new(),
+            cluster: false,
+        };
+        let mut tests = vec![s.mix_test("set:1,get:1", &p, 1).unwrap()];
+        s.attach_composers(&mut tests, true, 1);
+        let c = tests[0].compose.as_ref().unwrap();
+        let names: Vec<&str> = c.variants().iter().map(|v| v.command.as_str()).collect();
+        assert_eq!(names, ["SET", "GET"]);
     }
 
     #[test]

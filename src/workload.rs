@@ -79,6 +79,11 @@ impl RequestTemplate {
         self
     }
 
+    /// Whether every placeholder repeats the first one's number (see [`Self::share_first_placeholder`]).
+    pub fn shares_placeholders(&self) -> bool {
+        !self.copies.is_empty()
+    }
+
     /// The byte range of the routing key inside [`Self::bytes`] (see the field's doc).
     pub fn key_range(&self) -> Option<std::ops::Range<usize>> {
         self.key_range.clone()

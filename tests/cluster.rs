@@ -864,3 +864,166 @@ fn the_server_view_sums_every_master_and_the_json_lists_each() {
         "{out}"
     );
 }
+
+/// The `N requests completed in` count of the report (the first test's).
+fn completed(out: &str) -> u64 {
+    out.lines()
+        .find_map(|l| l.trim().split_once(" requests completed in "))
+        .map(|(n, _)| n.parse().unwrap())
+        .unwrap_or_else(|| panic!("no completed count in:\n{out}"))
+}
+
+/// The requests of one command in the `per command` table of a mix.
+fn per_command(out: &str, title: &str) -> u64 {
+    out.lines()
+        .find_map(|l| l.trim().strip_prefix(title)?.split_whitespace().next())
+        .map(|n| n.parse().unwrap())
+        .unwrap_or_else(|| panic!("no per-command line for {title} in:\n{out}"))
+}
+
+/// Calls of `command` on each master.
+fn calls_per_master(c: &Cluster, command: &str) -> Vec<u64> {
+    c.ports
+        .iter()
+        .map(|&p| {
+            parse_commandstats(&c.cli(p, &["info", "commandstats"]))
+                .get(command)
+                .copied()
+                .unwrap_or(0)
+        })
+        .collect()
+}
+
+#[test]
+fn the_open_loop_paces_every_master_and_counts_each_request_once() {
+    let c = Cluster::start();
+    let (ok, out, err) = run(
+        &c,
+        &[
+            "--rps",
+            "2000",
+            "--duration",
+            "2",
+            "-t",
+            "set",
+            "-r",
+            "10000",
+        ],
+    );
+    assert!(ok, "{out}\n{err}");
+    assert!(err.is_empty(), "stderr: {err}");
+    let done = completed(&out);
+    // The schedule holds 4000 requests (2000 per second for 2 s); a busy machine may end a few short.
+    assert!((3600..=4000).contains(&done), "{out}");
+    let per_master = calls_per_master(&c, "set");
+    assert_eq!(per_master.iter().sum::<u64>(), done, "{per_master:?}");
+    assert!(per_master.iter().all(|&n| n > 900), "{per_master:?}");
+    assert!(
+        out.contains("from each request's intended send time"),
+        "{out}"
+    );
+    assert!(
+        out.contains("service time, from each request's actual send"),
+        "{out}"
+    );
+    assert!(out.contains("target 2000.00"), "{out}");
+    assert!(!out.contains("redirects:"), "{out}");
+}
+
+#[test]
+fn a_mix_is_routed_per_request_and_counted_per_command() {
+    let c = Cluster::start();
+    let (ok, out, err) = run(
+        &c,
+        &[
+            "--mix",
+            "set:1,get:1",
+            "-n",
+            "20000",
+            "-r",
+            "10000",
+            "-P",
+            "4",
+        ],
+    );
+    assert!(ok, "{out}\n{err}");
+    assert!(err.is_empty(), "stderr: {err}");
+    assert_eq!(completed(&out), 20000, "{out}");
+    assert_eq!(per_command(&out, "SET"), 10000, "{out}");
+    assert_eq!(per_command(&out, "GET"), 10000, "{out}");
+    assert!(!out.contains("redirects:"), "{out}");
+    for cmd in ["set", "get"] {
+        let per_master = calls_per_master(&c, cmd);
+        assert_eq!(
+            per_master.iter().sum::<u64>(),
+            10000,
+            "{cmd}: {per_master:?}"
+        );
+        assert!(
+            per_master.iter().all(|&n| n > 2500),
+            "{cmd}: {per_master:?}"
+        );
+    }
+}
+
+#[test]
+fn varying_values_reach_their_masters_with_their_lengths() {
+    let c = Cluster::start();
+    let (ok, out, err) = run(
+        &c,
+        &["-d", "10-100", "-t", "set", "-r", "10000", "-n", "20000"],
+    );
+    assert!(ok, "{out}\n{err}");
+    assert!(err.is_empty(), "stderr: {err}");
+    assert_eq!(completed(&out), 20000, "{out}");
+    assert!(!out.contains("redirects:"), "{out}");
+    assert_eq!(c.calls("set"), 20000);
+    let mut lengths = Vec::new();
+    for &p in &c.ports {
+        let keys: Vec<String> = c
+            .cli(p, &["--scan"])
+            .lines()
+            .take(30)
+            .map(String::from)
+            .collect();
+        assert_eq!(keys.len(), 30, "master {p}");
+        let mut cmds = String::new();
+        for k in &keys {
+            cmds.push_str(&format!("STRLEN {k}\n"));
+        }
+        for l in c.batch(p, &cmds) {
+            let n: u64 = l.parse().unwrap_or_else(|_| panic!("master {p}: {l}"));
+            assert!((10..=100).contains(&n), "master {p}: a value of {n} bytes");
+            lengths.push(n);
+        }
+    }
+    lengths.sort();
+    assert!(
+        lengths[0] < 40 && lengths[lengths.len() - 1] > 70,
+        "{lengths:?}"
+    );
+    // MSET with varying random values: the ten keys of each request share one slot (a CROSSSLOT
+    // reply would not be counted as a call).
+    for &p in &c.ports {
+        c.cli(p, &["config", "resetstat"]);
+    }
+    let (ok, out, err) = run(
+        &c,
+        &[
+            "-d",
+            "5-50",
+            "--random-data",
+            "-t",
+            "mset",
+            "-r",
+            "10000",
+            "-n",
+            "2000",
+            "-q",
+        ],
+    );
+    assert!(ok, "{out}\n{err}");
+    assert!(err.is_empty(), "stderr: {err}");
+    assert_eq!(c.calls("mset"), 2000, "{out}");
+    assert!(!out.contains("error"), "{out}");
+}
