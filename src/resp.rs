@@ -145,6 +145,14 @@ impl ReplyScanner {
             let Some(&t) = buf.get(pos) else {
                 return Ok((pos, None));
             };
+            // Between replies, the common whole replies (`+OK`, an integer, a bulk string that is all
+            // in `buf`) are passed over without the general path's line search and state.
+            if self.pending == 0
+                && self.line_searched == 0
+                && let Some(len) = quick_reply(t, &buf[pos..])
+            {
+                return Ok((pos + len, Some(Scanned::Reply { error: false })));
+            }
             let limited = check_type(t, &buf[pos..])?;
             let at_top = self.kind == KIND_NONE && self.pending <= 1;
             if at_top && t == b'-' && pos != 0 {
@@ -246,6 +254,45 @@ fn check_type(t: u8, at: &[u8]) -> Result<bool, ProtocolError> {
             at,
         )),
         _ => Err(ProtocolError::new("unknown reply type byte", at)),
+    }
+}
+
+/// The length of the whole reply at the start of `b` when it is `+OK`, an integer or a bulk string
+/// whose body and CRLF are all in `b`; `None` for anything else (the general path then decides,
+/// errors included). `t` is `b[0]`.
+#[inline]
+fn quick_reply(t: u8, b: &[u8]) -> Option<usize> {
+    match t {
+        b'+' => b.starts_with(b"+OK\r\n").then_some(5),
+        b'$' | b':' => {
+            let start = if t == b':' && b.get(1) == Some(&b'-') {
+                2
+            } else {
+                1
+            };
+            let mut i = start;
+            let mut n: u64 = 0;
+            while i < b.len() && i - start < 18 {
+                let d = b[i].wrapping_sub(b'0');
+                if d > 9 {
+                    break;
+                }
+                n = n * 10 + u64::from(d);
+                i += 1;
+            }
+            // Digits, no leading zero, then CRLF.
+            if i == start || (b[start] == b'0' && i - start > 1) || b.get(i..i + 2) != Some(b"\r\n")
+            {
+                return None;
+            }
+            let head = i + 2;
+            if t == b':' {
+                return Some(head);
+            }
+            let end = head.checked_add(usize::try_from(n).ok()?)?;
+            (b.get(end..end.checked_add(2)?) == Some(b"\r\n")).then_some(end + 2)
+        }
+        _ => None,
     }
 }
 
