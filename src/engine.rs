@@ -2,15 +2,10 @@
 
 use crate::config::Config;
 use crate::intervals::IntervalRecorder;
-use crate::keys::KeyGen;
 use crate::net::{self, ConnError, Stream};
-use crate::replies::ReplyBuffer;
-use crate::resp::Scanned;
 use crate::stats::{ExecutorStats, LiveCounters, ShardStats, thread_cpu_seconds};
-use crate::workload::{PipelineBuffer, TestSpec};
+use crate::workload::TestSpec;
 use glommio::{LocalExecutorBuilder, Placement};
-use rand::SeedableRng;
-use rand::rngs::SmallRng;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::atomic::AtomicUsize;
@@ -21,13 +16,9 @@ use std::time::{Duration, Instant};
 /// Pauses between attempts to reconnect a dropped connection; after the last, the connection gives up.
 /// They add up to 1.35 s, so a run against a server that died ends within 2 s.
 pub(crate) const RECONNECT_BACKOFF_MS: [u64; 5] = [50, 100, 200, 400, 600];
-/// Read buffer per connection; grows only for a single reply line longer than this.
-pub(crate) const READ_BUFFER: usize = 64 * 1024;
 /// io_uring buffer memory per executor. ringbench does no file I/O, so a small registration
 /// stays well under the default memlock limit.
 const IO_MEMORY: usize = 64 * 1024;
-/// How often an executor looks at the stop flag.
-const STOP_POLL: Duration = Duration::from_millis(20);
 
 /// How connections that are not on an executor's own ring (TLS, `--cluster`) do their I/O.
 pub(crate) const GLOMMIO_IO: &str = "glommio streams";
@@ -395,26 +386,6 @@ async fn connect_and_setup(
     Ok(s)
 }
 
-/// Reconnects a dropped connection, with backoff; `None` when the server stays unreachable, refuses
-/// setup, or the run is stopped.
-pub(crate) async fn reconnect(
-    plan: &ShardPlan,
-    setup: &[u8],
-    names: &[&'static str],
-) -> Option<Stream> {
-    for pause in RECONNECT_BACKOFF_MS {
-        if plan.control.stopped() {
-            return None;
-        }
-        match connect_and_setup(&plan.cfg, setup, names).await {
-            Ok(s) => return Some(s),
-            Err(ConnError::Setup { .. }) => return None,
-            Err(_) => glommio::timer::sleep(Duration::from_millis(pause)).await,
-        }
-    }
-    None
-}
-
 async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, ConnError> {
     if plan.cfg.cluster {
         return crate::cluster_engine::run_shard(plan, guard).await;
@@ -493,72 +464,19 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
         deadline: plan.duration.map(|d| began + d),
     });
     let composer = crate::schedule::composer_for(&cfg, &plan.test);
-    if on_ring {
-        let io = match crate::ring::Driver::new(&plan, &state, sockets, composer, began, shards) {
-            Ok(mut driver) => {
-                driver.run();
-                driver.mode().describe()
-            }
-            Err(e) => {
-                return Err(ConnError::Lost {
-                    addr: cfg.target.display(),
-                    reason: format!("could not set up the executor's io_uring: {e}"),
-                });
-            }
-        };
-        return Ok(finish_shard(&plan, &state, cpu_start, began, io));
-    }
-    let cursor = Rc::new(Cell::new(0u64));
-    let turn = Rc::new(Cell::new(0u64));
-    let plan = Rc::new(plan);
-    let tasks: Vec<_> = streams
-        .into_iter()
-        .enumerate()
-        .map(|(i, stream)| {
-            let seed = crate::keys::connection_seed(plan.cfg.seed, plan.index, i);
-            let keys = KeyGen::new(
-                cfg.shape.distribution,
-                cfg.keyspace.unwrap_or(1),
-                plan.index,
-                shards,
-                &cursor,
-            );
-            let conn = Conn {
-                stream,
-                state: state.clone(),
-                plan: plan.clone(),
-                setup: setup.clone(),
-                names: names.clone(),
-                keys,
-                seed,
-                turn: turn.clone(),
-            };
-            match &composer {
-                Some(c) => {
-                    let pacing = cfg.shape.rps.map(|rps| {
-                        crate::schedule::Pacing::new(began, plan.first_client + i, cfg.clients, rps)
-                    });
-                    glommio::spawn_local(crate::schedule::drive_composed(conn, c.clone(), pacing))
-                }
-                None => glommio::spawn_local(drive(conn)),
-            }
-        })
-        .collect();
-    let all = async {
-        for t in tasks {
-            t.await;
+    let io = match crate::ring::Driver::new(&plan, &state, sockets, composer, began, shards) {
+        Ok(mut driver) => {
+            driver.run();
+            driver.mode().describe()
+        }
+        Err(e) => {
+            return Err(ConnError::Lost {
+                addr: cfg.target.display(),
+                reason: format!("could not set up the executor's io_uring: {e}"),
+            });
         }
     };
-    let stop = {
-        let control = plan.control.clone();
-        async move {
-            while !control.stopped() {
-                glommio::timer::sleep(STOP_POLL).await;
-            }
-        }
-    };
-    futures_lite::future::or(all, stop).await;
-    Ok(finish_shard(&plan, &state, cpu_start, began, GLOMMIO_IO))
+    Ok(finish_shard(&plan, &state, cpu_start, began, io))
 }
 
 /// A shard's figures once its connections are done: requests left unsent, the last interval, and
@@ -593,161 +511,6 @@ fn finish_shard(
         io,
     });
     stats
-}
-
-/// One connection and what its task needs.
-pub(crate) struct Conn {
-    pub(crate) stream: Stream,
-    pub(crate) state: Rc<ShardState>,
-    pub(crate) plan: Rc<ShardPlan>,
-    pub(crate) setup: Rc<Vec<u8>>,
-    pub(crate) names: Rc<Vec<&'static str>>,
-    pub(crate) keys: KeyGen,
-    pub(crate) seed: u64,
-    /// The executor's position in a mix's cycle, shared by its connections.
-    pub(crate) turn: Rc<Cell<u64>>,
-}
-
-/// The closed-loop driver for fixed-layout requests: claim up to `-P`, patch digits, send, count replies.
-async fn drive(conn: Conn) {
-    let Conn {
-        mut stream,
-        state,
-        plan,
-        setup,
-        names,
-        mut keys,
-        seed,
-        ..
-    } = conn;
-    let cfg = &plan.cfg;
-    let mut pipe = PipelineBuffer::new(&plan.test.template, cfg.pipeline);
-    let mut conn = Exchange {
-        replies: ReplyBuffer::new(READ_BUFFER),
-        addr: cfg.target.display(),
-        timeout: cfg.timeout,
-    };
-    let mut rng = SmallRng::seed_from_u64(seed);
-    loop {
-        if plan.control.stopped() {
-            return;
-        }
-        if state.deadline.is_some_and(|d| Instant::now() >= d) {
-            return;
-        }
-        let k = state.claim(cfg.pipeline);
-        if k == 0 {
-            return;
-        }
-        let bytes = pipe.fill(k, || keys.next(&mut rng));
-        let outcome = conn.exchange(&mut stream, bytes, k, &state, &plan).await;
-        plan.live
-            .publish(state.stats.borrow().completed, state.latency_sum_ns.get());
-        let fresh = match outcome {
-            Ok(()) if cfg.keepalive => continue,
-            // -k 0: a new connection for every batch, set up like the first.
-            Ok(()) => match connect_and_setup(cfg, &setup, &names).await {
-                Ok(s) => Some(s),
-                Err(e) => {
-                    state.stats.borrow_mut().note_conn_error(&e.to_string());
-                    reconnect(&plan, &setup, &names).await
-                }
-            },
-            Err((answered, e)) => {
-                {
-                    let mut st = state.stats.borrow_mut();
-                    st.failed += (k - answered) as u64;
-                    st.timed_out +=
-                        u64::from(matches!(e, ConnError::Timeout { .. })) * (k - answered) as u64;
-                    st.note_conn_error(&e.to_string());
-                }
-                reconnect(&plan, &setup, &names).await
-            }
-        };
-        match fresh {
-            Some(s) => {
-                stream = s;
-                conn.reset();
-            }
-            None => return,
-        }
-    }
-}
-
-/// A connection's read side: its buffer and scanner, reused for every batch.
-struct Exchange {
-    replies: ReplyBuffer,
-    addr: String,
-    timeout: Option<Duration>,
-}
-
-impl Exchange {
-    /// Forgets a broken connection's partial reply.
-    fn reset(&mut self) {
-        self.replies.reset();
-    }
-
-    /// Writes one batch of `k` requests and reads until all `k` replies are counted. On failure,
-    /// returns how many replies did arrive and why the rest will not.
-    async fn exchange(
-        &mut self,
-        stream: &mut Stream,
-        bytes: &[u8],
-        k: usize,
-        state: &ShardState,
-        plan: &ShardPlan,
-    ) -> Result<(), (usize, ConnError)> {
-        let sent = Instant::now();
-        if let Err(e) = stream.write_all(bytes).await {
-            let addr = self.addr.clone();
-            let reason = net::io_reason(e);
-            return Err((0, ConnError::Lost { addr, reason }));
-        }
-        let mut got = 0usize;
-        while got < k {
-            let read = stream.read_within(self.replies.spare(), self.timeout).await;
-            let n = match ConnError::from_read(read, &self.addr, self.timeout) {
-                Ok(n) => n,
-                Err(e) => return Err((got, e)),
-            };
-            let now = Instant::now();
-            self.replies.filled(n);
-            let mut replies = 0usize;
-            let mut failure = None;
-            loop {
-                match self.replies.next_reply() {
-                    Ok(Some((Scanned::Reply { error }, raw))) => {
-                        replies += 1;
-                        if error {
-                            note_error(state, plan, raw);
-                        }
-                    }
-                    Ok(Some((Scanned::Push, _))) => {}
-                    Ok(None) => break,
-                    Err(e) => {
-                        failure = Some(ConnError::Protocol(format!("{}: {e}", self.addr)));
-                        break;
-                    }
-                }
-            }
-            if replies > 0 {
-                let lat = now.duration_since(sent).as_nanos() as u64;
-                state.record(now, lat, replies as u64);
-                got += replies;
-            }
-            if let Some(e) = failure {
-                return Err((got.min(k), e));
-            }
-        }
-        if got > k || self.replies.has_unread() {
-            let extra = ConnError::Protocol(format!(
-                "{}: the server sent more replies than requests",
-                self.addr
-            ));
-            return Err((k, extra));
-        }
-        Ok(())
-    }
 }
 
 /// Counts an error reply, keeps the first one's text, and prints it with `-e` (at most once a second).

@@ -165,19 +165,24 @@ pub fn write(path: &std::path::Path, title: &str, series: &[Series<'_>]) -> Resu
             title,
             lines,
         )
-        .map_err(|e| match e {
-            PlotError::Draw(reason) => PlotError::Write {
-                path: path.display().to_string(),
-                reason,
-            },
-            other => other,
-        });
+        .map_err(|e| png_error(path, e));
     }
     let svg = render(title, series)?;
     std::fs::write(path, svg).map_err(|e| PlotError::Write {
         path: path.display().to_string(),
         reason: crate::net::io_reason(e),
     })
+}
+
+/// A drawing failure of a PNG is a failure to write its file (the bitmap backend writes as it presents).
+fn png_error(path: &std::path::Path, e: PlotError) -> PlotError {
+    match e {
+        PlotError::Draw(reason) => PlotError::Write {
+            path: path.display().to_string(),
+            reason,
+        },
+        other => other,
+    }
 }
 
 /// Fonts for plotters' text. The SVG backend writes text as `<text>` for the viewer to render and only
@@ -508,13 +513,7 @@ pub fn write_knee(
             &knee,
             objectives,
         )
-        .map_err(|e| match e {
-            PlotError::Draw(reason) => PlotError::Write {
-                path: path.display().to_string(),
-                reason,
-            },
-            other => other,
-        });
+        .map_err(|e| png_error(path, e));
     }
     let svg = render_knee(title, steps, objectives)?;
     std::fs::write(path, svg).map_err(|e| PlotError::Write {
