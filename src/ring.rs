@@ -16,7 +16,7 @@ use crate::net::ConnError;
 use crate::resp::{ProtocolError, ReplyScanner, Scanned};
 use crate::schedule::Pacing;
 use crate::workload::PipelineBuffer;
-use io_uring::types::{BufRingEntry, Fd, SubmitArgs, Timespec};
+use io_uring::types::{BufRingEntry, Fd, Fixed, SubmitArgs, Timespec};
 use io_uring::{IoUring, cqueue, opcode, squeue};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
@@ -366,6 +366,8 @@ fn user_data(conn: usize, generation: u16, op: u64) -> u64 {
 pub(crate) struct Driver<'a> {
     ring: IoUring,
     mode: RingMode,
+    /// True when the sockets are registered files.
+    fixed: bool,
     bufs: BufRing,
     conns: Vec<Conn>,
     ready: VecDeque<usize>,
@@ -396,6 +398,10 @@ impl<'a> Driver<'a> {
         let entries = (socks.len() * 2 + 16).next_power_of_two().clamp(64, 4096) as u32;
         let (ring, mode) = build(entries)?;
         let bufs = BufRing::new(&ring, RECV_BUFFERS, RECV_BUFFER_SIZE)?;
+        // Sockets are registered files (slot i = connection i), so no operation looks its file up;
+        // a kernel that refuses the table gets plain descriptors.
+        let fds: Vec<i32> = socks.iter().map(|(fd, _)| fd.as_raw_fd()).collect();
+        let fixed = ring.submitter().register_files(&fds).is_ok();
         let cursor = Rc::new(Cell::new(0u64));
         let depth = cfg.pipeline;
         let mixed = composer.as_ref().is_some_and(|c| c.variants().len() > 1);
@@ -468,6 +474,7 @@ impl<'a> Driver<'a> {
         Ok(Driver {
             ring,
             mode,
+            fixed,
             bufs,
             ready: (0..conns.len()).collect(),
             conns,
@@ -499,9 +506,12 @@ impl<'a> Driver<'a> {
     fn arm_recv(&mut self, i: usize) {
         let c = &mut self.conns[i];
         let Some(fd) = c.fd.as_ref() else { return };
-        let sqe = opcode::RecvMulti::new(Fd(fd.as_raw_fd()), BGID)
-            .build()
-            .user_data(user_data(i, c.generation, OP_RECV));
+        let sqe = if self.fixed {
+            opcode::RecvMulti::new(Fixed(i as u32), BGID).build()
+        } else {
+            opcode::RecvMulti::new(Fd(fd.as_raw_fd()), BGID).build()
+        }
+        .user_data(user_data(i, c.generation, OP_RECV));
         c.recv_armed = true;
         self.push(sqe);
     }
@@ -517,12 +527,12 @@ impl<'a> Driver<'a> {
         };
         let rest = c.out_len - c.out_at;
         // SAFETY: the bytes live in the connection's own buffers (see `push`).
-        let sqe = opcode::Send::new(
-            Fd(fd.as_raw_fd()),
-            unsafe { ptr.add(c.out_at) },
-            rest as u32,
-        )
-        .build()
+        let at = unsafe { ptr.add(c.out_at) };
+        let sqe = if self.fixed {
+            opcode::Send::new(Fixed(i as u32), at, rest as u32).build()
+        } else {
+            opcode::Send::new(Fd(fd.as_raw_fd()), at, rest as u32).build()
+        }
         .user_data(user_data(i, c.generation, OP_SEND));
         c.send_pending = true;
         self.push(sqe);
@@ -700,6 +710,11 @@ impl<'a> Driver<'a> {
         c.fd = None;
         c.reader.reset();
         c.generation = c.generation.wrapping_add(1);
+        if self.fixed {
+            // Drop the table's reference too, so the socket really closes.
+            let _ = self.ring.submitter().register_files_update(i as u32, &[-1]);
+        }
+        let c = &mut self.conns[i];
         let renew = std::mem::take(&mut c.renew);
         let finished =
             c.refused || c.waiting() == 0 && (c.done_sending || self.state.remaining.get() == 0);
@@ -753,6 +768,19 @@ impl<'a> Driver<'a> {
             }
             match connect(self.cfg) {
                 Ok((fd, tls)) => {
+                    if self.fixed {
+                        let raw = fd.as_raw_fd();
+                        if self
+                            .ring
+                            .submitter()
+                            .register_files_update(i as u32, &[raw])
+                            .is_err()
+                        {
+                            // The slot cannot take the new socket: this connection ends.
+                            self.set_phase(i, Phase::Done);
+                            continue;
+                        }
+                    }
                     let c = &mut self.conns[i];
                     c.fd = Some(fd);
                     c.tls = tls.map(TlsSession::new);
