@@ -94,7 +94,7 @@ fn hdr_out_intervals_keep_the_per_batch_bound() {
 #[test]
 fn request_fill_and_reply_scan_allocate_nothing() {
     let _turn = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    use ringbench::resp::{ReplyScanner, Scanned};
+    use ringbench::protocol::resp::{ReplyScanner, Scanned};
     use ringbench::workload::{PipelineBuffer, RequestTemplate};
     let t = RequestTemplate::from_args(
         &[

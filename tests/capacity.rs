@@ -4,7 +4,7 @@
 
 mod common;
 use common::*;
-use ringbench::result_file::RunFile;
+use ringbench::report::result_file::RunFile;
 use serde_json::Value;
 use std::io::{BufRead, Write};
 use std::net::TcpStream;

@@ -6,19 +6,21 @@
 //! promoted replica (or another master) answers for them. When none does within `--failover-timeout`,
 //! the shard gives up with a message naming the node and the cluster's state; the run never hangs.
 
-use crate::cluster::{self, ClusterError, ClusterStats, Redirect, SLOTS, SlotMap, UNASSIGNED};
-use crate::compose::Composer;
 use crate::config::Target;
+use crate::engine::schedule::{LATE, Pacing};
 use crate::engine::{GateGuard, ShardPlan, ShardState, note_error};
-use crate::intervals::IntervalRecorder;
-use crate::keys::{KeyGen, bounded};
+use crate::net::replies::ReplyBuffer;
+use crate::net::tls::TlsClient;
 use crate::net::{self, ConnError, Stream};
-use crate::replies::ReplyBuffer;
-use crate::resp::{self, Scanned, Value};
-use crate::schedule::{LATE, Pacing};
+use crate::protocol::cluster::{
+    self, ClusterError, ClusterStats, Redirect, SLOTS, SlotMap, UNASSIGNED,
+};
+use crate::protocol::resp::{self, Scanned, Value};
+use crate::stats::intervals::IntervalRecorder;
 use crate::stats::{ExecutorStats, ShardStats, new_histogram, thread_cpu_seconds};
-use crate::tls::TlsClient;
 use crate::workload::PipelineBuffer;
+use crate::workload::compose::Composer;
+use crate::workload::keys::{KeyGen, bounded};
 use futures_lite::AsyncRead;
 use hdrhistogram::Histogram;
 use rand::rngs::SmallRng;
@@ -541,8 +543,8 @@ pub(crate) async fn run_shard(
     let shards = cfg.threads.min(cfg.clients);
     let cursor = Rc::new(Cell::new(0u64));
     let mut stats = ShardStats::new(cfg.precision);
-    crate::schedule::prepare_stats(&mut stats, &cfg, &plan.test);
-    let composer = crate::schedule::composer_for(&cfg, &plan.test);
+    crate::engine::schedule::prepare_stats(&mut stats, &cfg, &plan.test);
+    let composer = crate::engine::schedule::composer_for(&cfg, &plan.test);
     let turn = Rc::new(Cell::new(0u64));
     let first_client = plan.first_client;
     let intervals = cfg

@@ -2,7 +2,7 @@
 //! (`-d MIN-MAX`, `--random-data`), shared random numbers (`__rand_1st__` .. `__rand_9th__`) and weighted
 //! mixes of commands (`--mix`). Each request is written into a reusable buffer; nothing is allocated per request.
 
-use crate::keys::{KeyGen, bounded};
+use crate::workload::keys::{KeyGen, bounded};
 use crate::workload::{RAND_INT, RequestTemplate};
 use memchr::memmem;
 use rand::rngs::SmallRng;
@@ -426,7 +426,7 @@ fn split_resp_args(b: &[u8]) -> Option<Vec<&[u8]>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::keys::Distribution;
+    use crate::workload::keys::Distribution;
     use std::rc::Rc;
 
     fn tpl(args: &[&str]) -> RequestTemplate {
@@ -465,7 +465,9 @@ mod tests {
         for _ in 0..20 {
             let mut out = Vec::new();
             c.write_request(&mut out, &mut k, &mut rng, &turn);
-            let tag = crate::cluster::request_key(&out).unwrap().to_vec();
+            let tag = crate::protocol::cluster::request_key(&out)
+                .unwrap()
+                .to_vec();
             let text = String::from_utf8(out).unwrap();
             let tags: Vec<&str> = text
                 .split("\r\n")

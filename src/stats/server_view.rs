@@ -6,8 +6,8 @@
 //! connection is open, then on each progress tick (every 250 ms).
 
 use crate::config::{Setup, Target};
-use crate::control::ControlClient;
-use crate::resp::Value;
+use crate::net::control::ControlClient;
+use crate::protocol::resp::Value;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
 use std::time::Duration;
@@ -241,7 +241,7 @@ pub fn human_bytes(b: u64) -> String {
 pub struct ServerWatch {
     ctl: Option<ControlClient>,
     target: Target,
-    tls: Option<crate::tls::TlsClient>,
+    tls: Option<crate::net::tls::TlsClient>,
     setup: Setup,
     connect_timeout: Duration,
     before: Option<ServerSnapshot>,
@@ -258,7 +258,7 @@ impl ServerWatch {
     pub fn new(
         ctl: Option<ControlClient>,
         target: &Target,
-        tls: Option<&crate::tls::TlsClient>,
+        tls: Option<&crate::net::tls::TlsClient>,
         setup: &Setup,
         connect_timeout: Duration,
     ) -> Self {

@@ -1,6 +1,9 @@
 //! The tests to run: the default suite, custom commands, and their compiled request templates.
 
-use crate::resp::encode_command;
+pub mod compose;
+pub mod keys;
+
+use crate::protocol::resp::encode_command;
 use memchr::memmem;
 
 /// The placeholder that `-r` replaces with a 12-digit random number.
@@ -18,7 +21,7 @@ pub struct TestSpec {
     pub template: RequestTemplate,
     /// Set when requests differ beyond `__rand_int__` digits (varying values, shared random numbers,
     /// a mix): each request is then composed on its own instead of patched in a fixed layout.
-    pub compose: Option<std::sync::Arc<crate::compose::Composer>>,
+    pub compose: Option<std::sync::Arc<crate::workload::compose::Composer>>,
 }
 
 /// A request compiled once into RESP bytes plus the offsets of its `__rand_int__` placeholders.
@@ -112,7 +115,7 @@ fn first_key_range(args: &[Vec<u8>]) -> Option<std::ops::Range<usize>> {
         + 2
         + (1 + digits(args[0].len()) + 2 + args[0].len() + 2)
         + (1 + digits(key.len()) + 2);
-    let tag = crate::cluster::hash_tag(key).unwrap_or(0..key.len());
+    let tag = crate::protocol::cluster::hash_tag(key).unwrap_or(0..key.len());
     Some(start + tag.start..start + tag.end)
 }
 

@@ -6,10 +6,10 @@
 //! The server's view is not summed: every host watched the same server, so the merge keeps the view with
 //! the widest window (most commands processed) and recomputes CPU per request over the summed requests.
 
-use crate::result_file::{
+use crate::report::result_file::{
     ErrorCounts, LatencySummary, MergedSource, RunFile, TestEntry, empty_histogram,
 };
-use crate::server_view::ServerView;
+use crate::stats::server_view::ServerView;
 
 /// Why runs cannot be merged.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -43,7 +43,7 @@ pub struct Merged {
 
 /// How far apart (seconds) the shards of one run may start their first test: `--start-at` lets a host
 /// start up to `start_at::MAX_LATE` late, and clocks synchronised by NTP agree far better than that.
-pub const MAX_START_SPREAD: f64 = crate::start_at::MAX_LATE;
+pub const MAX_START_SPREAD: f64 = crate::config::start_at::MAX_LATE;
 
 /// Checks that sharded files are exactly the shards of one run: each index of one count once, the same
 /// `--start-at`, first tests started within [`MAX_START_SPREAD`]. Returns the shard count (None when the
@@ -54,7 +54,7 @@ pub fn check_shards(files: &[(String, RunFile)]) -> Result<Option<u64>, MergeErr
         return Ok(None);
     };
     let want = first.config.shard.expect("found by its shard");
-    if want.index >= want.count || want.count > crate::shard::MAX_SHARDS {
+    if want.index >= want.count || want.count > crate::config::shard::MAX_SHARDS {
         return bad(format!(
             "cannot merge {first_name}: its shard {want} is not valid"
         ));
@@ -66,7 +66,7 @@ pub fn check_shards(files: &[(String, RunFile)]) -> Result<Option<u64>, MergeErr
                 "cannot merge {name}: it is not a shard, and {first_name} is shard {want} of a run"
             ));
         };
-        if sh.index >= sh.count || sh.count > crate::shard::MAX_SHARDS {
+        if sh.index >= sh.count || sh.count > crate::config::shard::MAX_SHARDS {
             return bad(format!("cannot merge {name}: its shard {sh} is not valid"));
         }
         if sh.count != want.count {
@@ -244,7 +244,7 @@ pub fn merge(files: &[(String, RunFile)]) -> Result<Merged, MergeError> {
                 0.0
             },
             latency_ms: LatencySummary::of(&hist),
-            histogram: crate::result_file::EncodedHistogram::encode(&hist),
+            histogram: crate::report::result_file::EncodedHistogram::encode(&hist),
             executors: parts
                 .iter()
                 .flat_map(|(_, t)| t.executors.iter().cloned())
@@ -263,7 +263,7 @@ pub fn merge(files: &[(String, RunFile)]) -> Result<Merged, MergeError> {
             format_version: first.format_version,
             ringbench_version: env!("CARGO_PKG_VERSION").into(),
             client_host: hosts.join(","),
-            created_unix: crate::start_at::unix_now(),
+            created_unix: crate::config::start_at::unix_now(),
             config,
             stopped: files.iter().any(|(_, f)| f.stopped),
             merged_from: files

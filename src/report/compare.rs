@@ -1,7 +1,7 @@
 //! `ringbench compare BASE.json NEW.json ...`: a side-by-side table per test (rps, p50, p99, server CPU per
 //! request) with each file's change in percent against the first.
 
-use crate::result_file::{RunFile, TestEntry};
+use crate::report::result_file::{RunFile, TestEntry};
 use std::fmt::Write;
 
 /// One file of a comparison: its label (the path as given) and its content.

@@ -2,11 +2,11 @@
 //! map read from `CLUSTER SLOTS`, redirect replies, and the per-node figures of a cluster run.
 
 use crate::config::{Setup, Target};
-use crate::control::ControlClient;
 use crate::net::ConnError;
-use crate::resp::Value;
+use crate::net::control::ControlClient;
+use crate::net::tls::TlsClient;
+use crate::protocol::resp::Value;
 use crate::stats::new_histogram;
-use crate::tls::TlsClient;
 use hdrhistogram::Histogram;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::ops::Range;
@@ -496,13 +496,13 @@ mod tests {
     #[test]
     fn composed_requests_are_routed_by_their_first_argument() {
         let mut b = Vec::new();
-        crate::resp::encode_command(&mut b, &[b"SET", b"key:000000000042", b"v"]);
+        crate::protocol::resp::encode_command(&mut b, &[b"SET", b"key:000000000042", b"v"]);
         assert_eq!(request_key(&b), Some(&b"key:000000000042"[..]));
         b.clear();
-        crate::resp::encode_command(&mut b, &[b"MSET", b"key:{000000000042}:0", b"v"]);
+        crate::protocol::resp::encode_command(&mut b, &[b"MSET", b"key:{000000000042}:0", b"v"]);
         assert_eq!(request_key(&b), Some(&b"000000000042"[..]));
         b.clear();
-        crate::resp::encode_command(&mut b, &[b"PING"]);
+        crate::protocol::resp::encode_command(&mut b, &[b"PING"]);
         assert_eq!(request_key(&b), None);
         assert_eq!(request_key(b"PING\r\n"), None);
         assert_eq!(request_key(b"*2\r\n$3\r\nGET\r\n$9\r\nshort"), None);

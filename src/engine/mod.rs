@@ -1,8 +1,13 @@
 //! The thread-per-core engine: one pinned glommio executor per `--threads`, each driving its own shard of connections.
 
+pub mod cluster;
+pub mod idle;
+pub mod ring;
+pub mod schedule;
+
 use crate::config::Config;
-use crate::intervals::IntervalRecorder;
 use crate::net::{self, ConnError, Stream};
+use crate::stats::intervals::IntervalRecorder;
 use crate::stats::{ExecutorStats, LiveCounters, ShardStats, thread_cpu_seconds};
 use crate::workload::TestSpec;
 use glommio::{LocalExecutorBuilder, Placement};
@@ -45,7 +50,7 @@ pub fn plan_cores(
 ) -> (Vec<Option<usize>>, Option<String>) {
     let cores: Vec<usize> = match cpus {
         Some(list) => list.to_vec(),
-        None => crate::cpus::usable_cores(),
+        None => crate::config::cpus::usable_cores(),
     };
     if cores.is_empty() {
         return (
@@ -244,8 +249,8 @@ pub fn run_phase(
     // A shard with no connection could not send its share, so there are never more shards than connections.
     let shards = cfg.threads.min(cfg.clients);
     let (cores, _) = plan_cores(shards, cfg.cpus.as_deref(), cfg.target.is_local());
-    let need = crate::ring::request_memory(cfg, test, shards);
-    if let Some(total) = crate::ring::total_memory()
+    let need = crate::engine::ring::request_memory(cfg, test, shards);
+    if let Some(total) = crate::engine::ring::total_memory()
         && need > total / 2
     {
         return Err(EngineError::Executor(format!(
@@ -388,7 +393,7 @@ async fn connect_and_setup(
 
 async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, ConnError> {
     if plan.cfg.cluster {
-        return crate::cluster_engine::run_shard(plan, guard).await;
+        return crate::engine::cluster::run_shard(plan, guard).await;
     }
     let cfg = plan.cfg.clone();
     let (setup, names) = net::encode_setup(&cfg.setup);
@@ -403,7 +408,7 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
     if on_ring {
         sockets.reserve_exact(plan.clients);
         for _ in 0..plan.clients {
-            match crate::ring::connect(&cfg) {
+            match crate::engine::ring::connect(&cfg) {
                 Ok(s) => sockets.push(s),
                 Err(e) => {
                     failure = Some(e);
@@ -442,7 +447,7 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
     }
 
     if cfg.idle {
-        crate::idle::hold(&plan, streams).await?;
+        crate::engine::idle::hold(&plan, streams).await?;
         return Ok(ShardStats::new(cfg.precision));
     }
 
@@ -451,7 +456,7 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
     let began = Instant::now();
     let mut stats = ShardStats::new(cfg.precision);
     stats.start = Some(began);
-    crate::schedule::prepare_stats(&mut stats, &cfg, &plan.test);
+    crate::engine::schedule::prepare_stats(&mut stats, &cfg, &plan.test);
     let intervals = cfg
         .hdr_out
         .is_some()
@@ -463,8 +468,9 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
         intervals: RefCell::new(intervals),
         deadline: plan.duration.map(|d| began + d),
     });
-    let composer = crate::schedule::composer_for(&cfg, &plan.test);
-    let io = match crate::ring::Driver::new(&plan, &state, sockets, composer, began, shards) {
+    let composer = crate::engine::schedule::composer_for(&cfg, &plan.test);
+    let io = match crate::engine::ring::Driver::new(&plan, &state, sockets, composer, began, shards)
+    {
         Ok(mut driver) => {
             driver.run();
             driver.mode().describe()
@@ -554,7 +560,7 @@ mod tests {
 
     #[test]
     fn bounded_stays_in_range() {
-        use crate::keys::bounded;
+        use crate::workload::keys::bounded;
         assert_eq!(bounded(u64::MAX, 1000), 999);
         assert_eq!(bounded(0, 1000), 0);
         assert_eq!(bounded(u64::MAX / 2, 1000), 499);
@@ -570,12 +576,12 @@ mod tests {
 
     #[test]
     fn executors_taking_every_core_are_not_pinned_next_to_a_local_server() {
-        let n = crate::cpus::usable_cores().len();
+        let n = crate::config::cpus::usable_cores().len();
         let (cores, _) = plan_cores(n, None, true);
         assert!(cores.iter().all(|c| c.is_none()));
         let (cores, _) = plan_cores(n, None, false);
         assert!(cores.iter().all(|c| c.is_some()));
-        let first = crate::cpus::usable_cores()[0];
+        let first = crate::config::cpus::usable_cores()[0];
         let (cores, _) = plan_cores(n, Some(&[first]), true);
         assert!(
             cores.iter().all(|c| *c == Some(first)),

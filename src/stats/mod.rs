@@ -1,5 +1,9 @@
 //! Per-shard latency histograms and counters, and their merge into one test result.
 
+pub mod cost;
+pub mod intervals;
+pub mod server_view;
+
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
@@ -152,7 +156,7 @@ pub struct ShardStats {
     /// When this shard received its last reply.
     pub end: Option<Instant>,
     /// Per-node figures and redirect counts (`--cluster` only).
-    pub cluster: Option<crate::cluster::ClusterStats>,
+    pub cluster: Option<crate::protocol::cluster::ClusterStats>,
     /// Error replies by kind (first word of the reply), in the order first seen.
     pub error_kinds: Vec<(String, u64)>,
     /// One entry per executor merged into these figures.
@@ -334,9 +338,9 @@ pub struct TestResult {
     /// Wall-clock time of the first send, when known.
     pub wall_start: Option<SystemTime>,
     /// The server's side of the test (INFO before and after), when the server answered INFO.
-    pub server: Option<crate::server_view::ServerView>,
+    pub server: Option<crate::stats::server_view::ServerView>,
     /// Open loop: the target the test aimed at.
-    pub rate: Option<crate::rate_report::RateTarget>,
+    pub rate: Option<crate::report::rate_report::RateTarget>,
     /// `--warmup`: requests completed in the warmup (sent, then dropped from every figure) and its seconds.
     pub warmup: Option<(u64, f64)>,
     /// `--timeout` in milliseconds, for the `N timed out at T ms` figure.

@@ -1,5 +1,13 @@
 //! Formats finished test results as text: the normal block, the `-q` line, CSV, and the live progress line.
 
+pub mod compare;
+pub mod hdrlog;
+pub mod merge;
+pub mod plot;
+pub mod rate_report;
+pub mod result_file;
+pub mod results;
+
 use crate::stats::{TestResult, ns_to_ms};
 use std::fmt::Write;
 
@@ -23,7 +31,7 @@ pub struct Header {
     /// With TLS: which checks of the server's certificate ran.
     pub tls: Option<String>,
     /// `--cluster`: each master's configuration, in node order (replaces the host configuration lines).
-    pub cluster_nodes: Option<Vec<crate::cluster::NodeConfig>>,
+    pub cluster_nodes: Option<Vec<crate::protocol::cluster::NodeConfig>>,
 }
 
 /// The CSV header line (with its newline).
@@ -52,7 +60,7 @@ pub fn quiet_line(r: &TestResult) -> String {
         r.rps(),
         r.quantile_ms(0.50)
     );
-    s.push_str(&crate::rate_report::quiet_suffix(r));
+    s.push_str(&crate::report::rate_report::quiet_suffix(r));
     append_failures(&mut s, r, ", ");
     if r.interrupted {
         s.push_str(" (interrupted)");
@@ -246,7 +254,7 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
     if let Some(t) = timed_out(r) {
         let _ = writeln!(s, "  {t}");
     }
-    s.push_str(&crate::rate_report::summary_lines(r));
+    s.push_str(&crate::report::rate_report::summary_lines(r));
     if r.stats.errors > 0 {
         let _ = writeln!(
             s,
@@ -293,7 +301,7 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
         }
         s.push_str(&failover_lines(c));
     }
-    s.push_str(&crate::cost::cost_lines(
+    s.push_str(&crate::stats::cost::cost_lines(
         &r.stats.executors,
         r.stats.completed,
         r.stats.client_memory.as_ref(),
@@ -314,7 +322,7 @@ const FAILOVER_SECONDS: usize = 20;
 
 /// Each master lost during a cluster test: when, who answered for its slots and how much later, and the
 /// replies per second around it.
-fn failover_lines(c: &crate::cluster::ClusterStats) -> String {
+fn failover_lines(c: &crate::protocol::cluster::ClusterStats) -> String {
     let mut s = String::new();
     for f in &c.failovers {
         let _ = write!(s, "  failover: {} lost at {:.2} s", f.node, f.lost_s);
@@ -454,7 +462,7 @@ mod tests {
 
     #[test]
     fn timeouts_unsent_and_failovers_are_shown() {
-        use crate::cluster::{ClusterStats, Failover};
+        use crate::protocol::cluster::{ClusterStats, Failover};
         let mut r = result();
         r.requested = 20;
         r.stats.failed = 4;
@@ -492,7 +500,7 @@ mod tests {
 
     #[test]
     fn cluster_header_and_per_node_lines() {
-        use crate::cluster::{ClusterStats, NodeConfig};
+        use crate::protocol::cluster::{ClusterStats, NodeConfig};
         let h = Header {
             clients: 50,
             data_size: 3,

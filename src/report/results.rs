@@ -2,8 +2,8 @@
 //! after each test, and `--json` / `--plot` when the run ends.
 
 use crate::config::Config;
+use crate::report::result_file::RunFile;
 use crate::report::{self, Header};
-use crate::result_file::RunFile;
 use crate::stats::TestResult;
 use std::io::Write;
 
@@ -29,7 +29,7 @@ pub fn json_to_stdout(cfg: &Config) -> bool {
 /// Called when a test ends: writes its interval log with `--hdr-out`.
 pub fn after_test(cfg: &Config, r: &TestResult) -> Result<(), String> {
     if let Some(prefix) = &cfg.hdr_out {
-        crate::hdrlog::write(prefix, r).map_err(|e| e.to_string())?;
+        crate::report::hdrlog::write(prefix, r).map_err(|e| e.to_string())?;
     }
     Ok(())
 }
@@ -47,14 +47,14 @@ pub fn after_run(
             .map_err(|e| e.to_string())?;
     }
     if let Some(path) = &cfg.plot {
-        let series: Vec<crate::plot::Series<'_>> = results
+        let series: Vec<crate::report::plot::Series<'_>> = results
             .iter()
-            .map(|r| crate::plot::Series {
+            .map(|r| crate::report::plot::Series {
                 label: r.title.clone(),
                 hist: &r.stats.hist,
             })
             .collect();
-        crate::plot::write(path, "ringbench: latency by percentile", &series)
+        crate::report::plot::write(path, "ringbench: latency by percentile", &series)
             .map_err(|e| e.to_string())?;
     }
     Ok(())

@@ -5,7 +5,7 @@
 //! so `merge` and `compare` work from exact data, not from rounded percentiles.
 
 use crate::config::Config;
-use crate::server_view::ServerView;
+use crate::stats::server_view::ServerView;
 use crate::stats::{ShardStats, TestResult, new_histogram, ns_to_ms};
 use base64::Engine as _;
 use hdrhistogram::Histogram;
@@ -132,7 +132,7 @@ pub struct RunConfig {
     pub tests: Vec<String>,
     /// `--shard`/`--shards`: which shard of a run this file is (`clients`, `requests` are its share).
     #[serde(default)]
-    pub shard: Option<crate::shard::Shard>,
+    pub shard: Option<crate::config::shard::Shard>,
     /// `--rps`: the target rate (a shard's: its share; a merge's: the sum).
     #[serde(default)]
     pub rps: Option<f64>,
@@ -149,7 +149,7 @@ pub struct MergedSource {
     pub clients: u64,
     /// The source's shard, when it was one.
     #[serde(default)]
-    pub shard: Option<crate::shard::Shard>,
+    pub shard: Option<crate::config::shard::Shard>,
 }
 
 /// One test's results.
@@ -213,7 +213,7 @@ pub struct FailoverEntry {
 }
 
 impl ClusterEntry {
-    fn of(c: &crate::cluster::ClusterStats) -> Self {
+    fn of(c: &crate::protocol::cluster::ClusterStats) -> Self {
         ClusterEntry {
             nodes: c
                 .nodes

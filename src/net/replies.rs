@@ -1,6 +1,6 @@
 //! A connection's read side: the buffer replies are read into and the scanner that finds where each ends.
 
-use crate::resp::{ProtocolError, ReplyScanner, Scanned};
+use crate::protocol::resp::{ProtocolError, ReplyScanner, Scanned};
 
 /// Bytes read from one connection and not yet consumed, scanned reply by reply. Reused for the whole
 /// connection: it grows only when a single reply line is longer than the buffer.

@@ -1,8 +1,8 @@
 //! `--hdr-out PREFIX`: one HdrHistogram interval log per test (`<PREFIX><test>.hlog`), one interval per
 //! second, in the standard text format that HdrHistogram's own log tools read.
 
-use crate::intervals::{INTERVAL, merge_intervals};
 use crate::stats::TestResult;
+use crate::stats::intervals::{INTERVAL, merge_intervals};
 use hdrhistogram::serialization::V2DeflateSerializer;
 use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
 use std::time::{Duration, UNIX_EPOCH};

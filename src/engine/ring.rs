@@ -7,15 +7,15 @@
 //! or composed requests), the open loop (`--rps`, paced by the wait's deadline, not by a timer per
 //! sleep), `-k 0`, `--timeout` and reconnects, over TCP and unix sockets.
 
-use crate::compose::Composer;
 use crate::config::Config;
-use crate::control::ControlClient;
+use crate::engine::schedule::Pacing;
 use crate::engine::{RECONNECT_BACKOFF_MS, ShardPlan, ShardState, note_error};
-use crate::keys::KeyGen;
 use crate::net::ConnError;
-use crate::resp::{ProtocolError, ReplyScanner, Scanned};
-use crate::schedule::Pacing;
+use crate::net::control::ControlClient;
+use crate::protocol::resp::{ProtocolError, ReplyScanner, Scanned};
 use crate::workload::PipelineBuffer;
+use crate::workload::compose::Composer;
+use crate::workload::keys::KeyGen;
 use io_uring::types::{BufRingEntry, Fd, SubmitArgs, Timespec};
 use io_uring::{IoUring, cqueue, opcode, squeue};
 use rand::SeedableRng;
@@ -405,7 +405,7 @@ impl<'a> Driver<'a> {
             .into_iter()
             .enumerate()
             .map(|(i, (fd, tls))| {
-                let seed = crate::keys::connection_seed(cfg.seed, plan.index, i);
+                let seed = crate::workload::keys::connection_seed(cfg.seed, plan.index, i);
                 let (requests, out, flights) = match &composer {
                     Some(c) => (
                         Requests::Composed(c.clone()),
@@ -598,7 +598,7 @@ impl<'a> Driver<'a> {
                         c.done_sending = true;
                         break;
                     }
-                    if now.duration_since(due) > crate::schedule::LATE {
+                    if now.duration_since(due) > crate::engine::schedule::LATE {
                         let mut st = state.stats.borrow_mut();
                         if c.was_full {
                             st.late_full += 1;
@@ -1183,7 +1183,7 @@ impl<'a> Driver<'a> {
 /// connection, or per executor when every connection sends the same bytes.
 pub(crate) fn request_memory(cfg: &Config, test: &crate::workload::TestSpec, shards: usize) -> u64 {
     let depth = cfg.pipeline as u64;
-    match crate::schedule::composer_for(cfg, test) {
+    match crate::engine::schedule::composer_for(cfg, test) {
         Some(c) => cfg.clients as u64 * depth * c.max_request_len() as u64,
         None if test.template.has_placeholders() => {
             cfg.clients as u64 * depth * test.template.bytes().len() as u64
@@ -1269,7 +1269,7 @@ impl TlsSession {
             self.conn.read_tls(&mut data).map_err(|e| e.to_string())?;
             self.conn
                 .process_new_packets()
-                .map_err(|e| crate::tls::describe(&e, None))?;
+                .map_err(|e| crate::net::tls::describe(&e, None))?;
             loop {
                 let at = plain.len();
                 if plain.capacity() - at < 4096 {

@@ -7,8 +7,8 @@
 //! Every scalar is written as a JSON string or number, which YAML reads as the same value.
 
 use crate::cli::Cli;
+use crate::config::shard::MAX_SHARDS;
 use crate::config::{Config, ConfigError, UsageError};
-use crate::shard::MAX_SHARDS;
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::io::Write;
@@ -190,11 +190,11 @@ impl JobSpec {
             Some(l) => l
                 .parse::<f64>()
                 .ok()
-                .filter(|l| l.is_finite() && *l >= 1.0 && *l <= crate::start_at::MAX_AHEAD)
+                .filter(|l| l.is_finite() && *l >= 1.0 && *l <= crate::config::start_at::MAX_AHEAD)
                 .ok_or_else(|| {
                     usage(format!(
                         "invalid value '{l}' for '--lead': must be a number of seconds from 1 to {}",
-                        crate::start_at::MAX_AHEAD
+                        crate::config::start_at::MAX_AHEAD
                     ))
                 })?,
         };
@@ -288,7 +288,7 @@ impl JobSpec {
         let _ = writeln!(
             y,
             "# Run (before that moment: a pod that starts more than {} s late exits with an error):",
-            crate::start_at::MAX_LATE
+            crate::config::start_at::MAX_LATE
         );
         let _ = writeln!(y, "#   kubectl apply{ns_flag} -f THIS_FILE");
         let _ = writeln!(y, "# Collect (when the Job is complete):");

@@ -10,8 +10,8 @@
 
 use crate::config::{Config, UsageError};
 use crate::engine::{self, Budget, RunControl};
-use crate::rate_report::RateTarget;
-use crate::result_file::{
+use crate::report::rate_report::RateTarget;
+use crate::report::result_file::{
     CapacityEntry, ObjectiveEntry, ProbeEntry, RunFile, StepEntry, TestEntry, host_name,
 };
 use crate::stats::TestResult;
@@ -413,7 +413,7 @@ pub fn judge(r: &TestResult, offered: f64, objectives: &[Objective]) -> Verdict 
     let late_with_room = st.late_free > st.late_full
         && st.late_free >= MIN_LATE
         && st.late_free * 100 > st.completed.max(1);
-    let saturated = busy >= crate::cost::BUSY_WARNING;
+    let saturated = busy >= crate::stats::cost::BUSY_WARNING;
     Verdict {
         pass,
         client_limited: !pass && (saturated || late_with_room),
@@ -705,7 +705,7 @@ fn run_step(
     rate: f64,
     args: &SearchArgs,
     control: &RunControl,
-    watch: &mut crate::server_view::ServerWatch,
+    watch: &mut crate::stats::server_view::ServerWatch,
 ) -> Result<Option<(TestResult, u64)>, RunError> {
     let scfg = step_config(cfg, Some(rate), args.step);
     let mut warm = 0;
@@ -759,11 +759,11 @@ pub fn run(
     }
     let test = cfg.tests[0].clone();
     let mut sink = std::io::sink();
-    let to_stdout = crate::results::json_to_stdout(&cfg);
+    let to_stdout = crate::report::results::json_to_stdout(&cfg);
     let quiet = cfg.output == crate::config::OutputMode::Quiet;
     let out: &mut dyn Write = if to_stdout { &mut sink } else { stdout };
-    crate::limits::prepare(cfg.clients, cfg.threads).map_err(RunError::Limit)?;
-    let ctl = crate::control::ControlClient::connect(
+    crate::config::limits::prepare(cfg.clients, cfg.threads).map_err(RunError::Limit)?;
+    let ctl = crate::net::control::ControlClient::connect(
         &cfg.target,
         cfg.tls.as_ref(),
         &cfg.setup,
@@ -778,7 +778,7 @@ pub fn run(
     {
         eprintln!("ringbench: {w}");
     }
-    let mut watch = crate::server_view::ServerWatch::new(
+    let mut watch = crate::stats::server_view::ServerWatch::new(
         Some(ctl),
         &cfg.target,
         cfg.tls.as_ref(),
@@ -962,10 +962,10 @@ pub fn run(
     }
     // A search stopped before its first step ended has nothing to draw.
     if let Some(path) = cfg.plot.as_ref().filter(|_| !records.is_empty()) {
-        let points: Vec<crate::plot::KneePoint> = records
+        let points: Vec<crate::report::plot::KneePoint> = records
             .iter()
             .filter(|rec| !rec.repeated)
-            .map(|rec| crate::plot::KneePoint {
+            .map(|rec| crate::report::plot::KneePoint {
                 offered: rec.offered,
                 pass: rec.verdict.pass,
                 hist: &rec.result.stats.hist,
@@ -976,7 +976,7 @@ pub fn run(
             .iter()
             .map(|o| (o.percentile, o.max_ms))
             .collect();
-        crate::plot::write_knee(
+        crate::report::plot::write_knee(
             path,
             &format!("ringbench capacity: {}", test.title),
             &points,

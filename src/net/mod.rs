@@ -1,13 +1,17 @@
 //! Connections to the server on an executor: TCP, TLS over TCP, or unix socket, connected and set up (AUTH,
 //! SELECT, HELLO, TRACKING).
 
+pub mod control;
+pub mod replies;
+pub mod tls;
+
 use crate::config::{Setup, Target};
-use crate::resp::{self, Value};
-use crate::tls::{self, TlsClient};
+use crate::protocol::resp::{self, Value};
 use futures_lite::{AsyncReadExt, AsyncWriteExt};
 use glommio::net::{TcpStream, UnixStream};
 use std::io;
 use std::time::Duration;
+use tls::TlsClient;
 
 /// A connection's failure, worded for the user.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]

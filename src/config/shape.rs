@@ -2,9 +2,9 @@
 //! `--warmup`, `--distribution`, `-d MIN-MAX`, `--random-data` and `--mix`, validated from the flags.
 
 use crate::cli::Cli;
-use crate::compose::{self, Composer, ValueSpec};
 use crate::config::{MAX_DATA_SIZE, UsageError};
-use crate::keys::Distribution;
+use crate::workload::compose::{self, Composer, ValueSpec};
+use crate::workload::keys::Distribution;
 use crate::workload::{self, SuiteParams, TestSpec};
 use std::sync::Arc;
 use std::time::Duration;

@@ -11,10 +11,10 @@
 //! connection's schedule only once `-P` requests pile up behind it; `-c` and `-P` bound how many requests
 //! can wait at once (`-c * -P`), which is what the report names when the target is missed.
 
-use crate::compose::Composer;
 use crate::config::Config;
 use crate::stats::{PartStats, ShardStats, new_histogram};
 use crate::workload::TestSpec;
+use crate::workload::compose::Composer;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

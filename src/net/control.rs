@@ -1,9 +1,9 @@
 //! A small blocking client for the control path (CONFIG GET, INFO, topology), never the hot path.
 
 use crate::config::{Setup, Target};
+use crate::net::tls::TlsClient;
 use crate::net::{self, ConnError};
-use crate::resp::{self, Value};
-use crate::tls::TlsClient;
+use crate::protocol::resp::{self, Value};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
@@ -213,7 +213,7 @@ fn handshake(
         reason,
     };
     let mut conn = rustls::ClientConnection::new(t.config.clone(), t.server_name.clone())
-        .map_err(|e| fail(crate::tls::describe(&e, Some(t))))?;
+        .map_err(|e| fail(crate::net::tls::describe(&e, Some(t))))?;
     while conn.is_handshaking() {
         conn.complete_io(&mut sock)
             .map_err(|e| ConnError::from_io(e, addr, Some(t), fail))?;

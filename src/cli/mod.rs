@@ -1,5 +1,7 @@
 //! Command-line flags, spelled as redis-benchmark spells them. Parsing only: no I/O, no validation beyond types.
 
+pub mod subcommands;
+
 use clap::{ArgAction, Parser};
 
 /// The end of `--help`: the subcommands and a few command lines to start from.

@@ -1,7 +1,13 @@
 //! Turns parsed flags into one validated, immutable `Config`; every user mistake is caught here.
 
+pub mod cpus;
+pub mod limits;
+pub mod shape;
+pub mod shard;
+pub mod start_at;
+
 use crate::cli::Cli;
-use crate::shape::Shape;
+use crate::config::shape::Shape;
 use crate::workload::{self, SuiteParams, TestSpec};
 use std::io::Read;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -124,7 +130,7 @@ pub struct Config {
     pub connect_timeout: Duration,
     pub tests: Vec<TestSpec>,
     /// TLS settings with `--tls` or `rediss://`.
-    pub tls: Option<crate::tls::TlsClient>,
+    pub tls: Option<crate::net::tls::TlsClient>,
     /// `--json`: a file, or `-` for stdout.
     pub json: Option<String>,
     /// `--hdr-out`: interval logs go to `<prefix><test>.hlog`.
@@ -137,7 +143,7 @@ pub struct Config {
     pub shape: Shape,
     /// `--shard` / `--shards`: this process's place in a run of several; `clients`, `requests`, the rate,
     /// the seed and the sequential key slice above are already this shard's share.
-    pub shard: Option<crate::shard::Shard>,
+    pub shard: Option<crate::config::shard::Shard>,
 }
 
 /// The longest title a custom command gets (in characters, `...` included).
@@ -358,10 +364,12 @@ impl Config {
         let mut clients = in_range("-c", cli.clients, 1, MAX_CLIENTS)? as usize;
         let mut requests = in_range("-n", cli.requests, 1, i64::MAX)? as u64;
         let mut shape = Shape::from_cli(cli)?;
-        let shard = crate::shard::Shard::from_flags(
+        let shard = crate::config::shard::Shard::from_flags(
             cli.shard.as_deref(),
             cli.shards.as_deref(),
-            std::env::var(crate::shard::INDEX_VAR).ok().as_deref(),
+            std::env::var(crate::config::shard::INDEX_VAR)
+                .ok()
+                .as_deref(),
         )?;
         if let Some(sh) = shard {
             // This process runs its share; the shares of all shards add up to the flags' totals.
@@ -379,8 +387,8 @@ impl Config {
                     .into());
                 }
             }
-            if let crate::keys::Distribution::Sequential { .. } = shape.distribution {
-                shape.distribution = crate::keys::Distribution::Sequential {
+            if let crate::workload::keys::Distribution::Sequential { .. } = shape.distribution {
+                shape.distribution = crate::workload::keys::Distribution::Sequential {
                     part: sh.index,
                     parts: sh.count,
                 };
@@ -406,7 +414,10 @@ impl Config {
             None => 1,
         };
         let cpus = match &cli.cpus {
-            Some(list) => Some(crate::cpus::parse_cpus(list, &crate::cpus::usable_cores())?),
+            Some(list) => Some(crate::config::cpus::parse_cpus(
+                list,
+                &crate::config::cpus::usable_cores(),
+            )?),
             None => None,
         };
         let keepalive = match cli.keepalive {
@@ -486,12 +497,13 @@ impl Config {
         }
         if let Some(p) = &cli.plot {
             output_path("--plot", p, p)?;
-            crate::plot::check_extension("--plot", std::path::Path::new(p)).map_err(usage)?;
+            crate::report::plot::check_extension("--plot", std::path::Path::new(p))
+                .map_err(usage)?;
         }
         let start_at = match &cli.start_at {
-            Some(v) => Some(crate::start_at::parse_start_at(
+            Some(v) => Some(crate::config::start_at::parse_start_at(
                 v,
-                crate::start_at::unix_now(),
+                crate::config::start_at::unix_now(),
             )?),
             None => None,
         };
@@ -564,7 +576,7 @@ impl Config {
                         ))
                         .into());
                     }
-                    let args = crate::compose::expand_args(words, &shape.value);
+                    let args = crate::workload::compose::expand_args(words, &shape.value);
                     let spec =
                         workload::custom_test(&args, command_title(words), keyspace.is_some());
                     parts.push((spec, count));
@@ -574,7 +586,7 @@ impl Config {
                 shape.attach_composers(&mut tests, keyspace.is_some(), seed);
                 tests
             } else {
-                let mut args = crate::compose::expand_args(&raw, &shape.value);
+                let mut args = crate::workload::compose::expand_args(&raw, &shape.value);
                 if cli.stdin_last_arg {
                     let mut last = Vec::new();
                     stdin
@@ -589,11 +601,15 @@ impl Config {
         if let Some(p) = &cli.hdr_out {
             // Every test's log, so a name taken by a folder is found before the run.
             for t in &tests {
-                output_path("--hdr-out", p, &crate::hdrlog::log_path(p, &t.title))?;
+                output_path(
+                    "--hdr-out",
+                    p,
+                    &crate::report::hdrlog::log_path(p, &t.title),
+                )?;
             }
         }
 
-        let tls = crate::tls::from_cli(cli, tls_on, &host, cli.socket.is_some())
+        let tls = crate::net::tls::from_cli(cli, tls_on, &host, cli.socket.is_some())
             .map_err(|e| usage(e.0))?;
         let target = match &cli.socket {
             Some(path) => Target::Unix(PathBuf::from(path)),

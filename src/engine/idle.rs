@@ -4,7 +4,7 @@
 
 use crate::engine::ShardPlan;
 use crate::net::{ConnError, Stream};
-use crate::resp::{self, Value};
+use crate::protocol::resp::{self, Value};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::atomic::Ordering;

@@ -3,10 +3,10 @@
 //! They are recognised by the first argument only (no Redis command is named `compare` or `merge`), before
 //! the benchmark's own flags are parsed.
 
-use crate::compare::{self, Loaded};
-use crate::plot::{self, Series};
+use crate::report::compare::{self, Loaded};
+use crate::report::plot::{self, Series};
+use crate::report::result_file::{ResultFileError, RunFile};
 use crate::report::{self, Header};
-use crate::result_file::{ResultFileError, RunFile};
 use clap::Parser;
 use std::ffi::OsString;
 use std::io::Write;
@@ -59,7 +59,7 @@ pub enum ToolError {
     #[error(transparent)]
     File(#[from] ResultFileError),
     #[error(transparent)]
-    Merge(#[from] crate::merge::MergeError),
+    Merge(#[from] crate::report::merge::MergeError),
     #[error(transparent)]
     Plot(#[from] plot::PlotError),
     #[error("{0}")]
@@ -87,7 +87,7 @@ pub fn dispatch(args: &[OsString], out: &mut dyn Write) -> Option<ExitCode> {
             return Some(crate::fleet::dispatch(
                 &args[2..],
                 out,
-                crate::start_at::unix_now(),
+                crate::config::start_at::unix_now(),
             ));
         }
         _ => return None,
@@ -214,9 +214,9 @@ pub fn run_merge(a: &MergeArgs, out: &mut dyn Write) -> Result<(), ToolError> {
     let shards = if a.ignore_shards {
         None
     } else {
-        crate::merge::check_shards(&files)?
+        crate::report::merge::check_shards(&files)?
     };
-    let merged = crate::merge::merge(&files)?;
+    let merged = crate::report::merge::merge(&files)?;
     for (title, share) in &merged.overlap {
         if *share < 0.9 {
             eprintln!(
@@ -265,7 +265,7 @@ pub fn run_merge(a: &MergeArgs, out: &mut dyn Write) -> Result<(), ToolError> {
             if a.quiet {
                 text.push_str(&report::quiet_line(r));
             } else {
-                text.push_str(&crate::results::normal_text(r, &header));
+                text.push_str(&crate::report::results::normal_text(r, &header));
             }
         }
         out.write_all(text.as_bytes()).map_err(write_err)?;
