@@ -9,6 +9,7 @@ pub mod config;
 pub mod engine;
 pub mod fleet;
 pub mod net;
+mod os_error;
 pub mod protocol;
 pub mod report;
 pub mod stats;

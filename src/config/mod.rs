@@ -609,8 +609,20 @@ impl Config {
             }
         }
 
-        let tls = crate::net::tls::from_cli(cli, tls_on, &host, cli.socket.is_some())
-            .map_err(|e| usage(e.0))?;
+        let tls_options = crate::net::tls::TlsOptions {
+            sni: cli.sni.clone(),
+            cacert: cli.cacert.as_ref().map(PathBuf::from),
+            cacertdir: cli.cacertdir.as_ref().map(PathBuf::from),
+            insecure: cli.insecure,
+            cert: cli.cert.as_ref().map(PathBuf::from),
+            key: cli.key.as_ref().map(PathBuf::from),
+            ciphers: cli.tls_ciphers.clone(),
+            ciphersuites: cli.tls_ciphersuites.clone(),
+            groups: cli.tls_groups.clone(),
+        };
+        let tls =
+            crate::net::tls::client_from_options(tls_options, tls_on, &host, cli.socket.is_some())
+                .map_err(|e| usage(e.0))?;
         let target = match &cli.socket {
             Some(path) => Target::Unix(PathBuf::from(path)),
             None => {

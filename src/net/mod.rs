@@ -275,15 +275,7 @@ pub fn io_reason(e: io::Error) -> String {
     if let Some(t) = tls::rustls_error(&e) {
         return tls::describe(t, None);
     }
-    match e.kind() {
-        io::ErrorKind::ConnectionRefused => "Connection refused".into(),
-        io::ErrorKind::NotFound => "No such file or directory".into(),
-        io::ErrorKind::TimedOut => "Connection timed out".into(),
-        _ => match e.raw_os_error() {
-            Some(code) => io::Error::from_raw_os_error(code).to_string(),
-            None => e.to_string(),
-        },
-    }
+    crate::os_error::describe(e)
 }
 
 /// Runs the setup commands on a fresh stream (not counted, not timed); each reply may take `timeout`.

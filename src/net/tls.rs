@@ -396,23 +396,12 @@ fn root_store(opts: &TlsOptions) -> Result<RootCertStore, TlsFlagError> {
 
 /// The TLS settings the flags ask for: `None` unless `tls` (`--tls` or a `rediss://` URI) is set. `host` is
 /// the server's name as given; `unix` is true for `-s`, which TLS does not run over here.
-pub fn from_cli(
-    cli: &crate::cli::Cli,
+pub fn client_from_options(
+    opts: TlsOptions,
     tls: bool,
     host: &str,
     unix: bool,
 ) -> Result<Option<TlsClient>, TlsFlagError> {
-    let opts = TlsOptions {
-        sni: cli.sni.clone(),
-        cacert: cli.cacert.as_ref().map(PathBuf::from),
-        cacertdir: cli.cacertdir.as_ref().map(PathBuf::from),
-        insecure: cli.insecure,
-        cert: cli.cert.as_ref().map(PathBuf::from),
-        key: cli.key.as_ref().map(PathBuf::from),
-        ciphers: cli.tls_ciphers.clone(),
-        ciphersuites: cli.tls_ciphersuites.clone(),
-        groups: cli.tls_groups.clone(),
-    };
     if !tls {
         // A TLS flag without TLS would silently benchmark a plaintext connection: say so instead.
         let given = [

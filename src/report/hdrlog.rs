@@ -75,7 +75,7 @@ pub fn write(prefix: &str, r: &TestResult) -> Result<String, HdrLogError> {
         reason,
     };
     let text = render(r).map_err(fail)?;
-    std::fs::write(&path, text).map_err(|e| fail(crate::net::io_reason(e)))?;
+    std::fs::write(&path, text).map_err(|e| fail(crate::os_error::describe(e)))?;
     Ok(path)
 }
 

@@ -170,7 +170,7 @@ pub fn write(path: &std::path::Path, title: &str, series: &[Series<'_>]) -> Resu
     let svg = render(title, series)?;
     std::fs::write(path, svg).map_err(|e| PlotError::Write {
         path: path.display().to_string(),
-        reason: crate::net::io_reason(e),
+        reason: crate::os_error::describe(e),
     })
 }
 
@@ -518,7 +518,7 @@ pub fn write_knee(
     let svg = render_knee(title, steps, objectives)?;
     std::fs::write(path, svg).map_err(|e| PlotError::Write {
         path: path.display().to_string(),
-        reason: crate::net::io_reason(e),
+        reason: crate::os_error::describe(e),
     })
 }
 

@@ -512,7 +512,7 @@ impl RunFile {
         let p = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| ResultFileError::Read {
             path: p.clone(),
-            reason: crate::net::io_reason(e),
+            reason: crate::os_error::describe(e),
         })?;
         let f: RunFile = serde_json::from_str(&text).map_err(|e| ResultFileError::Parse {
             path: p.clone(),
@@ -585,7 +585,7 @@ impl RunFile {
         let json = self.to_json();
         let fail = |e: std::io::Error| ResultFileError::Write {
             path: dest.to_string(),
-            reason: crate::net::io_reason(e),
+            reason: crate::os_error::describe(e),
         };
         if dest == "-" {
             out.write_all(json.as_bytes()).map_err(fail)?;
