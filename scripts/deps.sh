@@ -9,9 +9,9 @@ import os, re, sys
 from collections import defaultdict
 
 # Rank of each stage; equal ranks may use each other. The root (lib.rs, main.rs) and the subcommand stages
-# (capacity, fleet) sit at the top beside cli.
+# (capacity, fleet) sit at the top beside cli; a leaf file directly in src/ (os_error.rs) is "base", below all.
 ORDER = {"": 0, "cli": 0, "capacity": 0, "fleet": 0, "config": 1, "workload": 2, "protocol": 3,
-         "net": 4, "engine": 5, "stats": 6, "report": 7}
+         "net": 4, "engine": 5, "stats": 6, "report": 7, "base": 8}
 
 files = {}
 for d, _, names in os.walk("src"):
@@ -37,6 +37,8 @@ def file_of(parts):
 
 def stage(path):
     parts = module_of(path)
+    if len(parts) == 1 and path == f"src/{parts[0]}.rs":
+        return "base"
     return parts[0] if parts and parts[0] in ORDER else ""
 
 def code(text):
@@ -78,8 +80,8 @@ for a, bs in sorted(edges.items()):
         if sa != sb:
             stage_edges[(sa or "root", sb or "root")].add(f"{a} -> {b}")
 print("edges between stages:")
-for (sa, sb), es in sorted(stage_edges.items(), key=lambda kv: (ORDER[kv[0][0] if kv[0][0] != "root" else ""], kv[0][1])):
-    up = ORDER[sb if sb != "root" else ""] < ORDER[sa if sa != "root" else ""]
+for (sa, sb), es in sorted(stage_edges.items(), key=lambda kv: (ORDER[kv[0][0].replace("root", "")], kv[0][1])):
+    up = ORDER[sb.replace("root", "")] < ORDER[sa.replace("root", "")]
     print(f"  {sa:>9} -> {sb:<9} {len(es):3} file edge(s){'  UP' if up else ''}")
     if up:
         bad += 1

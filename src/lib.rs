@@ -265,7 +265,7 @@ pub fn run(
                 (t - start_at::unix_now()).max(0.0)
             );
         }
-        if !start_at::wait_until(t, control) {
+        if !engine::wait_until(t, control) {
             outcome.stopped = true;
             return Ok(outcome);
         }

@@ -5,8 +5,7 @@
 //! `MAX_AHEAD` in the future is almost always milliseconds given as seconds. Both are usage errors.
 
 use crate::config::UsageError;
-use crate::engine::RunControl;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// How late a host may be and still start (clock skew and ssh fan-out take a moment).
 pub const MAX_LATE: f64 = 1.0;
@@ -44,21 +43,6 @@ pub fn parse_start_at(value: &str, now: f64) -> Result<f64, UsageError> {
     Ok(t)
 }
 
-/// Sleeps until Unix time `t`, waking early when the run is stopped. Returns false when stopped.
-pub fn wait_until(t: f64, control: &RunControl) -> bool {
-    loop {
-        if control.stopped() {
-            return false;
-        }
-        let left = t - unix_now();
-        if left <= 0.0 {
-            return true;
-        }
-        // Short naps keep Ctrl+C responsive; the last one lands on the moment itself.
-        std::thread::sleep(Duration::from_secs_f64(left.min(0.05)));
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -77,12 +61,5 @@ mod tests {
             let e = parse_start_at(v, now).unwrap_err().0;
             assert!(e.contains("'--start-at'") && e.contains(why), "{e}");
         }
-    }
-
-    #[test]
-    fn waits_until_the_moment() {
-        let t = unix_now() + 0.2;
-        assert!(wait_until(t, &RunControl::default()));
-        assert!(unix_now() >= t);
     }
 }

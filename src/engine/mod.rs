@@ -547,8 +547,30 @@ pub(crate) fn note_error(state: &ShardState, plan: &ShardPlan, raw: &[u8]) {
     }
 }
 
+/// Sleeps until Unix time `t`, waking early when the run is stopped. Returns false when stopped.
+pub fn wait_until(t: f64, control: &RunControl) -> bool {
+    loop {
+        if control.stopped() {
+            return false;
+        }
+        let left = t - crate::config::start_at::unix_now();
+        if left <= 0.0 {
+            return true;
+        }
+        // Short naps keep Ctrl+C responsive; the last one lands on the moment itself.
+        std::thread::sleep(Duration::from_secs_f64(left.min(0.05)));
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn waits_until_the_moment() {
+        let t = crate::config::start_at::unix_now() + 0.2;
+        assert!(wait_until(t, &RunControl::default()));
+        assert!(crate::config::start_at::unix_now() >= t);
+    }
+
     use super::*;
 
     #[test]
