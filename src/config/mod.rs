@@ -1,9 +1,9 @@
 //! Turns parsed flags into one validated, immutable `Config`; every user mistake is caught here.
 
-pub mod cpus;
-pub mod limits;
-pub mod shape;
-pub mod shard;
+pub(crate) mod cpus;
+pub(crate) mod limits;
+pub(crate) mod shape;
+pub(crate) mod shard;
 pub mod start_at;
 
 use crate::cli::Cli;

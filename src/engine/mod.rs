@@ -1,9 +1,9 @@
 //! The thread-per-core engine: one pinned glommio executor per `--threads`, each driving its own shard of connections.
 
-pub mod cluster;
-pub mod idle;
-pub mod ring;
-pub mod schedule;
+pub(crate) mod cluster;
+pub(crate) mod idle;
+pub(crate) mod ring;
+pub(crate) mod schedule;
 
 use crate::config::Config;
 use crate::net::{self, ConnError, Stream};

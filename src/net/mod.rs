@@ -1,9 +1,9 @@
 //! Connections to the server on an executor: TCP, TLS over TCP, or unix socket, connected and set up (AUTH,
 //! SELECT, HELLO, TRACKING).
 
-pub mod control;
-pub mod replies;
-pub mod tls;
+pub(crate) mod control;
+pub(crate) mod replies;
+pub(crate) mod tls;
 
 use crate::config::{Setup, Target};
 use crate::protocol::resp::{self, Value};

@@ -65,6 +65,7 @@ impl ReplyBuffer {
     }
 
     /// True when bytes were read that no whole reply has used yet.
+    #[cfg(test)]
     pub fn has_unread(&self) -> bool {
         self.start < self.end
     }

@@ -1,12 +1,12 @@
 //! Formats finished test results as text: the normal block, the `-q` line, CSV, and the live progress line.
 
-pub mod compare;
-pub mod hdrlog;
-pub mod merge;
-pub mod plot;
-pub mod rate_report;
+pub(crate) mod compare;
+pub(crate) mod hdrlog;
+pub(crate) mod merge;
+pub(crate) mod plot;
+pub(crate) mod rate_report;
 pub mod result_file;
-pub mod results;
+pub(crate) mod results;
 
 use crate::stats::{TestResult, ns_to_ms};
 use std::fmt::Write;

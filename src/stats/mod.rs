@@ -1,8 +1,8 @@
 //! Per-shard latency histograms and counters, and their merge into one test result.
 
-pub mod cost;
-pub mod intervals;
-pub mod server_view;
+pub(crate) mod cost;
+pub(crate) mod intervals;
+pub(crate) mod server_view;
 
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,7 +1,7 @@
 //! The tests to run: the default suite, custom commands, and their compiled request templates.
 
-pub mod compose;
-pub mod keys;
+pub(crate) mod compose;
+pub(crate) mod keys;
 
 use crate::protocol::resp::encode_command;
 use memchr::memmem;
