@@ -53,8 +53,11 @@ pub struct Cli {
     /// User name for ACL-style AUTH user pass; needs -a
     #[arg(long = "user", value_name = "username")]
     pub user: Option<String>,
-    /// Server URI: redis://[user:pass@]host[:port][/db] (rediss:// for TLS; valkey:// and valkeys:// too)
-    #[arg(short = 'u', value_name = "uri")]
+    #[arg(
+        short = 'u',
+        value_name = "uri",
+        help = "Server URI: redis://[user:pass@]host[:port][/db] (rediss:// for TLS; valkey:// and valkeys:// too)"
+    )]
     pub uri: Option<String>,
     /// Number of parallel connections
     #[arg(
@@ -116,8 +119,8 @@ pub struct Cli {
     /// Replace __rand_int__ with a 12-digit random number in [0, keyspacelen)
     #[arg(short = 'r', value_name = "keyspacelen", allow_negative_numbers = true)]
     pub keyspace: Option<i64>,
-    /// Pipeline <numreq> requests per connection
     #[arg(
+        help = "Pipeline <numreq> requests per connection",
         short = 'P',
         value_name = "numreq",
         default_value_t = 1,
@@ -189,8 +192,11 @@ pub struct Cli {
     /// Write the results as JSON to FILE ('-' for stdout, then no text report)
     #[arg(long = "json", value_name = "FILE")]
     pub json: Option<String>,
-    /// Write one HdrHistogram interval log per test to PREFIX<test>.hlog (one interval per second)
-    #[arg(long = "hdr-out", value_name = "PREFIX")]
+    #[arg(
+        long = "hdr-out",
+        value_name = "PREFIX",
+        help = "Write one HdrHistogram interval log per test to PREFIX<test>.hlog (one interval per second)"
+    )]
     pub hdr_out: Option<String>,
     /// Draw latency by percentile, one line per test: SVG, or PNG for a .png name
     #[arg(long = "plot", value_name = "FILE.svg|FILE.png")]
@@ -213,8 +219,12 @@ pub struct Cli {
     /// Run each test this many seconds first and discard its figures
     #[arg(long = "warmup", value_name = "seconds")]
     pub warmup: Option<f64>,
-    /// Key distribution for __rand_int__: uniform, sequential, zipf[:exponent] or gaussian
-    #[arg(long = "distribution", value_name = "name", default_value = "uniform")]
+    #[arg(
+        long = "distribution",
+        value_name = "name",
+        default_value = "uniform",
+        help = "Key distribution for __rand_int__: uniform, sequential, zipf[:exponent] or gaussian"
+    )]
     pub distribution: String,
     /// Same as --distribution sequential (valkey-benchmark's spelling)
     #[arg(long = "sequential", action = ArgAction::SetTrue)]

@@ -150,7 +150,7 @@ pub struct Config {
 const MAX_TITLE: usize = 60;
 
 /// A custom command's title: its arguments joined by spaces, bytes that are not printable text escaped
-/// (`\r`, `\n`, `\t`, `\xNN`), shortened to [`MAX_TITLE`] characters with `...`.
+/// (`\r`, `\n`, `\t`, `\xNN`), shortened to `MAX_TITLE` characters with `...`.
 pub fn command_title(args: &[Vec<u8>]) -> String {
     let mut out = String::new();
     for (i, a) in args.iter().enumerate() {
