@@ -2,36 +2,14 @@
 //! --hdr-out interval logs and --plot charts, all from real runs against a real redis-server.
 
 mod common;
+use common::scratch::Scratch;
 use common::*;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 use ringbench::report::result_file::RunFile;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-
-/// A scratch folder removed when the test ends.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let d =
-            std::env::temp_dir().join(format!("ringbench-results-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        Scratch(d)
-    }
-
-    fn path(&self, f: &str) -> String {
-        self.0.join(f).to_str().unwrap().to_string()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use std::path::Path;
 
 fn schema() -> Value {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/ringbench-result.schema.json");
