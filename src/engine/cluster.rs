@@ -12,10 +12,9 @@ use crate::engine::{GateGuard, ShardPlan, ShardState, note_error};
 use crate::net::replies::ReplyBuffer;
 use crate::net::tls::TlsClient;
 use crate::net::{self, ConnError, Stream};
-use crate::protocol::cluster::{
-    self, ClusterError, ClusterStats, Redirect, SLOTS, SlotMap, UNASSIGNED,
-};
+use crate::protocol::cluster::{self, ClusterError, Redirect, SLOTS, SlotMap, UNASSIGNED};
 use crate::protocol::resp::{self, Scanned, Value};
+use crate::stats::cluster::{ClusterStats, Failover};
 use crate::stats::intervals::IntervalRecorder;
 use crate::stats::{ExecutorStats, ShardStats, new_histogram, thread_cpu_seconds};
 use crate::workload::PipelineBuffer;
@@ -665,7 +664,7 @@ pub(crate) async fn run_shard(
             .lost
             .borrow()
             .iter()
-            .map(|l| cluster::Failover {
+            .map(|l| Failover {
                 node: map.nodes[l.node as usize].name.clone(),
                 lost_s: l.lost_s,
                 new_master: l.answered.map(|(n, _)| map.nodes[n as usize].name.clone()),

@@ -1,6 +1,6 @@
 //! Open-loop pacing for `--rps` (latency from each request's intended send time, service time from its
 //! actual send), and which requests are composed one at a time (varying values, mixes); the drivers
-//! (`ring`, `cluster_engine`) follow this schedule.
+//! (`engine::ring`, `engine::cluster`) follow this schedule.
 //!
 //! Open loop, per connection: request `i` of connection `c` (of `C` in the whole run) is due at
 //! `start + (c + i * C) / rps`, so the connections interleave into one even stream at the target rate.

@@ -322,7 +322,7 @@ const FAILOVER_SECONDS: usize = 20;
 
 /// Each master lost during a cluster test: when, who answered for its slots and how much later, and the
 /// replies per second around it.
-fn failover_lines(c: &crate::protocol::cluster::ClusterStats) -> String {
+fn failover_lines(c: &crate::stats::cluster::ClusterStats) -> String {
     let mut s = String::new();
     for f in &c.failovers {
         let _ = write!(s, "  failover: {} lost at {:.2} s", f.node, f.lost_s);
@@ -462,7 +462,7 @@ mod tests {
 
     #[test]
     fn timeouts_unsent_and_failovers_are_shown() {
-        use crate::protocol::cluster::{ClusterStats, Failover};
+        use crate::stats::cluster::{ClusterStats, Failover};
         let mut r = result();
         r.requested = 20;
         r.stats.failed = 4;
@@ -500,7 +500,8 @@ mod tests {
 
     #[test]
     fn cluster_header_and_per_node_lines() {
-        use crate::protocol::cluster::{ClusterStats, NodeConfig};
+        use crate::protocol::cluster::NodeConfig;
+        use crate::stats::cluster::ClusterStats;
         let h = Header {
             clients: 50,
             data_size: 3,

@@ -213,7 +213,7 @@ pub struct FailoverEntry {
 }
 
 impl ClusterEntry {
-    fn of(c: &crate::protocol::cluster::ClusterStats) -> Self {
+    fn of(c: &crate::stats::cluster::ClusterStats) -> Self {
         ClusterEntry {
             nodes: c
                 .nodes

@@ -1,5 +1,6 @@
 //! Per-shard latency histograms and counters, and their merge into one test result.
 
+pub(crate) mod cluster;
 pub(crate) mod cost;
 pub(crate) mod intervals;
 pub(crate) mod server_view;
@@ -156,7 +157,7 @@ pub struct ShardStats {
     /// When this shard received its last reply.
     pub end: Option<Instant>,
     /// Per-node figures and redirect counts (`--cluster` only).
-    pub cluster: Option<crate::protocol::cluster::ClusterStats>,
+    pub cluster: Option<cluster::ClusterStats>,
     /// Error replies by kind (first word of the reply), in the order first seen.
     pub error_kinds: Vec<(String, u64)>,
     /// One entry per executor merged into these figures.
