@@ -5,7 +5,7 @@
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use ringbench::resp::{ReplyScanner, Scanned};
+use ringbench::protocol::resp::{ReplyScanner, Scanned};
 use ringbench::stats::thread_cpu_seconds;
 use ringbench::workload::{PipelineBuffer, RequestTemplate};
 use std::hint::black_box;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test on a fresh Debian/Ubuntu machine: installs what the tests start or call when it is
 # missing (redis-server and redis-cli, openssl for the TLS certificates, script for terminal tests, a
-# TrueType font for the PNG chart), then runs `cargo test --all-targets` with its output shown. Extra arguments go to cargo test.
+# TrueType font for the PNG chart), checks clippy and the docs with warnings as errors, then runs
+# `cargo test --all-targets` with its output shown. Extra arguments go to cargo test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 missing=()
@@ -27,4 +28,6 @@ if [ ${#missing[@]} -gt 0 ]; then
   # The tests start their own servers on free ports; the packaged one started by the install is not needed.
   if command -v service >/dev/null; then $sudo service redis-server stop >/dev/null 2>&1 || true; fi
 fi
+cargo clippy --all-targets -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps
 exec cargo test --all-targets "$@"

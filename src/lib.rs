@@ -5,45 +5,25 @@
 
 pub mod capacity;
 pub mod cli;
-pub mod cluster;
-mod cluster_engine;
-pub mod compare;
-pub mod compose;
 pub mod config;
-pub mod control;
-pub mod cost;
-pub mod cpus;
 pub mod engine;
-pub mod fleet;
-pub mod hdrlog;
-mod idle;
-pub mod intervals;
-pub mod keys;
-pub mod limits;
-pub mod merge;
-pub mod net;
-pub mod plot;
-pub mod rate_report;
-pub mod replies;
+mod fleet;
+mod net;
+mod os_error;
+pub mod protocol;
 pub mod report;
-pub mod resp;
-pub mod result_file;
-pub mod results;
-pub mod ring;
-pub mod schedule;
-pub mod server_view;
-pub mod shape;
-pub mod shard;
-pub mod start_at;
 pub mod stats;
-pub mod tls;
-pub mod tools;
 pub mod workload;
 
-use config::{Config, OutputMode};
+use config::{Config, OutputMode, cpus, limits, start_at};
+use engine::ring;
 use engine::{EngineError, RunControl};
 use net::ConnError;
+use net::control;
+use protocol::cluster;
+use report::{rate_report, results};
 use stats::TestResult;
+use stats::server_view;
 use std::io::Write;
 use std::sync::Arc;
 use std::time::Instant;
@@ -285,7 +265,7 @@ pub fn run(
                 (t - start_at::unix_now()).max(0.0)
             );
         }
-        if !start_at::wait_until(t, control) {
+        if !engine::wait_until(t, control) {
             outcome.stopped = true;
             return Ok(outcome);
         }

@@ -1,41 +1,15 @@
 //! Allocation counts of whole runs, taken with a counting global allocator, in-process.
 
 mod common;
+use common::alloc::{ALLOCS, Counting, THREAD_ALLOCS};
 use common::*;
 use ringbench::cli::Cli;
 use ringbench::config::Config;
 use ringbench::engine::RunControl;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
-struct Counting;
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
 /// The counter is process-wide: tests that read it take turns.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-thread_local! {
-    /// Allocations made by the current thread (other test threads do not count here).
-    static THREAD_ALLOCS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-}
-
-fn count() {
-    ALLOCS.fetch_add(1, Ordering::Relaxed);
-    let _ = THREAD_ALLOCS.try_with(|c| c.set(c.get() + 1));
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        count();
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        count();
-        unsafe { System.realloc(p, l, n) }
-    }
-}
 
 #[global_allocator]
 static A: Counting = Counting;
@@ -94,7 +68,7 @@ fn hdr_out_intervals_keep_the_per_batch_bound() {
 #[test]
 fn request_fill_and_reply_scan_allocate_nothing() {
     let _turn = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    use ringbench::resp::{ReplyScanner, Scanned};
+    use ringbench::protocol::resp::{ReplyScanner, Scanned};
     use ringbench::workload::{PipelineBuffer, RequestTemplate};
     let t = RequestTemplate::from_args(
         &[

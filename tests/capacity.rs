@@ -3,46 +3,17 @@
 //! capacity, and a search the client cannot keep up with says so.
 
 mod common;
+use common::lock::alone;
+use common::scratch::Scratch;
 use common::*;
-use ringbench::result_file::RunFile;
+use ringbench::report::result_file::RunFile;
 use serde_json::Value;
 use std::io::{BufRead, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-
-/// Every search here judges time: they run one at a time so they do not compete for the cores.
-static ALONE: Mutex<()> = Mutex::new(());
-
-fn alone() -> std::sync::MutexGuard<'static, ()> {
-    ALONE.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// A scratch folder removed when the test ends.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let d =
-            std::env::temp_dir().join(format!("ringbench-capacity-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        Scratch(d)
-    }
-
-    fn path(&self, f: &str) -> String {
-        self.0.join(f).to_str().unwrap().to_string()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// Runs `ringbench capacity` against `s` and returns (stdout, stderr), asserting success.
 fn capacity(s: &RedisServer, args: &[&str]) -> (String, String) {

@@ -2,21 +2,9 @@
 
 mod common;
 use common::fault::{Fault, FaultServer};
+use common::lock::{alone, shared};
 use common::*;
-use std::sync::RwLock;
 use std::time::{Duration, Instant};
-
-/// Tests that judge time (stop within N seconds) run alone: they take this lock for writing, the others
-/// for reading, so no other test of this file competes with them for the two cores.
-static CLOCK: RwLock<()> = RwLock::new(());
-
-fn alone() -> std::sync::RwLockWriteGuard<'static, ()> {
-    CLOCK.write().unwrap_or_else(|p| p.into_inner())
-}
-
-fn shared() -> std::sync::RwLockReadGuard<'static, ()> {
-    CLOCK.read().unwrap_or_else(|p| p.into_inner())
-}
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).to_string()

@@ -2,23 +2,11 @@
 //! real redis-server, each figure compared with what the server itself counted.
 
 mod common;
+use common::lock::{alone, shared};
 use common::*;
 use std::collections::HashSet;
 use std::process::{Command, Stdio};
-use std::sync::RwLock;
 use std::time::{Duration, Instant};
-
-/// Tests that judge time (rates, durations) run alone: they take this lock for writing, the others
-/// for reading, so no other test of this file competes with them for the two cores.
-static CLOCK: RwLock<()> = RwLock::new(());
-
-fn alone() -> std::sync::RwLockWriteGuard<'static, ()> {
-    CLOCK.write().unwrap_or_else(|p| p.into_inner())
-}
-
-fn shared() -> std::sync::RwLockReadGuard<'static, ()> {
-    CLOCK.read().unwrap_or_else(|p| p.into_inner())
-}
 
 /// The number after `prefix` on the first line that contains it.
 fn number_after(out: &str, prefix: &str) -> f64 {

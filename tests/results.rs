@@ -2,36 +2,14 @@
 //! --hdr-out interval logs and --plot charts, all from real runs against a real redis-server.
 
 mod common;
+use common::scratch::Scratch;
 use common::*;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
-use ringbench::result_file::RunFile;
+use ringbench::report::result_file::RunFile;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-
-/// A scratch folder removed when the test ends.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let d =
-            std::env::temp_dir().join(format!("ringbench-results-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        Scratch(d)
-    }
-
-    fn path(&self, f: &str) -> String {
-        self.0.join(f).to_str().unwrap().to_string()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use std::path::Path;
 
 fn schema() -> Value {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/ringbench-result.schema.json");
@@ -221,7 +199,7 @@ fn runs_with_the_same_start_at_start_together_and_merge() {
     let s = RedisServer::start();
     s.reset();
     let dir = Scratch::new("startat");
-    let at = ringbench::start_at::unix_now() + 2.0;
+    let at = ringbench::config::start_at::unix_now() + 2.0;
     let at_s = format!("{at:.3}");
     let exe = env!("CARGO_BIN_EXE_ringbench");
     let port = s.port.to_string();

@@ -2,7 +2,10 @@
 //! of every check, and the `ringbench` binary under test.
 #![allow(dead_code)]
 
+pub mod alloc;
 pub mod fault;
+pub mod lock;
+pub mod scratch;
 
 use std::collections::HashMap;
 use std::net::TcpListener;

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Lists the `crate::` edges between the stage folders of src/ and flags the ones that point up the order
+# cli -> config -> workload -> protocol -> net -> engine -> stats -> report (ARCHITECTURE.md), then the
+# import cycles between files. Comments and `#[cfg(test)]` modules are left out. Exits 1 when it flags any.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+exec python3 - "$@" <<'PY'
+import os, re, sys
+from collections import defaultdict
+
+# Rank of each stage; equal ranks may use each other. The root (lib.rs, main.rs) and the subcommand stages
+# (capacity, fleet) sit at the top beside cli; a leaf file directly in src/ (os_error.rs) is "base", below all.
+ORDER = {"": 0, "cli": 0, "capacity": 0, "fleet": 0, "config": 1, "workload": 2, "protocol": 3,
+         "net": 4, "engine": 5, "stats": 6, "report": 7, "base": 8}
+
+files = {}
+for d, _, names in os.walk("src"):
+    for n in names:
+        if n.endswith(".rs"):
+            p = os.path.join(d, n)
+            files[p] = open(p).read()
+
+def module_of(path):
+    parts = path[len("src/"):-len(".rs")].split("/")
+    if parts[-1] in ("mod", "lib", "main"):
+        parts = parts[:-1]
+    return parts
+
+def file_of(parts):
+    """The file that defines the longest prefix of the module path `parts`."""
+    for k in range(len(parts), 0, -1):
+        base = "src/" + "/".join(parts[:k])
+        for cand in (base + ".rs", base + "/mod.rs"):
+            if cand in files:
+                return cand
+    return "src/lib.rs"
+
+def stage(path):
+    parts = module_of(path)
+    if len(parts) == 1 and path == f"src/{parts[0]}.rs":
+        return "base"
+    return parts[0] if parts and parts[0] in ORDER else ""
+
+def code(text):
+    cut = re.search(r"#\[cfg\(test\)\]\s*mod tests", text)
+    text = text[: cut.start()] if cut else text
+    return "\n".join(l for l in text.split("\n") if not l.lstrip().startswith("//"))
+
+PATH = re.compile(r"\bcrate::((?:[a-z_][a-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*)")
+BRACE = re.compile(r"\bcrate::((?:[a-z_][a-z0-9_]*::)*)\{([^}]*)\}")
+edges = defaultdict(set)  # file -> files it uses
+for p, text in files.items():
+    body = code(text)
+    targets = []
+    for m in PATH.finditer(body):
+        targets.append(m.group(1).split("::"))
+    for m in BRACE.finditer(body):
+        prefix = [x for x in m.group(1).split("::") if x]
+        for item in m.group(2).split(","):
+            item = item.strip().split(" ")[0]
+            if item:
+                targets.append(prefix + item.split("::"))
+    # Children named from a mod.rs without `crate::` (`use tls::TlsClient`), and `super::` from a child.
+    me = module_of(p)
+    for child in re.findall(r"^\s*(?:pub(?:\([a-z]+\))? )?mod ([a-z_0-9]+);", body, re.M):
+        if re.search(r"(?<![:\w])" + child + r"::", body):
+            targets.append(me + [child])
+    if re.search(r"\bsuper::(?!\*)", body) and not p.endswith("mod.rs"):
+        targets.append(me[:-1])
+    for t in targets:
+        f = file_of(t)
+        if f != p:
+            edges[p].add(f)
+
+bad = 0
+stage_edges = defaultdict(set)
+for a, bs in sorted(edges.items()):
+    for b in sorted(bs):
+        sa, sb = stage(a), stage(b)
+        if sa != sb:
+            stage_edges[(sa or "root", sb or "root")].add(f"{a} -> {b}")
+print("edges between stages:")
+for (sa, sb), es in sorted(stage_edges.items(), key=lambda kv: (ORDER[kv[0][0].replace("root", "")], kv[0][1])):
+    up = ORDER[sb.replace("root", "")] < ORDER[sa.replace("root", "")]
+    print(f"  {sa:>9} -> {sb:<9} {len(es):3} file edge(s){'  UP' if up else ''}")
+    if up:
+        bad += 1
+        for e in sorted(es):
+            print(f"      {e}")
+
+# Cycles: strongly connected components of more than one file (Tarjan).
+index, low, onstack, stack, sccs, counter = {}, {}, set(), [], [], [0]
+def visit(v):
+    index[v] = low[v] = counter[0]; counter[0] += 1
+    stack.append(v); onstack.add(v)
+    for w in edges.get(v, ()):
+        if w not in index:
+            visit(w); low[v] = min(low[v], low[w])
+        elif w in onstack:
+            low[v] = min(low[v], index[w])
+    if low[v] == index[v]:
+        comp = []
+        while True:
+            w = stack.pop(); onstack.discard(w); comp.append(w)
+            if w == v:
+                break
+        if len(comp) > 1:
+            sccs.append(sorted(comp))
+sys.setrecursionlimit(10000)
+for v in sorted(files):
+    if v not in index:
+        visit(v)
+print("import cycles between files:" + ("" if sccs else " none"))
+for c in sccs:
+    bad += 1
+    print("  " + " <-> ".join(c))
+sys.exit(1 if bad else 0)
+PY

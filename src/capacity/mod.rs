@@ -1,0 +1,1203 @@
+//! `ringbench capacity`: the highest offered rate a server sustains within latency objectives.
+//!
+//! Each step is a real open-loop run (`--rps` at the step's rate for `--step-duration`, after a dropped
+//! `--warmup` at the same rate), so its latency counts from each request's intended send time. Steps rise
+//! geometrically from `--from` until one fails, then the search bisects between the last passing and the
+//! first failing rate until they are within `--within` (5%) of each other. A step fails when a target
+//! percentile is over its objective, the achieved rate is under 95% of the offered one, or requests failed
+//! or got error replies. Without `--to`, a short closed-loop probe of the server's maximum sets the upper
+//! bound. (`--precision` is taken: it sets the histograms' significant figures, as in a normal run.)
+
+use crate::config::{Config, UsageError};
+use crate::engine::{self, Budget, RunControl};
+use crate::report::rate_report::RateTarget;
+use crate::report::result_file::{
+    CapacityEntry, ObjectiveEntry, ProbeEntry, RunFile, StepEntry, TestEntry, host_name,
+};
+use crate::stats::TestResult;
+use crate::{RunError, RunOutcome};
+use std::ffi::OsString;
+use std::fmt::Write as _;
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A step whose achieved rate is below this share of the offered one fails.
+pub const REACHED: f64 = 0.95;
+/// Geometric phase: each step offers this many times the previous one.
+pub const GROWTH: f64 = 2.0;
+/// Without `--from`, the first step offers the upper bound divided by this.
+const FROM_DIVISOR: f64 = 16.0;
+/// Without `--to`, the upper bound is the closed-loop probe's rate times this.
+const PROBE_HEADROOM: f64 = 1.25;
+/// The most steps one search runs.
+pub const MAX_STEPS: usize = 40;
+/// If the first step fails, the search halves the rate at most this many times (64x below `--from`).
+pub const MAX_DESCENT: usize = 6;
+/// Fewer late sends than this never make a step client-limited (a few at a tiny rate are noise).
+const MIN_LATE: u64 = 10;
+/// The highest rate a search may offer (as `--rps`).
+const MAX_RATE: f64 = 1e9;
+
+/// One latency objective: the percentile (e.g. 99.9) may be at most `max_ms`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Objective {
+    pub percentile: f64,
+    pub max_ms: f64,
+}
+
+impl Objective {
+    /// `p99`, `p99.9`, `p50`.
+    pub fn label(&self) -> String {
+        format!("p{}", trim_number(self.percentile, 4))
+    }
+}
+
+/// The search's own flags.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchArgs {
+    pub objectives: Vec<Objective>,
+    pub from: Option<f64>,
+    pub to: Option<f64>,
+    pub step: Duration,
+    pub warmup: Duration,
+    /// e.g. 0.05 for 5%.
+    pub precision: f64,
+}
+
+impl Default for SearchArgs {
+    fn default() -> Self {
+        SearchArgs {
+            objectives: vec![Objective {
+                percentile: 99.0,
+                max_ms: 1.0,
+            }],
+            from: None,
+            to: None,
+            step: Duration::from_secs(5),
+            warmup: Duration::from_secs(1),
+            precision: 0.05,
+        }
+    }
+}
+
+fn usage(msg: impl Into<String>) -> UsageError {
+    UsageError(msg.into())
+}
+
+/// `1.50` -> `1.5`, `2.000` -> `2`, with at most `decimals` decimals.
+pub fn trim_number(v: f64, decimals: usize) -> String {
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// A latency in ms as people write it: `0.612`, `1.9`, `12.4`, `250`.
+pub fn fmt_ms(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        trim_number(v, 1)
+    } else {
+        trim_number(v, 3)
+    }
+}
+
+/// A rate with thousands separators: `412,000`.
+pub fn thousands(v: f64) -> String {
+    let n = v.round().max(0.0) as u64;
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Parses `p99=1ms,p99.9=5ms` (units us, ms, s).
+pub fn parse_slo(spec: &str) -> Result<Vec<Objective>, UsageError> {
+    let bad = |why: &str| usage(format!("invalid value '{spec}' for '--slo': {why}"));
+    let mut out: Vec<Objective> = Vec::new();
+    for part in spec.split(',').map(str::trim) {
+        let (p, limit) = part
+            .split_once('=')
+            .ok_or_else(|| bad("write each objective as pNN=LATENCY, e.g. p99=1ms"))?;
+        let pct: f64 = p
+            .trim()
+            .strip_prefix(['p', 'P'])
+            .and_then(|n| n.parse().ok())
+            .filter(|n: &f64| n.is_finite() && *n > 0.0 && *n <= 100.0)
+            .ok_or_else(|| {
+                bad(&format!(
+                    "'{p}' is not a percentile such as p50, p99 or p99.9"
+                ))
+            })?;
+        let limit = limit.trim();
+        let (num, scale) = if let Some(n) = limit.strip_suffix("us") {
+            (n, 1e-3)
+        } else if let Some(n) = limit.strip_suffix("µs") {
+            (n, 1e-3)
+        } else if let Some(n) = limit.strip_suffix("ms") {
+            (n, 1.0)
+        } else if let Some(n) = limit.strip_suffix('s') {
+            (n, 1e3)
+        } else {
+            return Err(bad(&format!(
+                "'{limit}' needs a unit: us, ms or s (e.g. 1ms)"
+            )));
+        };
+        let max_ms = num
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v > 0.0)
+            .map(|v| v * scale)
+            .ok_or_else(|| bad(&format!("'{limit}' is not a latency above 0")))?;
+        if out.iter().any(|o| o.percentile == pct) {
+            return Err(bad(&format!("{p} is given twice")));
+        }
+        out.push(Objective {
+            percentile: pct,
+            max_ms,
+        });
+    }
+    Ok(out)
+}
+
+fn parse_rate(flag: &str, v: &str) -> Result<f64, UsageError> {
+    v.trim()
+        .replace('_', "")
+        .parse::<f64>()
+        .ok()
+        .filter(|r| r.is_finite() && *r >= 1.0 && *r <= MAX_RATE)
+        .ok_or_else(|| {
+            usage(format!(
+                "invalid value '{v}' for '{flag}': must be a rate from 1 to {MAX_RATE} requests per second"
+            ))
+        })
+}
+
+fn parse_seconds(flag: &str, v: &str, zero_ok: bool) -> Result<Duration, UsageError> {
+    v.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && (*s > 0.0 || (zero_ok && *s == 0.0)) && *s <= 86_400.0)
+        .map(Duration::from_secs_f64)
+        .ok_or_else(|| {
+            let lowest = if zero_ok { "0 or more" } else { "above 0" };
+            usage(format!(
+                "invalid value '{v}' for '{flag}': must be a number of seconds, {lowest} and at most 86400"
+            ))
+        })
+}
+
+fn parse_precision(v: &str) -> Result<f64, UsageError> {
+    let num = v.trim().trim_end_matches('%');
+    num.parse::<f64>()
+        .ok()
+        .filter(|p| p.is_finite() && *p >= 0.1 && *p <= 100.0)
+        .map(|p| p / 100.0)
+        .ok_or_else(|| {
+            usage(format!(
+                "invalid value '{v}' for '--within': must be a percentage from 0.1% to 100% (e.g. 5%)"
+            ))
+        })
+}
+
+/// `ringbench capacity --help`.
+pub const HELP: &str = "\
+Search the highest rate the server sustains within latency objectives: open-loop steps (latency from each
+request's intended send time) rising geometrically, then bisecting between the last passing and the first
+failing rate. A step fails when a percentile is over its objective, the achieved rate is under 95% of the
+offered one, or requests failed. The server is not restarted between steps.
+
+Usage: ringbench capacity [SEARCH OPTIONS] [BENCHMARK OPTIONS] [-t TEST | --mix SPEC | COMMAND ARGS...]
+
+Search options:
+      --slo <pNN=LATENCY,...>   Latency objectives, e.g. p99=1ms or p50=300us,p99.9=5ms [default: p99=1ms]
+      --from <rate>             First step's rate [default: the upper bound / 16]
+      --to <rate>               Highest rate offered [default: 1.25 x a short closed-loop probe's rate]
+      --step-duration <secs>    Measured time per step [default: 5]
+      --warmup <secs>           Time per step before it, at the same rate, dropped from its figures (0: none) [default: 1]
+      --within <percent>        Stop when the first failing rate is within this of the last passing one [default: 5%]
+
+Benchmark options are those of a normal run (ringbench --help): connection, TLS, -c, -P, --threads, --cpus,
+-d, -r, --distribution, --json FILE (every step's full result), --plot FILE.svg (latency against offered
+load, with the objectives), -q (the answer only). Not accepted: -n, --rps, --duration, -l, -I, --csv,
+--hdr-out, --start-at, --cluster.
+";
+
+/// The search flags a `capacity` command line may carry; every other argument is a benchmark flag.
+const OWN_FLAGS: [&str; 6] = [
+    "--slo",
+    "--from",
+    "--to",
+    "--step-duration",
+    "--warmup",
+    "--within",
+];
+
+/// Splits `args` (after `ringbench capacity`) into the search's flags and the benchmark's arguments,
+/// returned with a leading `ringbench` for `Cli::parse_args`.
+pub fn split_args(args: &[OsString]) -> Result<(SearchArgs, Vec<OsString>), UsageError> {
+    let mut search = SearchArgs::default();
+    let mut slos: Vec<Objective> = Vec::new();
+    let mut rest = vec![OsString::from("ringbench")];
+    let mut i = 0;
+    let mut ended = false;
+    while i < args.len() {
+        let a = &args[i];
+        i += 1;
+        let text = a.to_str();
+        if ended || text.is_none() {
+            rest.push(a.clone());
+            continue;
+        }
+        let text = text.unwrap_or_default();
+        if text == "--" {
+            ended = true;
+            rest.push(a.clone());
+            continue;
+        }
+        let (flag, inline) = match text.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
+            _ => (text, None),
+        };
+        if !OWN_FLAGS.contains(&flag) {
+            rest.push(a.clone());
+            continue;
+        }
+        let value = match inline {
+            Some(v) => v,
+            None => {
+                let v = args
+                    .get(i)
+                    .and_then(|v| v.to_str())
+                    .ok_or_else(|| usage(format!("'{flag}' needs a value")))?;
+                i += 1;
+                v.to_string()
+            }
+        };
+        match flag {
+            "--slo" => {
+                for o in parse_slo(&value)? {
+                    if slos.iter().any(|s| s.percentile == o.percentile) {
+                        return Err(usage(format!(
+                            "invalid value '{value}' for '--slo': {} is given twice",
+                            o.label()
+                        )));
+                    }
+                    slos.push(o);
+                }
+            }
+            "--from" => search.from = Some(parse_rate(flag, &value)?),
+            "--to" => search.to = Some(parse_rate(flag, &value)?),
+            "--step-duration" => search.step = parse_seconds(flag, &value, false)?,
+            "--warmup" => search.warmup = parse_seconds(flag, &value, true)?,
+            _ => search.precision = parse_precision(&value)?,
+        }
+    }
+    if !slos.is_empty() {
+        search.objectives = slos;
+    }
+    if let (Some(f), Some(t)) = (search.from, search.to)
+        && f > t
+    {
+        return Err(usage(format!(
+            "invalid value '{f}' for '--from': it is above --to {t}"
+        )));
+    }
+    Ok((search, rest))
+}
+
+/// Flags of a normal run that a search cannot take, checked on the parsed command line.
+pub fn check_cli(cli: &crate::cli::Cli) -> Result<(), UsageError> {
+    let refuse = |flag: &str, why: &str| {
+        Err(usage(format!(
+            "'{flag}' cannot be used with 'capacity': {why}"
+        )))
+    };
+    if cli.rps.is_some() {
+        return refuse(
+            "--rps",
+            "the search chooses each step's rate (see --from and --to)",
+        );
+    }
+    if cli.duration.is_some() {
+        return refuse("--duration", "each step runs for --step-duration");
+    }
+    if cli.requests_given {
+        return refuse("-n", "each step runs for --step-duration");
+    }
+    if cli.loop_forever {
+        return refuse("-l", "a search ends when it has its answer");
+    }
+    if cli.idle {
+        return refuse("-I", "a search sends requests");
+    }
+    if cli.csv {
+        return refuse("--csv", "use --json for machine-readable steps");
+    }
+    if cli.hdr_out.is_some() {
+        return refuse("--hdr-out", "use --json: it keeps every step's histogram");
+    }
+    if cli.start_at.is_some() {
+        return refuse("--start-at", "not supported by the search");
+    }
+    if cli.cluster {
+        return refuse(
+            "--cluster",
+            "the search runs open-loop steps, which --cluster does not support yet",
+        );
+    }
+    Ok(())
+}
+
+/// Whether a step passed, and why not.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    pub pass: bool,
+    pub reasons: Vec<String>,
+    /// The busiest executor's CPU share of the step.
+    pub busy: f64,
+    /// Failed with an executor busy at least `cost::BUSY_WARNING`, or with more than 1% of the requests
+    /// sent late while their connection had room (the client fell behind its own schedule).
+    pub client_limited: bool,
+    /// Client-limited although no executor was busy: it fell behind while off a CPU (other processes held
+    /// the cores). Such a step says nothing about the server, so the search runs it again once.
+    pub starved: bool,
+}
+
+/// Judges a finished step against the objectives.
+pub fn judge(r: &TestResult, offered: f64, objectives: &[Objective]) -> Verdict {
+    let mut reasons = Vec::new();
+    for o in objectives {
+        let v = r.quantile_ms(o.percentile / 100.0);
+        if v > o.max_ms {
+            reasons.push(format!(
+                "{} {} ms > {} ms",
+                o.label(),
+                fmt_ms(v),
+                fmt_ms(o.max_ms)
+            ));
+        }
+    }
+    let achieved = r.rps();
+    if achieved < REACHED * offered {
+        reasons.push(format!(
+            "achieved {:.1}% of offered",
+            100.0 * achieved / offered
+        ));
+    }
+    if r.stats.failed > 0 {
+        reasons.push(format!("{} requests failed", r.stats.failed));
+    }
+    if r.stats.errors > 0 {
+        reasons.push(format!("{} error replies", r.stats.errors));
+    }
+    let busy = r
+        .stats
+        .executors
+        .iter()
+        .map(crate::stats::ExecutorStats::busy)
+        .fold(0.0, f64::max);
+    let pass = reasons.is_empty();
+    // Requests sent late although their connection had room: the client, not the server, held them.
+    let st = &r.stats;
+    let late_with_room = st.late_free > st.late_full
+        && st.late_free >= MIN_LATE
+        && st.late_free * 100 > st.completed.max(1);
+    let saturated = busy >= crate::stats::cost::BUSY_WARNING;
+    Verdict {
+        pass,
+        client_limited: !pass && (saturated || late_with_room),
+        starved: !pass && late_with_room && !saturated,
+        reasons,
+        busy,
+    }
+}
+
+/// The percentiles a step line shows: p50, p99, p99.9 and any other objective's.
+fn shown_percentiles(objectives: &[Objective]) -> Vec<f64> {
+    let mut ps = vec![50.0, 99.0, 99.9];
+    for o in objectives {
+        if !ps.contains(&o.percentile) {
+            ps.push(o.percentile);
+        }
+    }
+    ps.sort_by(f64::total_cmp);
+    ps
+}
+
+/// One step's live line (with its newline).
+pub fn step_line(
+    n: usize,
+    offered: f64,
+    r: &TestResult,
+    v: &Verdict,
+    objectives: &[Objective],
+) -> String {
+    let mut s = format!(
+        "step {n:>2}: offered {:>11} rps  achieved {:>11} rps ",
+        thousands(offered),
+        thousands(r.rps())
+    );
+    for p in shown_percentiles(objectives) {
+        let _ = write!(
+            s,
+            " p{} {} ms",
+            trim_number(p, 4),
+            fmt_ms(r.quantile_ms(p / 100.0))
+        );
+    }
+    if v.pass {
+        s.push_str("  pass");
+    } else {
+        let _ = write!(s, "  FAIL: {}", v.reasons.join("; "));
+        if v.starved {
+            let _ = write!(
+                s,
+                " (client fell behind while off a CPU: executor on a CPU {:.0}% of the step, {} sent late with room)",
+                v.busy * 100.0,
+                r.stats.late_free
+            );
+        } else if v.client_limited {
+            let _ = write!(
+                s,
+                " (client-limited: executor busy {:.0}%, {} sent late with room)",
+                v.busy * 100.0,
+                r.stats.late_free
+            );
+        }
+    }
+    s.push('\n');
+    s
+}
+
+/// The objectives as text: `p99 <= 1 ms, p99.9 <= 5 ms`.
+pub fn objectives_text(objectives: &[Objective]) -> String {
+    objectives
+        .iter()
+        .map(|o| format!("{} <= {} ms", o.label(), fmt_ms(o.max_ms)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// One step of the search: the rate it offered and how it was judged.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Judged {
+    pub offered: f64,
+    pub verdict: Verdict,
+}
+
+/// Where the search ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    /// Highest passing rate below `next` (None: no step passed).
+    pub capacity: Option<usize>,
+    /// Index of the lowest failing step above the capacity (None: no step failed).
+    pub next: Option<usize>,
+}
+
+/// The search itself, independent of how a step is run: `run` runs one step at a rate and returns how it
+/// went, or `None` to stop (a signal). Returns the steps' indices of the answer.
+pub fn search(
+    from: f64,
+    to: f64,
+    precision: f64,
+    mut run: impl FnMut(f64) -> Option<Verdict>,
+) -> (Vec<Judged>, Answer) {
+    let mut steps: Vec<Judged> = Vec::new();
+    let mut pass: Option<usize> = None;
+    let mut fail: Option<usize> = None;
+    let mut step = |rate: f64, steps: &mut Vec<Judged>| -> Option<bool> {
+        if steps.len() >= MAX_STEPS {
+            return None;
+        }
+        let v = run(rate)?;
+        let ok = v.pass;
+        steps.push(Judged {
+            offered: rate,
+            verdict: v,
+        });
+        Some(ok)
+    };
+    let round = |r: f64| r.round().max(1.0);
+    // Rising geometrically from `from` until a step fails or `to` passes.
+    let mut rate = round(from);
+    'outer: {
+        loop {
+            match step(rate, &mut steps) {
+                None => break 'outer,
+                Some(true) => {
+                    pass = Some(steps.len() - 1);
+                    if rate >= to {
+                        break 'outer;
+                    }
+                    rate = round((rate * GROWTH).min(to));
+                }
+                Some(false) => {
+                    fail = Some(steps.len() - 1);
+                    break;
+                }
+            }
+        }
+        // The first step failed: fall geometrically until one passes.
+        let mut descents = 0;
+        while pass.is_none() && descents < MAX_DESCENT {
+            descents += 1;
+            let lower = round(rate / GROWTH);
+            if lower >= rate {
+                break 'outer;
+            }
+            rate = lower;
+            match step(rate, &mut steps) {
+                None => break 'outer,
+                Some(true) => pass = Some(steps.len() - 1),
+                Some(false) => fail = Some(steps.len() - 1),
+            }
+        }
+        // Bisect until the bracket is within the precision.
+        while let (Some(p), Some(f)) = (pass, fail) {
+            let (lo, hi) = (steps[p].offered, steps[f].offered);
+            if hi <= lo * (1.0 + precision) {
+                break;
+            }
+            let mid = round((lo + hi) / 2.0);
+            if mid <= lo || mid >= hi {
+                break;
+            }
+            match step(mid, &mut steps) {
+                None => break,
+                Some(true) => pass = Some(steps.len() - 1),
+                Some(false) => fail = Some(steps.len() - 1),
+            }
+        }
+    }
+    (
+        steps,
+        Answer {
+            capacity: pass,
+            next: fail,
+        },
+    )
+}
+
+/// The final answer's lines (each with its newline).
+pub fn answer_text(
+    steps: &[Judged],
+    late: u64,
+    answer: &Answer,
+    objectives: &[Objective],
+    to: f64,
+    threads: usize,
+    stopped: bool,
+) -> String {
+    let mut s = String::new();
+    let slo = objectives_text(objectives);
+    if stopped {
+        s.push_str("search stopped before it converged; the answer so far:\n");
+    }
+    match (answer.capacity, answer.next) {
+        (Some(p), Some(f)) => {
+            let next = &steps[f];
+            let _ = writeln!(
+                s,
+                "capacity: {} rps at {slo} (next step {} rps: {})",
+                thousands(steps[p].offered),
+                thousands(next.offered),
+                next.verdict.reasons.join("; ")
+            );
+        }
+        (Some(p), None) if stopped => {
+            let _ = writeln!(
+                s,
+                "capacity: at least {} rps at {slo} (no step failed before the stop)",
+                thousands(steps[p].offered)
+            );
+        }
+        (Some(p), None) => {
+            let _ = writeln!(
+                s,
+                "capacity: at least {} rps at {slo} (every step passed, up to --to {}; raise --to to search higher)",
+                thousands(steps[p].offered),
+                thousands(to)
+            );
+        }
+        (None, Some(f)) => {
+            let next = &steps[f];
+            let _ = writeln!(
+                s,
+                "capacity: below {} rps at {slo} (no step passed; the lowest, {} rps: {})",
+                thousands(next.offered),
+                thousands(next.offered),
+                next.verdict.reasons.join("; ")
+            );
+        }
+        (None, None) => s.push_str("capacity: unknown (no step ran)\n"),
+    }
+    if let Some(f) = answer.next
+        && steps[f].verdict.client_limited
+    {
+        let v = &steps[f].verdict;
+        let why = if v.starved {
+            format!(
+                "it fell behind its schedule ({late} requests sent late with room in the pipeline) while its \
+                 executor was on a CPU only {:.0}% of the step: other processes held its cores; give the \
+                 executors idle cores with --cpus, more --threads, or a quieter machine",
+                v.busy * 100.0
+            )
+        } else {
+            format!(
+                "an executor was busy {:.0}% of the step ({late} requests sent late with room in the \
+                 pipeline); this is ringbench's ceiling with --threads {threads}: add --threads or give the \
+                 executors more cores with --cpus",
+                v.busy * 100.0
+            )
+        };
+        let _ = writeln!(
+            s,
+            "client-limited: the client was the limit at {} rps, not the server: {why}; then search again",
+            thousands(steps[f].offered)
+        );
+    }
+    s
+}
+
+/// Everything a finished search produced.
+pub struct SearchRun {
+    pub outcome: RunOutcome,
+    pub entry: CapacityEntry,
+}
+
+fn step_config(cfg: &Config, rps: Option<f64>, duration: Duration) -> Arc<Config> {
+    let mut c = cfg.clone();
+    c.shape.rps = rps;
+    c.shape.duration = Some(duration);
+    c.shape.warmup = None;
+    c.loop_forever = false;
+    Arc::new(c)
+}
+
+/// A step that fell behind while off a CPU is run again this many times before it counts.
+const STARVED_RETRIES: usize = 1;
+
+/// One attempt at a step, as run.
+struct Record {
+    offered: f64,
+    result: TestResult,
+    warmup: u64,
+    verdict: Verdict,
+    /// Discarded: the client fell behind while off a CPU, and the step was run again.
+    repeated: bool,
+}
+
+/// Runs one step at `rate`: its warmup (dropped), then the measured open-loop run. `None` when stopped.
+fn run_step(
+    cfg: &Config,
+    test: &crate::workload::TestSpec,
+    rate: f64,
+    args: &SearchArgs,
+    control: &RunControl,
+    watch: &mut crate::stats::server_view::ServerWatch,
+) -> Result<Option<(TestResult, u64)>, RunError> {
+    let scfg = step_config(cfg, Some(rate), args.step);
+    let mut warm = 0;
+    if !args.warmup.is_zero() {
+        let budget = Budget {
+            requests: u64::MAX,
+            duration: Some(args.warmup),
+        };
+        warm = engine::run_phase(&scfg, test, budget, control, |_, _| {})?.completed;
+        if control.stopped() {
+            return Ok(None);
+        }
+    }
+    watch.begin();
+    let budget = Budget {
+        requests: u64::MAX,
+        duration: Some(args.step),
+    };
+    let st = engine::run_phase(&scfg, test, budget, control, |_, _| watch.sample())?;
+    if control.stopped() {
+        return Ok(None);
+    }
+    let title = format!("{} @ {} rps", test.title, rate);
+    let requested = st.completed + st.failed;
+    let mut r = TestResult::new(title, requested, st);
+    // The schedule spans the whole step even when its last request went out earlier (a low rate):
+    // the achieved rate is over the step's time, never over a shorter span.
+    r.seconds = r.seconds.max(args.step.as_secs_f64());
+    r.warmup = (!args.warmup.is_zero()).then_some((warm, args.warmup.as_secs_f64()));
+    r.rate = Some(RateTarget {
+        rps: rate,
+        slots: cfg.clients * cfg.pipeline,
+    });
+    r.server = watch.end(r.stats.completed, false);
+    Ok(Some((r, warm)))
+}
+
+/// Runs the search against the server of `cfg` (one test), printing a line per step to `stdout`, then the
+/// answer; writes `--json` and `--plot` at the end.
+pub fn run(
+    cfg: Config,
+    args: &SearchArgs,
+    control: &RunControl,
+    stdout: &mut dyn Write,
+) -> Result<SearchRun, RunError> {
+    if cfg.tests.len() != 1 {
+        return Err(RunError::Usage(format!(
+            "'capacity' searches one test at a time, not {}: give one with -t, --mix or a command",
+            cfg.tests.len()
+        )));
+    }
+    let test = cfg.tests[0].clone();
+    let mut sink = std::io::sink();
+    let to_stdout = crate::report::results::json_to_stdout(&cfg);
+    let quiet = cfg.output == crate::config::OutputMode::Quiet;
+    let out: &mut dyn Write = if to_stdout { &mut sink } else { stdout };
+    crate::config::limits::prepare(cfg.clients, cfg.threads).map_err(RunError::Limit)?;
+    let ctl = crate::net::control::ControlClient::connect(
+        &cfg.target,
+        cfg.tls.as_ref(),
+        &cfg.setup,
+        cfg.connect_timeout,
+    )?;
+    if cfg.threads > 1
+        && let (_, Some(w)) = engine::plan_cores(
+            cfg.threads.min(cfg.clients),
+            cfg.cpus.as_deref(),
+            cfg.target.is_local(),
+        )
+    {
+        eprintln!("ringbench: {w}");
+    }
+    let mut watch = crate::stats::server_view::ServerWatch::new(
+        Some(ctl),
+        &cfg.target,
+        cfg.tls.as_ref(),
+        &cfg.setup,
+        cfg.connect_timeout,
+    );
+    if !quiet {
+        writeln!(
+            out,
+            "capacity search: {}; -c {} -P {} --threads {}; objective {}",
+            test.title,
+            cfg.clients,
+            cfg.pipeline,
+            cfg.threads,
+            objectives_text(&args.objectives)
+        )?;
+        let warmup = if args.warmup.is_zero() {
+            "with no warmup".to_string()
+        } else {
+            format!(
+                "after {} s of warmup at the same rate, dropped from its figures",
+                trim_number(args.warmup.as_secs_f64(), 3)
+            )
+        };
+        writeln!(
+            out,
+            "each step: {} s open loop at its rate (latency from each request's intended send) {warmup}",
+            trim_number(args.step.as_secs_f64(), 3),
+        )?;
+        writeln!(
+            out,
+            "the server is not restarted between steps: each step finds the data and state the previous ones left"
+        )?;
+        out.flush()?;
+    }
+    // The upper bound: --to, or a short closed-loop probe of the server's maximum.
+    let mut probe = None;
+    let to = match args.to {
+        Some(t) => t,
+        None => {
+            let secs = args.step.min(Duration::from_secs(2));
+            let pcfg = step_config(&cfg, None, secs);
+            let budget = Budget {
+                requests: u64::MAX,
+                duration: Some(secs),
+            };
+            let st = engine::run_phase(&pcfg, &test, budget, control, |_, _| {})?;
+            let r = TestResult::new(test.title.clone(), st.completed, st);
+            let rps = r.rps();
+            probe = Some(ProbeEntry {
+                requests: r.stats.completed,
+                duration_s: r.seconds,
+                rps,
+            });
+            let to = (rps * PROBE_HEADROOM).round().clamp(1.0, MAX_RATE);
+            if !quiet {
+                writeln!(
+                    out,
+                    "probe: closed loop for {} s: {} rps; searching up to {} rps (--to sets the bound)",
+                    trim_number(r.seconds, 2),
+                    thousands(rps),
+                    thousands(to)
+                )?;
+                out.flush()?;
+            }
+            to
+        }
+    };
+    let from = args
+        .from
+        .unwrap_or_else(|| (to / FROM_DIVISOR).round().max(1.0))
+        .min(to);
+    let mut records: Vec<Record> = Vec::new();
+    // For each step of the search, its record (the last attempt at that rate).
+    let mut final_records: Vec<usize> = Vec::new();
+    let mut failure: Option<RunError> = None;
+    let mut write_failed: Option<std::io::Error> = None;
+    let (steps, answer) = search(from, to, args.precision, |rate| {
+        for attempt in 0..=STARVED_RETRIES {
+            if control.stopped() || failure.is_some() {
+                return None;
+            }
+            let (r, warm) = match run_step(&cfg, &test, rate, args, control, &mut watch) {
+                Ok(Some(x)) => x,
+                Ok(None) => return None,
+                Err(e) => {
+                    failure = Some(e);
+                    return None;
+                }
+            };
+            let v = judge(&r, rate, &args.objectives);
+            let repeat = v.starved && attempt < STARVED_RETRIES;
+            if !quiet {
+                let mut line = step_line(records.len() + 1, rate, &r, &v, &args.objectives);
+                if repeat {
+                    line.insert_str(line.len() - 1, "; running the step again");
+                }
+                if let Err(e) = out.write_all(line.as_bytes()).and_then(|_| out.flush()) {
+                    write_failed.get_or_insert(e);
+                }
+            }
+            let mut r = r;
+            if repeat {
+                r.title.push_str(" (run again)");
+            }
+            records.push(Record {
+                offered: rate,
+                result: r,
+                warmup: warm,
+                verdict: v.clone(),
+                repeated: repeat,
+            });
+            if !repeat {
+                final_records.push(records.len() - 1);
+                return Some(v);
+            }
+        }
+        None
+    });
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    if let Some(e) = write_failed {
+        return Err(e.into());
+    }
+    let stopped = control.stopped();
+    let late = answer
+        .next
+        .map_or(0, |i| records[final_records[i]].result.stats.late_free);
+    let text = answer_text(
+        &steps,
+        late,
+        &answer,
+        &args.objectives,
+        to,
+        cfg.threads,
+        stopped,
+    );
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    let entry = CapacityEntry {
+        objectives: args
+            .objectives
+            .iter()
+            .map(|o| ObjectiveEntry {
+                percentile: o.percentile,
+                max_ms: o.max_ms,
+            })
+            .collect(),
+        precision: args.precision,
+        step_duration_s: args.step.as_secs_f64(),
+        warmup_s: args.warmup.as_secs_f64(),
+        probe,
+        steps: records
+            .iter()
+            .map(|rec| StepEntry {
+                offered_rps: rec.offered,
+                achieved_rps: rec.result.rps(),
+                pass: rec.verdict.pass,
+                reasons: rec.verdict.reasons.clone(),
+                warmup_requests: rec.warmup,
+                client_busy: rec.verdict.busy,
+                repeated: rec.repeated,
+            })
+            .collect(),
+        capacity_rps: answer.capacity.map(|i| steps[i].offered),
+        next_rps: answer.next.map(|i| steps[i].offered),
+        client_limited: answer.next.is_some_and(|i| steps[i].verdict.client_limited),
+    };
+    if let Some(dest) = &cfg.json {
+        let host = host_name();
+        let mut file = RunFile::of_run(&cfg, &[], stopped);
+        file.tests = records
+            .iter()
+            .map(|rec| TestEntry::of(&rec.result, &test.command, &host))
+            .collect();
+        file.config.tests = records.iter().map(|rec| rec.result.title.clone()).collect();
+        file.capacity = Some(entry.clone());
+        file.write_to(dest, stdout)
+            .map_err(|e| RunError::Results(e.to_string()))?;
+    }
+    // A search stopped before its first step ended has nothing to draw.
+    if let Some(path) = cfg.plot.as_ref().filter(|_| !records.is_empty()) {
+        let points: Vec<crate::report::plot::KneePoint> = records
+            .iter()
+            .filter(|rec| !rec.repeated)
+            .map(|rec| crate::report::plot::KneePoint {
+                offered: rec.offered,
+                pass: rec.verdict.pass,
+                hist: &rec.result.stats.hist,
+            })
+            .collect();
+        let objectives: Vec<(f64, f64)> = args
+            .objectives
+            .iter()
+            .map(|o| (o.percentile, o.max_ms))
+            .collect();
+        crate::report::plot::write_knee(
+            path,
+            &format!("ringbench capacity: {}", test.title),
+            &points,
+            &objectives,
+        )
+        .map_err(|e| RunError::Results(e.to_string()))?;
+    }
+    let results: Vec<TestResult> = records.into_iter().map(|rec| rec.result).collect();
+    let failed = results.iter().any(|r| r.stats.failed > 0);
+    let error_replies = results.iter().any(|r| r.stats.errors > 0);
+    Ok(SearchRun {
+        outcome: RunOutcome {
+            results,
+            stopped,
+            failed,
+            error_replies,
+        },
+        entry,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn verdict(pass: bool) -> Verdict {
+        Verdict {
+            pass,
+            reasons: if pass { vec![] } else { vec!["x".into()] },
+            busy: 0.5,
+            client_limited: false,
+            starved: false,
+        }
+    }
+
+    #[test]
+    fn slo_parsing() {
+        assert_eq!(
+            parse_slo("p99=1ms").unwrap(),
+            [Objective {
+                percentile: 99.0,
+                max_ms: 1.0
+            }]
+        );
+        let v = parse_slo("p50=300us, p99.9=0.005s").unwrap();
+        assert_eq!(v[0].max_ms, 0.3);
+        assert_eq!(v[1].percentile, 99.9);
+        assert!((v[1].max_ms - 5.0).abs() < 1e-9);
+        assert_eq!(v[1].label(), "p99.9");
+        for bad in [
+            "p99",
+            "p99=1",
+            "q99=1ms",
+            "p0=1ms",
+            "p101=1ms",
+            "p99=-1ms",
+            "p99=1ms,p99=2ms",
+        ] {
+            let e = parse_slo(bad).unwrap_err().0;
+            assert!(e.contains("'--slo'"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn own_flags_are_split_from_the_benchmark_flags() {
+        let args: Vec<OsString> = [
+            "-t",
+            "get",
+            "--slo",
+            "p99=2ms",
+            "--slo=p50=0.5ms",
+            "--from",
+            "1000",
+            "--to=8000",
+            "--step-duration",
+            "0.5",
+            "--warmup",
+            "0",
+            "--within",
+            "10%",
+            "-P",
+            "4",
+        ]
+        .iter()
+        .map(OsString::from)
+        .collect();
+        let (s, rest) = split_args(&args).unwrap();
+        assert_eq!(rest, ["ringbench", "-t", "get", "-P", "4"]);
+        assert_eq!(s.objectives.len(), 2);
+        assert_eq!((s.from, s.to), (Some(1000.0), Some(8000.0)));
+        assert_eq!(s.step, Duration::from_millis(500));
+        assert!(s.warmup.is_zero());
+        assert!((s.precision - 0.1).abs() < 1e-12);
+        let err = |a: &[&str]| {
+            let v: Vec<OsString> = a.iter().map(OsString::from).collect();
+            split_args(&v).unwrap_err().0
+        };
+        assert!(err(&["--from"]).contains("'--from' needs a value"));
+        assert!(err(&["--from", "0"]).contains("'--from'"));
+        assert!(err(&["--within", "0%"]).contains("'--within'"));
+        assert!(err(&["--step-duration", "0"]).contains("'--step-duration'"));
+        assert!(err(&["--from", "10", "--to", "5"]).contains("'--from'"));
+    }
+
+    #[test]
+    fn search_brackets_a_threshold_within_the_precision() {
+        for threshold in [1.0, 700.0, 12_345.0, 99_999.0, 1e6] {
+            let (steps, a) = search(1000.0, 200_000.0, 0.05, |r| Some(verdict(r <= threshold)));
+            let (p, f) = (a.capacity, a.next);
+            if threshold < 1000.0 / 64.0 {
+                // Six halvings below --from and still failing: the answer is "below" the lowest step.
+                assert!(p.is_none(), "{threshold}");
+                assert_eq!(steps.len(), 1 + MAX_DESCENT);
+                assert_eq!(steps[f.unwrap()].offered, 16.0);
+                continue;
+            }
+            if threshold >= 200_000.0 {
+                assert!(f.is_none() && steps[p.unwrap()].offered == 200_000.0);
+                continue;
+            }
+            let (lo, hi) = (steps[p.unwrap()].offered, steps[f.unwrap()].offered);
+            assert!(lo <= threshold && hi > threshold, "{threshold}: {lo} {hi}");
+            assert!(hi <= lo * 1.05 || hi - lo <= 1.0, "{threshold}: {lo} {hi}");
+            // The answer is the highest passing step, the next the lowest failing one.
+            let best = steps.iter().filter(|s| s.verdict.pass).map(|s| s.offered);
+            assert_eq!(best.fold(0.0, f64::max), lo);
+            let worst = steps.iter().filter(|s| !s.verdict.pass).map(|s| s.offered);
+            assert_eq!(worst.fold(f64::MAX, f64::min), hi);
+            assert!(steps.len() <= MAX_STEPS);
+        }
+    }
+
+    #[test]
+    fn stopping_ends_the_search() {
+        let mut n = 0;
+        let (steps, a) = search(1000.0, 1e6, 0.05, |_| {
+            n += 1;
+            (n <= 2).then(|| verdict(true))
+        });
+        assert_eq!(steps.len(), 2);
+        assert_eq!(a.capacity, Some(1));
+        assert_eq!(a.next, None);
+    }
+
+    fn result_with(completed: u64, seconds: f64, busy: f64, late_free: u64) -> TestResult {
+        let mut st = crate::stats::ShardStats::new(3);
+        st.hist.record_n(100_000, completed).unwrap();
+        st.completed = completed;
+        st.late_free = late_free;
+        st.executors.push(crate::stats::ExecutorStats {
+            cpu_user_s: busy * seconds,
+            wall_s: seconds,
+            ..Default::default()
+        });
+        let mut r = TestResult::new("t".into(), completed, st);
+        r.seconds = seconds;
+        r
+    }
+
+    #[test]
+    fn verdicts_name_the_limit() {
+        let slo = parse_slo("p99=1ms").unwrap();
+        // Reached, fast: pass.
+        let v = judge(&result_with(1000, 1.0, 0.5, 0), 1000.0, &slo);
+        assert!(v.pass && !v.client_limited, "{v:?}");
+        // Short of the rate with a saturated executor: the client is the limit.
+        let v = judge(&result_with(800, 1.0, 0.95, 0), 1000.0, &slo);
+        assert!(!v.pass && v.client_limited && !v.starved, "{v:?}");
+        assert_eq!(v.reasons, ["achieved 80.0% of offered"]);
+        // Short with an idle executor and no late sends: the server.
+        let v = judge(&result_with(800, 1.0, 0.3, 0), 1000.0, &slo);
+        assert!(!v.pass && !v.client_limited, "{v:?}");
+        // Late with room while off a CPU: starved, run again.
+        let v = judge(&result_with(800, 1.0, 0.3, 100), 1000.0, &slo);
+        assert!(v.client_limited && v.starved, "{v:?}");
+        // Over the objective.
+        let v = judge(
+            &result_with(1000, 1.0, 0.3, 0),
+            1000.0,
+            &parse_slo("p50=50us").unwrap(),
+        );
+        assert_eq!(v.reasons, ["p50 0.1 ms > 0.05 ms"]);
+        let steps = [
+            Judged {
+                offered: 500.0,
+                verdict: judge(&result_with(500, 1.0, 0.5, 0), 500.0, &slo),
+            },
+            Judged {
+                offered: 1000.0,
+                verdict: judge(&result_with(800, 1.0, 0.95, 0), 1000.0, &slo),
+            },
+        ];
+        let a = Answer {
+            capacity: Some(0),
+            next: Some(1),
+        };
+        let text = answer_text(&steps, 7, &a, &slo, 1000.0, 1, false);
+        assert!(
+            text.starts_with(
+                "capacity: 500 rps at p99 <= 1 ms (next step 1,000 rps: achieved 80.0% of offered)\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("client-limited: the client was the limit at 1,000 rps"),
+            "{text}"
+        );
+        assert!(
+            text.contains("busy 95%") && text.contains("--threads 1"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn numbers_read_well() {
+        assert_eq!(thousands(412_000.0), "412,000");
+        assert_eq!(thousands(999.6), "1,000");
+        assert_eq!(thousands(12.0), "12");
+        assert_eq!(fmt_ms(1.0), "1");
+        assert_eq!(fmt_ms(1.9), "1.9");
+        assert_eq!(fmt_ms(0.6124), "0.612");
+        assert_eq!(fmt_ms(123.4), "123");
+    }
+}

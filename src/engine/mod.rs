@@ -1,0 +1,620 @@
+//! The thread-per-core engine: one pinned glommio executor per `--threads`, each driving its own shard of connections.
+
+pub(crate) mod cluster;
+pub(crate) mod idle;
+pub(crate) mod ring;
+pub(crate) mod schedule;
+
+use crate::config::Config;
+use crate::net::{self, ConnError, Stream};
+use crate::stats::intervals::IntervalRecorder;
+use crate::stats::{ExecutorStats, LiveCounters, ShardStats, thread_cpu_seconds};
+use crate::workload::TestSpec;
+use glommio::{LocalExecutorBuilder, Placement};
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+/// Pauses between attempts to reconnect a dropped connection; after the last, the connection gives up.
+/// They add up to 1.35 s, so a run against a server that died ends within 2 s.
+pub(crate) const RECONNECT_BACKOFF_MS: [u64; 5] = [50, 100, 200, 400, 600];
+/// io_uring buffer memory per executor. ringbench does no file I/O, so a small registration
+/// stays well under the default memlock limit.
+const IO_MEMORY: usize = 64 * 1024;
+
+/// How connections that are not on an executor's own ring (TLS, `--cluster`) do their I/O.
+pub(crate) const GLOMMIO_IO: &str = "glommio streams";
+
+/// Flags shared by the whole run: set by signal handlers or the caller, read by every executor.
+#[derive(Debug, Default, Clone)]
+pub struct RunControl {
+    /// Stop the current test now and report what completed.
+    pub stop: Arc<AtomicBool>,
+}
+
+impl RunControl {
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+}
+
+/// The cores executors are pinned to, in order: `cpus` (from `--cpus`) or the cores this process may use;
+/// `warning` is set when there are more executors than cores.
+pub fn plan_cores(
+    threads: usize,
+    cpus: Option<&[usize]>,
+    server_is_local: bool,
+) -> (Vec<Option<usize>>, Option<String>) {
+    let cores: Vec<usize> = match cpus {
+        Some(list) => list.to_vec(),
+        None => crate::config::cpus::usable_cores(),
+    };
+    if cores.is_empty() {
+        return (
+            vec![None; threads],
+            Some("could not read the CPUs this process may use; executors are not pinned".into()),
+        );
+    }
+    // Executors pinned to every core leave a server on this machine no core of its own: the scheduler
+    // cannot move a pinned executor out of its way. Measured with a local redis-server on 2 cores,
+    // `--threads 2 -P 64` ran about 40% slower pinned than unpinned. So when the server is local and no
+    // `--cpus` was given, executors that would take every core are left to the scheduler.
+    if cpus.is_none() && server_is_local && threads >= cores.len() {
+        let warning = (threads > cores.len()).then(|| {
+            format!(
+                "{threads} threads on {} usable cores: executors share cores (not pinned, so the server on this machine gets its share)",
+                cores.len()
+            )
+        });
+        return (vec![None; threads], warning);
+    }
+    let warning = (threads > cores.len()).then(|| {
+        format!(
+            "{threads} threads on {} usable cores: executors are pinned round-robin and share cores",
+            cores.len()
+        )
+    });
+    (
+        (0..threads).map(|i| Some(cores[i % cores.len()])).collect(),
+        warning,
+    )
+}
+
+/// Splits `total` into `parts` shares that differ by at most one.
+pub fn split(total: u64, parts: usize) -> Vec<u64> {
+    let parts = parts as u64;
+    (0..parts)
+        .map(|i| total / parts + u64::from(i < total % parts))
+        .collect()
+}
+
+/// Everything one shard needs; sent to its executor thread.
+pub(crate) struct ShardPlan {
+    pub(crate) cfg: Arc<Config>,
+    pub(crate) test: TestSpec,
+    pub(crate) index: usize,
+    pub(crate) clients: usize,
+    /// Global index of this shard's first connection (open-loop schedules are staggered by it).
+    pub(crate) first_client: usize,
+    pub(crate) requests: u64,
+    pub(crate) duration: Option<Duration>,
+    pub(crate) gate: Arc<StartGate>,
+    pub(crate) control: RunControl,
+    pub(crate) live: Arc<LiveCounters>,
+    pub(crate) error_clock: Arc<AtomicU64>,
+    pub(crate) epoch: Instant,
+}
+
+/// Lets every shard start sending at the same moment, or none: a shard that cannot start
+/// (its executor failed, or its connections did) opens the gate with `abort` set.
+#[derive(Debug, Default)]
+pub(crate) struct StartGate {
+    ready: AtomicUsize,
+    pub(crate) abort: AtomicBool,
+}
+
+impl StartGate {
+    pub(crate) async fn wait(&self, shards: usize) -> bool {
+        self.ready.fetch_add(1, Ordering::AcqRel);
+        loop {
+            if self.abort.load(Ordering::Acquire) {
+                return false;
+            }
+            if self.ready.load(Ordering::Acquire) >= shards {
+                return true;
+            }
+            glommio::timer::sleep(Duration::from_millis(1)).await;
+        }
+    }
+}
+
+/// Marks the gate aborted when dropped before the shard reached it (its executor never ran, or failed).
+pub(crate) struct GateGuard {
+    gate: Arc<StartGate>,
+    pub(crate) passed: bool,
+}
+
+impl Drop for GateGuard {
+    fn drop(&mut self) {
+        if !self.passed {
+            self.gate.abort.store(true, Ordering::Release);
+        }
+    }
+}
+
+/// How much one test (or its warmup) runs: `requests` in total, or for `duration` when set.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    pub requests: u64,
+    pub duration: Option<Duration>,
+}
+
+/// A shard's state, shared by its connection tasks on one thread.
+pub(crate) struct ShardState {
+    pub(crate) remaining: Cell<u64>,
+    pub(crate) stats: RefCell<ShardStats>,
+    pub(crate) latency_sum_ns: Cell<u64>,
+    /// Per-second histograms, only with `--hdr-out`.
+    pub(crate) intervals: RefCell<Option<IntervalRecorder>>,
+    /// When this shard stops claiming requests (`--duration`); checked on the shard's own clock.
+    pub(crate) deadline: Option<Instant>,
+}
+
+impl ShardState {
+    /// Records `n` replies that arrived at `now`, each `lat_ns` after its reference time. With
+    /// `--hdr-out`, a second that ended before `now` is cut into its interval first.
+    pub(crate) fn record(&self, now: Instant, lat_ns: u64, n: u64) {
+        let mut st = self.stats.borrow_mut();
+        if let Some(rec) = self.intervals.borrow_mut().as_mut()
+            && rec.due(now)
+        {
+            rec.cut_until(now, &st.hist);
+        }
+        st.hist.saturating_record_n(lat_ns.max(1), n);
+        st.completed += n;
+        st.end = Some(now);
+        self.latency_sum_ns
+            .set(self.latency_sum_ns.get() + lat_ns * n);
+    }
+
+    /// Takes up to `want` requests from the shard's share.
+    pub(crate) fn claim(&self, want: usize) -> usize {
+        let rem = self.remaining.get();
+        let k = rem.min(want as u64);
+        self.remaining.set(rem - k);
+        k as usize
+    }
+}
+
+/// Why a test could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Conn(#[from] ConnError),
+    #[error("{0}")]
+    Executor(String),
+}
+
+/// Words an executor start failure the way a user can act on it.
+fn executor_error(e: glommio::GlommioError<()>) -> EngineError {
+    let text = e.to_string();
+    let lower = text.to_lowercase();
+    EngineError::Executor(if lower.contains("memlock") {
+        format!(
+            "could not start an executor: the locked-memory limit (RLIMIT_MEMLOCK) is too low for io_uring: {text}; raise it with `ulimit -l 512` or more (or in /etc/security/limits.conf)"
+        )
+    } else if lower.contains("function not implemented")
+        || lower.contains("operation not permitted")
+    {
+        format!(
+            "could not start an executor: io_uring is not available here ({text}); a container's seccomp profile or an old kernel blocks it"
+        )
+    } else {
+        format!("could not start an executor: {text}")
+    })
+}
+
+/// Runs one test on `cfg.threads` executors; `on_tick` is called about every 250 ms with the live totals
+/// (completed, latency sum in ns) while it runs.
+pub fn run_test(
+    cfg: &Arc<Config>,
+    test: &TestSpec,
+    requests: u64,
+    control: &RunControl,
+    on_tick: impl FnMut(u64, u64),
+) -> Result<ShardStats, EngineError> {
+    let budget = Budget {
+        requests: if cfg.shape.duration.is_some() {
+            u64::MAX
+        } else {
+            requests
+        },
+        duration: cfg.shape.duration,
+    };
+    run_phase(cfg, test, budget, control, on_tick)
+}
+
+/// Runs one test, or one warmup, with an explicit budget.
+pub fn run_phase(
+    cfg: &Arc<Config>,
+    test: &TestSpec,
+    budget: Budget,
+    control: &RunControl,
+    mut on_tick: impl FnMut(u64, u64),
+) -> Result<ShardStats, EngineError> {
+    let requests = budget.requests;
+    // A shard with no connection could not send its share, so there are never more shards than connections.
+    let shards = cfg.threads.min(cfg.clients);
+    let (cores, _) = plan_cores(shards, cfg.cpus.as_deref(), cfg.target.is_local());
+    let need = crate::engine::ring::request_memory(cfg, test, shards);
+    if let Some(total) = crate::engine::ring::total_memory()
+        && need > total / 2
+    {
+        return Err(EngineError::Executor(format!(
+            "{}: -d {} with -P {} and -c {} needs {:.1} GB of request buffers, more than half of this machine's {:.1} GB; lower -c, -P or -d",
+            test.title,
+            cfg.data_size,
+            cfg.pipeline,
+            cfg.clients,
+            need as f64 / 1e9,
+            total as f64 / 1e9
+        )));
+    }
+    let base_rss = crate::stats::ClientMemory::start();
+    let clients = split(cfg.clients as u64, shards);
+    let shares = split(requests, shards);
+    let gate = Arc::new(StartGate::default());
+    let error_clock = Arc::new(AtomicU64::new(0));
+    let first_error: Arc<Mutex<Option<ConnError>>> = Arc::new(Mutex::new(None));
+    let epoch = Instant::now();
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let mut handles = Vec::with_capacity(shards);
+    let mut lives = Vec::with_capacity(shards);
+    for (i, core) in cores.iter().enumerate() {
+        let live = Arc::new(LiveCounters::default());
+        lives.push(live.clone());
+        let plan = ShardPlan {
+            cfg: cfg.clone(),
+            test: test.clone(),
+            index: i,
+            clients: clients[i] as usize,
+            first_client: clients[..i].iter().sum::<u64>() as usize,
+            requests: shares[i],
+            duration: budget.duration,
+            gate: gate.clone(),
+            control: control.clone(),
+            live,
+            error_clock: error_clock.clone(),
+            epoch,
+        };
+        let placement = match core {
+            Some(c) => Placement::Fixed(*c),
+            None => Placement::Unbound,
+        };
+        let done = done_tx.clone();
+        let first = first_error.clone();
+        let guard = GateGuard {
+            gate: gate.clone(),
+            passed: false,
+        };
+        let handle = LocalExecutorBuilder::new(placement)
+            .name(&format!("ringbench-{i}"))
+            .io_memory(IO_MEMORY)
+            .spawn(move || async move {
+                let r = run_shard(plan, guard).await;
+                if let Err(e) = &r {
+                    let mut f = first.lock().unwrap_or_else(|p| p.into_inner());
+                    if f.is_none() {
+                        *f = Some(e.clone());
+                    }
+                }
+                let _ = done.send(());
+                r
+            })
+            .map_err(executor_error);
+        match handle {
+            Ok(h) => handles.push(h),
+            Err(e) => {
+                gate.abort.store(true, Ordering::Release);
+                for h in handles {
+                    let _ = h.join();
+                }
+                return Err(e);
+            }
+        }
+    }
+    drop(done_tx);
+    let mut finished = 0;
+    // One extra tick as soon as every connection is open (the server view samples its clients then).
+    let mut opened = false;
+    let mut next_tick = Instant::now() + Duration::from_millis(250);
+    while finished < handles.len() {
+        let wait = if opened {
+            next_tick.saturating_duration_since(Instant::now())
+        } else {
+            Duration::from_millis(2)
+        };
+        match done_rx.recv_timeout(wait) {
+            Ok(()) => finished += 1,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                let open_now = !opened && gate.ready.load(Ordering::Acquire) >= shards;
+                opened |= open_now;
+                if !open_now && Instant::now() < next_tick {
+                    continue;
+                }
+                next_tick = Instant::now() + Duration::from_millis(250);
+                let (c, l) = lives
+                    .iter()
+                    .map(|l| l.read())
+                    .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+                on_tick(c, l);
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    let mut merged = ShardStats::new(cfg.precision);
+    let mut start_failure = None;
+    for h in handles {
+        match h.join() {
+            Ok(Ok(s)) => merged.merge(&s),
+            Ok(Err(_)) => {}
+            Err(e) => start_failure = start_failure.or(Some(executor_error(e))),
+        }
+    }
+    if let Some(e) = start_failure {
+        return Err(e);
+    }
+    merged.client_memory = crate::stats::ClientMemory::finish(base_rss, cfg.clients);
+    if let Some(e) = first_error.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        return Err(e.into());
+    }
+    Ok(merged)
+}
+
+async fn connect_and_setup(
+    cfg: &Config,
+    setup: &[u8],
+    names: &[&'static str],
+) -> Result<Stream, ConnError> {
+    let mut s = net::connect(&cfg.target, cfg.tls.as_ref(), cfg.connect_timeout).await?;
+    net::run_setup(
+        &mut s,
+        setup,
+        names,
+        &cfg.target.display(),
+        cfg.connect_timeout,
+    )
+    .await?;
+    Ok(s)
+}
+
+async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, ConnError> {
+    if plan.cfg.cluster {
+        return crate::engine::cluster::run_shard(plan, guard).await;
+    }
+    let cfg = plan.cfg.clone();
+    let (setup, names) = net::encode_setup(&cfg.setup);
+    let setup = Rc::new(setup);
+    let names = Rc::new(names);
+
+    // Phase 1: open this shard's connections (neither counted nor timed). They are driven by the
+    // executor's ring; only `-I` (which sends nothing) keeps glommio's streams.
+    let on_ring = !cfg.idle;
+    let mut sockets = Vec::new();
+    let mut failure = None;
+    if on_ring {
+        sockets.reserve_exact(plan.clients);
+        for _ in 0..plan.clients {
+            match crate::engine::ring::connect(&cfg) {
+                Ok(s) => sockets.push(s),
+                Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
+            }
+        }
+    }
+    let connecting: Vec<_> = (0..if on_ring { 0 } else { plan.clients })
+        .map(|_| {
+            let cfg = cfg.clone();
+            let setup = setup.clone();
+            let names = names.clone();
+            glommio::spawn_local(async move { connect_and_setup(&cfg, &setup, &names).await })
+        })
+        .collect();
+    let mut streams = Vec::with_capacity(connecting.len());
+    for t in connecting {
+        match t.await {
+            Ok(s) => streams.push(s),
+            Err(e) => failure = failure.or(Some(e)),
+        }
+    }
+    if failure.is_some() {
+        plan.gate.abort.store(true, Ordering::Release);
+    }
+    // Phase 2: every shard starts sending at the same moment, or none does.
+    let shards = cfg.threads.min(cfg.clients);
+    let go = plan.gate.wait(shards).await;
+    guard.passed = true;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    if !go {
+        return Ok(ShardStats::new(cfg.precision));
+    }
+
+    if cfg.idle {
+        crate::engine::idle::hold(&plan, streams).await?;
+        return Ok(ShardStats::new(cfg.precision));
+    }
+
+    // Phase 3: drive the connections.
+    let cpu_start = thread_cpu_seconds();
+    let began = Instant::now();
+    let mut stats = ShardStats::new(cfg.precision);
+    stats.start = Some(began);
+    crate::engine::schedule::prepare_stats(&mut stats, &cfg, &plan.test);
+    let intervals = cfg
+        .hdr_out
+        .is_some()
+        .then(|| IntervalRecorder::new(began, &stats.hist));
+    let state = Rc::new(ShardState {
+        remaining: Cell::new(plan.requests),
+        stats: RefCell::new(stats),
+        latency_sum_ns: Cell::new(0),
+        intervals: RefCell::new(intervals),
+        deadline: plan.duration.map(|d| began + d),
+    });
+    let composer = crate::engine::schedule::composer_for(&cfg, &plan.test);
+    let io = match crate::engine::ring::Driver::new(&plan, &state, sockets, composer, began, shards)
+    {
+        Ok(mut driver) => {
+            driver.run();
+            driver.mode().describe()
+        }
+        Err(e) => {
+            return Err(ConnError::Lost {
+                addr: cfg.target.display(),
+                reason: format!("could not set up the executor's io_uring: {e}"),
+            });
+        }
+    };
+    Ok(finish_shard(&plan, &state, cpu_start, began, io))
+}
+
+/// A shard's figures once its connections are done: requests left unsent, the last interval, and
+/// the executor's CPU time.
+fn finish_shard(
+    plan: &ShardPlan,
+    state: &ShardState,
+    cpu_start: (f64, f64),
+    began: Instant,
+    io: &'static str,
+) -> ShardStats {
+    let mut stats = state.stats.borrow().clone();
+    // Every connection gave up (or a signal stopped the run) while requests were left: never sent.
+    // (With --duration there is no count to fall short of.)
+    if state.deadline.is_none() {
+        stats.not_sent += state.remaining.get();
+    }
+    // Elapsed is wall time: a test that ended in a stall (server lost, reconnects) took that long too.
+    stats.end = Some(Instant::now());
+    if let Some(rec) = state.intervals.borrow_mut().take() {
+        stats.interval_logs.push(rec.finish(&stats.hist));
+    }
+    let cpu_end = thread_cpu_seconds();
+    stats.executors.push(ExecutorStats {
+        index: plan.index,
+        requests: stats.completed,
+        errors: stats.errors,
+        failed: stats.failed,
+        cpu_user_s: (cpu_end.0 - cpu_start.0).max(0.0),
+        cpu_sys_s: (cpu_end.1 - cpu_start.1).max(0.0),
+        wall_s: began.elapsed().as_secs_f64(),
+        io,
+    });
+    stats
+}
+
+/// Counts an error reply, keeps the first one's text, and prints it with `-e` (at most once a second).
+pub(crate) fn note_error(state: &ShardState, plan: &ShardPlan, raw: &[u8]) {
+    let mut st = state.stats.borrow_mut();
+    st.errors += 1;
+    st.count_error_kind(raw);
+    let text = || {
+        String::from_utf8_lossy(raw)
+            .trim_start_matches(['-', '!'])
+            .trim_end()
+            .to_string()
+    };
+    if st.first_error.is_none() {
+        st.first_error = Some(text());
+    }
+    if plan.cfg.show_errors {
+        let now_ms = plan.epoch.elapsed().as_millis() as u64 + 1000;
+        let last = plan.error_clock.load(Ordering::Relaxed);
+        if now_ms >= last + 1000
+            && plan
+                .error_clock
+                .compare_exchange(last, now_ms, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            eprintln!("Error from server: {}", text());
+        }
+    }
+}
+
+/// Sleeps until Unix time `t`, waking early when the run is stopped. Returns false when stopped.
+pub fn wait_until(t: f64, control: &RunControl) -> bool {
+    loop {
+        if control.stopped() {
+            return false;
+        }
+        let left = t - crate::config::start_at::unix_now();
+        if left <= 0.0 {
+            return true;
+        }
+        // Short naps keep Ctrl+C responsive; the last one lands on the moment itself.
+        std::thread::sleep(Duration::from_secs_f64(left.min(0.05)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn waits_until_the_moment() {
+        let t = crate::config::start_at::unix_now() + 0.2;
+        assert!(wait_until(t, &RunControl::default()));
+        assert!(crate::config::start_at::unix_now() >= t);
+    }
+
+    use super::*;
+
+    #[test]
+    fn split_is_exact() {
+        assert_eq!(split(10, 3), [4, 3, 3]);
+        assert_eq!(split(30000, 2).iter().sum::<u64>(), 30000);
+        assert_eq!(split(1, 2), [1, 0]);
+    }
+
+    #[test]
+    fn bounded_stays_in_range() {
+        use crate::workload::keys::bounded;
+        assert_eq!(bounded(u64::MAX, 1000), 999);
+        assert_eq!(bounded(0, 1000), 0);
+        assert_eq!(bounded(u64::MAX / 2, 1000), 499);
+    }
+
+    #[test]
+    fn more_threads_than_cores_are_pinned_round_robin() {
+        let (cores, warning) = plan_cores(64, None, false);
+        assert_eq!(cores.len(), 64);
+        assert!(cores.iter().all(|c| c.is_some()));
+        assert!(warning.is_some() || std::thread::available_parallelism().unwrap().get() >= 64);
+    }
+
+    #[test]
+    fn executors_taking_every_core_are_not_pinned_next_to_a_local_server() {
+        let n = crate::config::cpus::usable_cores().len();
+        let (cores, _) = plan_cores(n, None, true);
+        assert!(cores.iter().all(|c| c.is_none()));
+        let (cores, _) = plan_cores(n, None, false);
+        assert!(cores.iter().all(|c| c.is_some()));
+        let first = crate::config::cpus::usable_cores()[0];
+        let (cores, _) = plan_cores(n, Some(&[first]), true);
+        assert!(
+            cores.iter().all(|c| *c == Some(first)),
+            "--cpus always pins"
+        );
+        if n > 1 {
+            let (cores, _) = plan_cores(n - 1, None, true);
+            assert!(
+                cores.iter().all(|c| c.is_some()),
+                "a core stays free for the server"
+            );
+        }
+    }
+}

@@ -1,0 +1,1378 @@
+//! The data path of one executor on its own io_uring: every connection's sends and receives are
+//! queued as SQEs and leave with one `io_uring_enter` per turn of the loop, which also waits for
+//! completions. Receives are multishot into a provided buffer ring shared by the executor's
+//! connections; the reply scanner reads each buffer in place and gives it back at once.
+//!
+//! One per-connection state machine serves the closed loop (fixed-layout requests patched in place,
+//! or composed requests), the open loop (`--rps`, paced by the wait's deadline, not by a timer per
+//! sleep), `-k 0`, `--timeout` and reconnects, over TCP and unix sockets.
+
+use crate::config::Config;
+use crate::engine::schedule::Pacing;
+use crate::engine::{RECONNECT_BACKOFF_MS, ShardPlan, ShardState, note_error};
+use crate::net::ConnError;
+use crate::net::control::ControlClient;
+use crate::protocol::resp::{ProtocolError, ReplyScanner, Scanned};
+use crate::workload::PipelineBuffer;
+use crate::workload::compose::Composer;
+use crate::workload::keys::KeyGen;
+use io_uring::types::{BufRingEntry, Fd, Fixed, SubmitArgs, Timespec};
+use io_uring::{IoUring, cqueue, opcode, squeue};
+use rand::SeedableRng;
+use rand::rngs::SmallRng;
+use std::cell::Cell;
+use std::collections::VecDeque;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::time::{Duration, Instant};
+
+/// Provided receive buffers per executor, and the size of each. They are shared by all of the
+/// executor's connections, so memory does not grow with `-c`.
+const RECV_BUFFERS: u16 = 512;
+const RECV_BUFFER_SIZE: usize = 4096;
+/// The buffer group id of the executor's receive buffers.
+const BGID: u16 = 7;
+/// The longest the loop waits in the kernel before it looks at the stop flag and the clocks again.
+const MAX_WAIT: Duration = Duration::from_millis(10);
+
+const OP_RECV: u64 = 1;
+const OP_SEND: u64 = 2;
+
+/// How the ring of an executor was set up: the best the kernel accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RingMode {
+    /// `SINGLE_ISSUER | DEFER_TASKRUN`: completions are posted only when the executor waits for them.
+    Deferred,
+    /// `COOP_TASKRUN`: no interrupt per completion, but completions run on any kernel entry.
+    Cooperative,
+    /// A plain ring (kernel older than 5.19 for these flags).
+    Plain,
+}
+
+impl RingMode {
+    /// The ring's set-up flags as the header and the JSON name them.
+    pub fn describe(self) -> &'static str {
+        match self {
+            RingMode::Deferred => "io_uring SINGLE_ISSUER|DEFER_TASKRUN",
+            RingMode::Cooperative => "io_uring COOP_TASKRUN",
+            RingMode::Plain => "io_uring (plain)",
+        }
+    }
+}
+
+/// Why the engine cannot run on this kernel, worded with the fix.
+#[derive(Debug, thiserror::Error)]
+pub enum RingError {
+    #[error(
+        "io_uring is not available: {reason}; ringbench needs Linux 6.0 or later with io_uring enabled (sysctl kernel.io_uring_disabled=0, and a container seccomp profile that allows io_uring_setup)"
+    )]
+    Unavailable { reason: String },
+    #[error("io_uring on this kernel lacks {what} (needs Linux 6.0 or later): {reason}")]
+    Missing { what: &'static str, reason: String },
+}
+
+/// Creates a ring with the best flags the kernel accepts.
+fn build(entries: u32) -> io::Result<(IoUring, RingMode)> {
+    let cq = entries.saturating_mul(4).max(256);
+    if let Ok(r) = IoUring::builder()
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .setup_submit_all()
+        .setup_cqsize(cq)
+        .build(entries)
+    {
+        return Ok((r, RingMode::Deferred));
+    }
+    if let Ok(r) = IoUring::builder()
+        .setup_coop_taskrun()
+        .setup_submit_all()
+        .setup_cqsize(cq)
+        .build(entries)
+    {
+        return Ok((r, RingMode::Cooperative));
+    }
+    IoUring::builder()
+        .setup_cqsize(cq)
+        .build(entries)
+        .map(|r| (r, RingMode::Plain))
+}
+
+/// Checks once, before any test, that the kernel has what the engine uses: a ring, provided buffer
+/// rings and multishot receive. Returns the ring mode executors will get.
+pub fn probe() -> Result<RingMode, RingError> {
+    let (ring, mode) = build(8).map_err(|e| RingError::Unavailable {
+        reason: reason_of(&e),
+    })?;
+    let mut probe = io_uring::Probe::new();
+    ring.submitter()
+        .register_probe(&mut probe)
+        .map_err(|e| RingError::Missing {
+            what: "opcode probing",
+            reason: reason_of(&e),
+        })?;
+    if !probe.is_supported(opcode::RecvMulti::CODE) || !probe.is_supported(opcode::Send::CODE) {
+        return Err(RingError::Missing {
+            what: "send and receive operations",
+            reason: "not supported".into(),
+        });
+    }
+    BufRing::new(&ring, 8, 64).map_err(|e| RingError::Missing {
+        what: "provided buffer rings",
+        reason: reason_of(&e),
+    })?;
+    Ok(mode)
+}
+
+fn reason_of(e: &io::Error) -> String {
+    match e.raw_os_error() {
+        Some(libc::ENOSYS) => "the kernel has no io_uring (ENOSYS)".into(),
+        Some(libc::EPERM) => {
+            let sysctl = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
+                .map(|s| format!(" (kernel.io_uring_disabled = {})", s.trim()))
+                .unwrap_or_default();
+            format!("io_uring_setup was refused (EPERM){sysctl}")
+        }
+        Some(libc::ENOMEM) => "not enough locked memory for the ring (raise `ulimit -l`)".into(),
+        _ => e.to_string(),
+    }
+}
+
+/// The executor's provided receive buffers: a ring of buffer descriptors the kernel takes from and
+/// the executor gives back to.
+struct BufRing {
+    entries: *mut BufRingEntry,
+    ring_bytes: usize,
+    count: u16,
+    tail: u16,
+    size: usize,
+    memory: Vec<u8>,
+}
+
+impl BufRing {
+    fn new(ring: &IoUring, count: u16, size: usize) -> io::Result<BufRing> {
+        let ring_bytes = count as usize * std::mem::size_of::<BufRingEntry>();
+        // SAFETY: an anonymous private mapping; checked for failure below.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                ring_bytes,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let mut br = BufRing {
+            entries: ptr.cast(),
+            ring_bytes,
+            count,
+            tail: 0,
+            size,
+            memory: vec![0u8; count as usize * size],
+        };
+        // SAFETY: the mapping is page aligned, `count` entries long, and outlives the registration
+        // (it is unmapped in Drop, after the ring that uses it is dropped by the caller's order).
+        unsafe {
+            ring.submitter()
+                .register_buf_ring_with_flags(ptr as u64, count, BGID, 0)?;
+        }
+        for bid in 0..count {
+            br.give_back(bid);
+        }
+        br.publish();
+        Ok(br)
+    }
+
+    /// The bytes the kernel put in buffer `bid`.
+    fn data(&self, bid: u16, len: usize) -> &[u8] {
+        let at = bid as usize * self.size;
+        &self.memory[at..at + len]
+    }
+
+    /// Puts buffer `bid` back at the tail; the kernel sees it after [`Self::publish`].
+    fn give_back(&mut self, bid: u16) {
+        let slot = (self.tail & (self.count - 1)) as usize;
+        // SAFETY: `slot` < `count`, within the mapping.
+        let e = unsafe { &mut *self.entries.add(slot) };
+        e.set_addr(self.memory.as_ptr() as u64 + (bid as usize * self.size) as u64);
+        e.set_len(self.size as u32);
+        e.set_bid(bid);
+        self.tail = self.tail.wrapping_add(1);
+    }
+
+    fn publish(&self) {
+        // SAFETY: the tail field of the first entry, as the kernel's ABI defines it.
+        let tail = unsafe { &*(BufRingEntry::tail(self.entries).cast::<AtomicU16>()) };
+        tail.store(self.tail, Ordering::Release);
+    }
+}
+
+impl Drop for BufRing {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `new`.
+        unsafe { libc::munmap(self.entries.cast(), self.ring_bytes) };
+    }
+}
+
+/// Finds reply boundaries in receive buffers read in place. Only a line cut at a buffer's end (a
+/// few bytes, or an error reply's text) is copied, so the next buffer can complete it.
+#[derive(Debug, Default)]
+pub struct InPlaceScanner {
+    scanner: ReplyScanner,
+    carry: Vec<u8>,
+}
+
+impl InPlaceScanner {
+    /// Scans `data`, calling `on_reply` with each whole reply's kind and (for a simple error) its line.
+    pub fn feed(
+        &mut self,
+        mut data: &[u8],
+        mut on_reply: impl FnMut(Scanned, &[u8]),
+    ) -> Result<(), ProtocolError> {
+        // First finish a line that an earlier buffer cut.
+        while !self.carry.is_empty() {
+            if data.is_empty() {
+                return Ok(());
+            }
+            let take = memchr::memchr(b'\n', data).map_or(data.len(), |i| i + 1);
+            self.carry.extend_from_slice(&data[..take]);
+            data = &data[take..];
+            let mut at = 0;
+            loop {
+                let (used, ev) = self.scanner.scan(&self.carry[at..])?;
+                if let Some(ev) = ev {
+                    on_reply(ev, &self.carry[at..at + used]);
+                }
+                at += used;
+                if used == 0 || at == self.carry.len() {
+                    break;
+                }
+            }
+            self.carry.drain(..at);
+        }
+        let mut pos = 0;
+        while pos < data.len() {
+            let (used, ev) = self.scanner.scan(&data[pos..])?;
+            if let Some(ev) = ev {
+                on_reply(ev, &data[pos..pos + used]);
+            }
+            if used == 0 {
+                self.carry.extend_from_slice(&data[pos..]);
+                break;
+            }
+            pos += used;
+        }
+        Ok(())
+    }
+
+    /// Forgets a broken connection's partial reply.
+    pub fn reset(&mut self) {
+        self.scanner = ReplyScanner::new();
+        self.carry = Vec::new();
+    }
+}
+
+/// A request waiting for its reply (composed requests and the open loop).
+#[derive(Debug, Clone, Copy)]
+struct Flight {
+    intended: Instant,
+    sent: Instant,
+    kind: usize,
+}
+
+/// What fills a connection's send buffer.
+enum Requests {
+    /// Fixed-layout requests, patched in place.
+    Fixed(PipelineBuffer),
+    /// Requests without placeholders: the same bytes for every connection, one buffer per executor.
+    Shared(Rc<PipelineBuffer>),
+    /// One request composed at a time (varying values, mixes, the open loop).
+    Composed(Arc<Composer>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Connected and driven.
+    Live,
+    /// Shut down after a failure or at `-k 0`; waits for its last completions before reconnecting.
+    Draining,
+    /// Waiting to connect again (attempt `attempt` of the backoff, at `retry_at`).
+    Reconnecting,
+    /// Finished (or could not reconnect).
+    Done,
+}
+
+/// One connection's state.
+struct Conn {
+    fd: Option<OwnedFd>,
+    /// Bumped on every reconnect, so completions of an earlier socket are recognised and ignored.
+    generation: u16,
+    phase: Phase,
+    recv_armed: bool,
+    send_pending: bool,
+    /// Send buffer and the part of it still to go.
+    out: Vec<u8>,
+    out_len: usize,
+    out_at: usize,
+    requests: Requests,
+    /// Fixed closed loop: replies still due from the current batch, sent at `batch_sent`.
+    due: usize,
+    batch_sent: Instant,
+    /// Composed requests and the open loop: one entry per request waiting for its reply.
+    flights: VecDeque<Flight>,
+    reader: InPlaceScanner,
+    keys: KeyGen,
+    rng: SmallRng,
+    pacing: Option<Pacing>,
+    seq: u64,
+    next_due: Option<Instant>,
+    done_sending: bool,
+    was_full: bool,
+    /// When the connection last sent or received (for `--timeout`).
+    last_progress: Instant,
+    /// Set while the connection waits in the ready list.
+    queued: bool,
+    /// Set when the connection is drained because of `-k 0` (not a failure).
+    renew: bool,
+    /// Set until the connection's first reply: only then can an error be the server refusing it.
+    fresh: bool,
+    /// Set when the server refused the connection; it is not tried again.
+    refused: bool,
+    /// The TLS session, when the run uses TLS: requests are sealed into its buffer before they
+    /// are sent, and receive buffers are opened into the executor's plaintext buffer.
+    tls: Option<Box<TlsSession>>,
+    /// Reconnect attempts made since the connection was lost, and when the next one is due.
+    attempt: usize,
+    retry_at: Instant,
+}
+
+impl Conn {
+    fn waiting(&self) -> usize {
+        self.due + self.flights.len()
+    }
+}
+
+fn user_data(conn: usize, generation: u16, op: u64) -> u64 {
+    ((conn as u64) << 32) | ((generation as u64) << 8) | op
+}
+
+/// One executor's ring and its connections, driven until the shard's share is done or the run stops.
+pub(crate) struct Driver<'a> {
+    ring: IoUring,
+    mode: RingMode,
+    /// True when the sockets are registered files.
+    fixed: bool,
+    bufs: BufRing,
+    conns: Vec<Conn>,
+    ready: VecDeque<usize>,
+    plan: &'a ShardPlan,
+    state: &'a ShardState,
+    cfg: &'a Config,
+    addr: String,
+    turn: Rc<Cell<u64>>,
+    mixed: bool,
+    /// Plaintext of the receive buffer being scanned, under TLS.
+    plain: Vec<u8>,
+    /// Connections finished, and waiting to reconnect.
+    done: usize,
+    reconnecting: usize,
+}
+
+impl<'a> Driver<'a> {
+    /// Takes over `socks` (connected, set up) for this shard.
+    pub(crate) fn new(
+        plan: &'a ShardPlan,
+        state: &'a ShardState,
+        socks: Vec<Socket>,
+        composer: Option<Arc<Composer>>,
+        began: Instant,
+        shards: usize,
+    ) -> io::Result<Driver<'a>> {
+        let cfg = &*plan.cfg;
+        let entries = (socks.len() * 2 + 16).next_power_of_two().clamp(64, 4096) as u32;
+        let (ring, mode) = build(entries)?;
+        let bufs = BufRing::new(&ring, RECV_BUFFERS, RECV_BUFFER_SIZE)?;
+        // Sockets are registered files (slot i = connection i), so no operation looks its file up;
+        // a kernel that refuses the table gets plain descriptors.
+        let fds: Vec<i32> = socks.iter().map(|(fd, _)| fd.as_raw_fd()).collect();
+        let fixed = ring.submitter().register_files(&fds).is_ok();
+        let cursor = Rc::new(Cell::new(0u64));
+        let depth = cfg.pipeline;
+        let mixed = composer.as_ref().is_some_and(|c| c.variants().len() > 1);
+        let shared = (composer.is_none() && !plan.test.template.has_placeholders())
+            .then(|| Rc::new(PipelineBuffer::new(&plan.test.template, depth)));
+        let conns = socks
+            .into_iter()
+            .enumerate()
+            .map(|(i, (fd, tls))| {
+                let seed = crate::workload::keys::connection_seed(cfg.seed, plan.index, i);
+                let (requests, out, flights) = match &composer {
+                    Some(c) => (
+                        Requests::Composed(c.clone()),
+                        Vec::with_capacity(depth * c.max_request_len()),
+                        VecDeque::with_capacity(depth),
+                    ),
+                    None => (
+                        match &shared {
+                            Some(b) => Requests::Shared(b.clone()),
+                            None => {
+                                Requests::Fixed(PipelineBuffer::new(&plan.test.template, depth))
+                            }
+                        },
+                        Vec::new(),
+                        VecDeque::new(),
+                    ),
+                };
+                let pacing = cfg
+                    .shape
+                    .rps
+                    .map(|rps| Pacing::new(began, plan.first_client + i, cfg.clients, rps));
+                Conn {
+                    fd: Some(fd),
+                    generation: 0,
+                    phase: Phase::Live,
+                    recv_armed: false,
+                    send_pending: false,
+                    out,
+                    out_len: 0,
+                    out_at: 0,
+                    requests,
+                    due: 0,
+                    batch_sent: began,
+                    flights,
+                    reader: InPlaceScanner::default(),
+                    keys: KeyGen::new(
+                        cfg.shape.distribution,
+                        cfg.keyspace.unwrap_or(1),
+                        plan.index,
+                        shards,
+                        &cursor,
+                    ),
+                    rng: SmallRng::seed_from_u64(seed),
+                    next_due: pacing.map(|p| p.intended(0)),
+                    pacing,
+                    seq: 0,
+                    done_sending: false,
+                    was_full: false,
+                    last_progress: began,
+                    queued: false,
+                    renew: false,
+                    attempt: 0,
+                    retry_at: began,
+                    fresh: true,
+                    refused: false,
+                    tls: tls.map(TlsSession::new),
+                }
+            })
+            .collect::<Vec<_>>();
+        Ok(Driver {
+            ring,
+            mode,
+            fixed,
+            bufs,
+            ready: (0..conns.len()).collect(),
+            conns,
+            plan,
+            state,
+            cfg,
+            addr: cfg.target.display(),
+            turn: Rc::new(Cell::new(0)),
+            mixed,
+            plain: Vec::new(),
+            done: 0,
+            reconnecting: 0,
+        })
+    }
+
+    /// How this executor's ring was set up.
+    pub(crate) fn mode(&self) -> RingMode {
+        self.mode
+    }
+
+    fn push(&mut self, sqe: squeue::Entry) {
+        // SAFETY: every buffer an SQE points at lives in a connection that is not dropped or
+        // reallocated while the operation is in flight (`send_pending`).
+        while unsafe { self.ring.submission().push(&sqe) }.is_err() {
+            let _ = self.ring.submit();
+        }
+    }
+
+    fn arm_recv(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        let Some(fd) = c.fd.as_ref() else { return };
+        let sqe = if self.fixed {
+            opcode::RecvMulti::new(Fixed(i as u32), BGID).build()
+        } else {
+            opcode::RecvMulti::new(Fd(fd.as_raw_fd()), BGID).build()
+        }
+        .user_data(user_data(i, c.generation, OP_RECV));
+        c.recv_armed = true;
+        self.push(sqe);
+    }
+
+    fn send_rest(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        let Some(fd) = c.fd.as_ref() else { return };
+        let ptr = match (&c.tls, &c.requests) {
+            (Some(t), _) => t.sealed.as_ptr(),
+            (None, Requests::Fixed(p)) => p.buffer().as_ptr(),
+            (None, Requests::Shared(p)) => p.buffer().as_ptr(),
+            (None, Requests::Composed(_)) => c.out.as_ptr(),
+        };
+        let rest = c.out_len - c.out_at;
+        // SAFETY: the bytes live in the connection's own buffers (see `push`).
+        let at = unsafe { ptr.add(c.out_at) };
+        let sqe = if self.fixed {
+            opcode::Send::new(Fixed(i as u32), at, rest as u32).build()
+        } else {
+            opcode::Send::new(Fd(fd.as_raw_fd()), at, rest as u32).build()
+        }
+        .user_data(user_data(i, c.generation, OP_SEND));
+        c.send_pending = true;
+        self.push(sqe);
+    }
+
+    /// Queues what connection `i` has to send now: a closed-loop batch, or the open loop's due requests.
+    fn fill(&mut self, i: usize, now: Instant) {
+        let depth = self.cfg.pipeline;
+        let state = self.state;
+        let c = &mut self.conns[i];
+        if c.phase != Phase::Live || c.send_pending || c.done_sending {
+            return;
+        }
+        let past_deadline = |t: Instant| state.deadline.is_some_and(|d| t >= d);
+        let mut k = 0usize;
+        match c.pacing {
+            None => {
+                if c.waiting() > 0 {
+                    return;
+                }
+                let n = if past_deadline(now) {
+                    0
+                } else {
+                    state.claim(depth)
+                };
+                if n == 0 {
+                    c.done_sending = true;
+                    self.finish_if_idle(i);
+                    return;
+                }
+                match &mut c.requests {
+                    Requests::Fixed(p) => {
+                        let (keys, rng) = (&mut c.keys, &mut c.rng);
+                        c.out_len = p.fill(n, || keys.next(rng)).len();
+                        c.due = n;
+                        c.batch_sent = now;
+                    }
+                    Requests::Shared(p) => {
+                        c.out_len = n * p.request_len();
+                        c.due = n;
+                        c.batch_sent = now;
+                    }
+                    Requests::Composed(comp) => {
+                        c.out.clear();
+                        for _ in 0..n {
+                            let kind =
+                                comp.write_request(&mut c.out, &mut c.keys, &mut c.rng, &self.turn);
+                            c.flights.push_back(Flight {
+                                intended: now,
+                                sent: now,
+                                kind,
+                            });
+                        }
+                    }
+                }
+                k = n;
+            }
+            Some(p) => {
+                let Requests::Composed(comp) = &c.requests else {
+                    return;
+                };
+                c.out.clear();
+                while c.flights.len() < depth {
+                    let due = c.next_due.unwrap_or(now);
+                    if past_deadline(due) || past_deadline(now) {
+                        c.done_sending = true;
+                        break;
+                    }
+                    if due > now {
+                        break;
+                    }
+                    if state.claim(1) == 0 {
+                        c.done_sending = true;
+                        break;
+                    }
+                    if now.duration_since(due) > crate::engine::schedule::LATE {
+                        let mut st = state.stats.borrow_mut();
+                        if c.was_full {
+                            st.late_full += 1;
+                        } else {
+                            st.late_free += 1;
+                        }
+                    }
+                    let kind = comp.write_request(&mut c.out, &mut c.keys, &mut c.rng, &self.turn);
+                    c.flights.push_back(Flight {
+                        intended: due,
+                        sent: now,
+                        kind,
+                    });
+                    k += 1;
+                    c.seq += 1;
+                    c.next_due = Some(p.intended(c.seq));
+                }
+                if c.flights.len() >= depth && c.next_due.is_some_and(|d| d <= now) {
+                    c.was_full = true;
+                }
+                if k > 0 {
+                    c.was_full = false;
+                }
+            }
+        }
+        if k == 0 {
+            self.finish_if_idle(i);
+            return;
+        }
+        c.out_at = 0;
+        if let Requests::Composed(_) = c.requests {
+            c.out_len = c.out.len();
+        }
+        if c.waiting() == k {
+            c.last_progress = now;
+        }
+        if let Some(t) = c.tls.as_mut() {
+            let plain = match &c.requests {
+                Requests::Fixed(p) => &p.buffer()[..c.out_len],
+                Requests::Shared(p) => &p.buffer()[..c.out_len],
+                Requests::Composed(_) => &c.out[..],
+            };
+            match t.seal(plain) {
+                Ok(n) => c.out_len = n,
+                Err(e) => {
+                    let e = self.tls_lost(e);
+                    self.lose(i, &e);
+                    return;
+                }
+            }
+        }
+        self.send_rest(i);
+    }
+
+    fn tls_lost(&self, reason: String) -> ConnError {
+        ConnError::Tls {
+            addr: self.addr.clone(),
+            reason,
+        }
+    }
+
+    /// Fails what connection `i` had in flight and shuts it down; it reconnects once its last
+    /// completions are in.
+    fn lose(&mut self, i: usize, e: &ConnError) {
+        let c = &mut self.conns[i];
+        if c.phase != Phase::Live {
+            return;
+        }
+        let lost = c.waiting() as u64;
+        c.due = 0;
+        c.flights.clear();
+        {
+            let mut st = self.state.stats.borrow_mut();
+            st.failed += lost;
+            if matches!(e, ConnError::Timeout { .. }) {
+                st.timed_out += lost;
+            }
+            st.note_conn_error(&e.to_string());
+        }
+        self.shut(i);
+    }
+
+    fn shut(&mut self, i: usize) {
+        self.set_phase(i, Phase::Draining);
+        let c = &mut self.conns[i];
+        if let Some(fd) = &c.fd {
+            // SAFETY: shutting down our own socket; its pending operations then complete.
+            unsafe { libc::shutdown(fd.as_raw_fd(), libc::SHUT_RDWR) };
+        }
+        self.maybe_reconnect(i);
+    }
+
+    /// A drained connection (no operation left in the kernel) is replaced by a new one, or ends.
+    fn maybe_reconnect(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        if c.phase != Phase::Draining || c.recv_armed || c.send_pending {
+            return;
+        }
+        c.fd = None;
+        c.reader.reset();
+        c.generation = c.generation.wrapping_add(1);
+        if self.fixed {
+            // Drop the table's reference too, so the socket really closes.
+            let _ = self.ring.submitter().register_files_update(i as u32, &[-1]);
+        }
+        let c = &mut self.conns[i];
+        let renew = std::mem::take(&mut c.renew);
+        let finished =
+            c.refused || c.waiting() == 0 && (c.done_sending || self.state.remaining.get() == 0);
+        if finished || self.plan.control.stopped() {
+            self.set_phase(i, Phase::Done);
+            return;
+        }
+        // `-k 0` connects again at once; a lost connection first waits the first backoff step.
+        c.attempt = 0;
+        c.retry_at = if renew {
+            Instant::now()
+        } else {
+            Instant::now() + Duration::from_millis(RECONNECT_BACKOFF_MS[0])
+        };
+        self.set_phase(i, Phase::Reconnecting);
+    }
+
+    /// Moves connection `i` to `phase`, keeping the counts the loop reads instead of scanning.
+    fn set_phase(&mut self, i: usize, phase: Phase) {
+        let old = std::mem::replace(&mut self.conns[i].phase, phase);
+        if old == phase {
+            return;
+        }
+        match old {
+            Phase::Done => self.done -= 1,
+            Phase::Reconnecting => self.reconnecting -= 1,
+            _ => {}
+        }
+        match phase {
+            Phase::Done => self.done += 1,
+            Phase::Reconnecting => self.reconnecting += 1,
+            _ => {}
+        }
+    }
+
+    /// Tries the connections whose reconnect is due; each failure waits the next backoff step, and
+    /// after the last the connection gives up. All of an executor's connections back off side by
+    /// side, so a server that died ends the run within the backoff's total.
+    fn retry_connects(&mut self, now: Instant) {
+        if self.reconnecting == 0 {
+            return;
+        }
+        for i in 0..self.conns.len() {
+            let c = &self.conns[i];
+            if c.phase != Phase::Reconnecting || c.retry_at > now {
+                continue;
+            }
+            if self.plan.control.stopped() {
+                self.set_phase(i, Phase::Done);
+                continue;
+            }
+            match connect(self.cfg) {
+                Ok((fd, tls)) => {
+                    if self.fixed {
+                        let raw = fd.as_raw_fd();
+                        if self
+                            .ring
+                            .submitter()
+                            .register_files_update(i as u32, &[raw])
+                            .is_err()
+                        {
+                            // The slot cannot take the new socket: this connection ends.
+                            self.set_phase(i, Phase::Done);
+                            continue;
+                        }
+                    }
+                    let c = &mut self.conns[i];
+                    c.fd = Some(fd);
+                    c.tls = tls.map(TlsSession::new);
+                    c.fresh = true;
+                    c.last_progress = Instant::now();
+                    self.set_phase(i, Phase::Live);
+                    self.arm_recv(i);
+                    self.make_ready(i);
+                }
+                Err(e) => {
+                    let setup_refused = matches!(e, ConnError::Setup { .. });
+                    if self.conns[i].attempt == 0 {
+                        self.state
+                            .stats
+                            .borrow_mut()
+                            .note_conn_error(&e.to_string());
+                    }
+                    let c = &mut self.conns[i];
+                    c.attempt += 1;
+                    match RECONNECT_BACKOFF_MS.get(c.attempt) {
+                        Some(ms) if !setup_refused => {
+                            c.retry_at = Instant::now() + Duration::from_millis(*ms);
+                        }
+                        _ => self.set_phase(i, Phase::Done),
+                    }
+                }
+            }
+        }
+    }
+
+    fn make_ready(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        if !c.queued {
+            c.queued = true;
+            self.ready.push_back(i);
+        }
+    }
+
+    /// Handles one receive completion of connection `i`.
+    fn on_recv(&mut self, i: usize, res: i32, flags: u32, now: Instant) {
+        let more = cqueue::more(flags);
+        if let Some(bid) = cqueue::buffer_select(flags) {
+            if res > 0 && self.conns[i].phase == Phase::Live {
+                self.scan(i, bid, res as usize, now);
+            }
+            self.bufs.give_back(bid);
+        }
+        let c = &mut self.conns[i];
+        if !more {
+            c.recv_armed = false;
+        }
+        if c.phase != Phase::Live {
+            if !more {
+                self.maybe_reconnect(i);
+            }
+            return;
+        }
+        match res {
+            0 => self.lose(i, &self.closed()),
+            // The executor's buffers ran out: they were given back above, so receive again.
+            r if r == -libc::ENOBUFS && !more => {
+                self.bufs.publish();
+                self.arm_recv(i);
+            }
+            r if r == -libc::ENOBUFS => {}
+            r if r < 0 => {
+                let e = self.io_lost(-r);
+                self.lose(i, &e)
+            }
+            _ if !more => self.arm_recv(i),
+            _ => {}
+        }
+    }
+
+    fn closed(&self) -> ConnError {
+        ConnError::Lost {
+            addr: self.addr.clone(),
+            reason: "closed by the server".into(),
+        }
+    }
+
+    fn io_lost(&self, errno: i32) -> ConnError {
+        ConnError::Lost {
+            addr: self.addr.clone(),
+            reason: io::Error::from_raw_os_error(errno).to_string(),
+        }
+    }
+
+    /// Scans `len` bytes of buffer `bid` for connection `i`'s replies.
+    fn scan(&mut self, i: usize, bid: u16, len: usize, now: Instant) {
+        let (state, plan, mixed) = (self.state, self.plan, self.mixed);
+        let mut data = self.bufs.data(bid, len);
+        let c = &mut self.conns[i];
+        let mut closed = false;
+        if let Some(t) = c.tls.as_mut() {
+            match t.open(data, &mut self.plain) {
+                Ok(eof) => closed = eof,
+                Err(reason) => {
+                    let e = self.tls_lost(reason);
+                    self.lose(i, &e);
+                    return;
+                }
+            }
+            data = &self.plain;
+        }
+        let (reader, flights, due, batch_sent) =
+            (&mut c.reader, &mut c.flights, &mut c.due, c.batch_sent);
+        let mut batch = 0u64;
+        let mut extra = false;
+        let mut refused: Option<String> = None;
+        let fresh = c.fresh;
+        let scanned = reader.feed(data, |ev, raw| {
+            let Scanned::Reply { error } = ev else {
+                return;
+            };
+            if refused.is_some() {
+                return;
+            }
+            // A server that refuses a connection (maxclients, protected mode) says so before it
+            // reads anything: that line answers no request.
+            if error && fresh && batch == 0 && is_refusal(raw) {
+                let mut text = error_text(raw);
+                if text.starts_with("ERR max number of clients") {
+                    text.push_str(
+                        " (the server's maxclients is below -c: raise it with CONFIG SET maxclients)",
+                    );
+                }
+                refused = Some(text);
+                return;
+            }
+            if *due > 0 {
+                *due -= 1;
+                batch += 1;
+                if error {
+                    note_error(state, plan, raw);
+                }
+                return;
+            }
+            let Some(f) = flights.pop_front() else {
+                extra = true;
+                return;
+            };
+            if error {
+                note_error(state, plan, raw);
+            }
+            let lat = now.saturating_duration_since(f.intended).as_nanos() as u64;
+            state.record(now, lat, 1);
+            let mut st = state.stats.borrow_mut();
+            if let Some(svc) = st.service.as_mut() {
+                let service = now.saturating_duration_since(f.sent).as_nanos() as u64;
+                svc.saturating_record(service.max(1));
+            }
+            if mixed && let Some(part) = st.parts.get_mut(f.kind) {
+                part.hist.saturating_record(lat.max(1));
+                part.completed += 1;
+                part.errors += u64::from(error);
+            }
+        });
+        if batch > 0 {
+            let lat = now.saturating_duration_since(batch_sent).as_nanos() as u64;
+            state.record(now, lat, batch);
+        }
+        c.last_progress = now;
+        c.fresh = false;
+        if let Some(message) = refused {
+            c.refused = true;
+            let e = ConnError::Refused(message);
+            self.lose(i, &e);
+            return;
+        }
+        if let Err(e) = scanned {
+            let e = ConnError::Protocol(format!("{}: {e}", self.addr));
+            self.lose(i, &e);
+            return;
+        }
+        if extra {
+            let e = ConnError::Protocol(format!(
+                "{}: the server sent more replies than requests",
+                self.addr
+            ));
+            self.lose(i, &e);
+            return;
+        }
+        if closed {
+            self.lose(i, &self.closed());
+            return;
+        }
+        self.after_progress(i);
+    }
+
+    /// After replies or a finished send: a connection with nothing in flight sends again (closed
+    /// loop), or with `-k 0` gets a new connection first; one whose share is done is closed.
+    fn after_progress(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        if c.phase != Phase::Live || c.send_pending {
+            return;
+        }
+        if c.waiting() > 0 {
+            return;
+        }
+        if c.done_sending {
+            self.finish_if_idle(i);
+            return;
+        }
+        if !self.cfg.keepalive && c.pacing.is_none() {
+            c.renew = true;
+            self.shut(i);
+            return;
+        }
+        self.make_ready(i);
+    }
+
+    /// Closes a connection that will send no more and waits for nothing.
+    fn finish_if_idle(&mut self, i: usize) {
+        let c = &self.conns[i];
+        if c.phase == Phase::Live && c.done_sending && c.waiting() == 0 && !c.send_pending {
+            self.shut(i);
+        }
+    }
+
+    fn on_send(&mut self, i: usize, res: i32) {
+        let c = &mut self.conns[i];
+        c.send_pending = false;
+        if c.phase != Phase::Live {
+            self.maybe_reconnect(i);
+            return;
+        }
+        if res < 0 {
+            let e = self.io_lost(-res);
+            self.lose(i, &e);
+            return;
+        }
+        c.out_at += res as usize;
+        if c.out_at < c.out_len {
+            self.send_rest(i);
+            return;
+        }
+        self.after_progress(i);
+    }
+
+    /// Fails connections that waited longer than `--timeout` for a reply.
+    fn check_timeouts(&mut self, now: Instant, timeout: Duration) {
+        for i in 0..self.conns.len() {
+            let c = &self.conns[i];
+            if c.phase == Phase::Live
+                && c.waiting() > 0
+                && now.saturating_duration_since(c.last_progress) > timeout
+            {
+                let e = ConnError::Timeout {
+                    addr: self.addr.clone(),
+                    ms: timeout.as_millis(),
+                };
+                self.lose(i, &e);
+            }
+        }
+    }
+
+    /// Runs until every connection is done or the run is stopped.
+    pub(crate) fn run(&mut self) {
+        for i in 0..self.conns.len() {
+            self.arm_recv(i);
+        }
+        let timeout = self.cfg.timeout;
+        let open_loop = self.cfg.shape.rps.is_some();
+        let mut next_timeout_check = Instant::now();
+        let mut cq = Vec::with_capacity(256);
+        while !self.plan.control.stopped() {
+            let now = Instant::now();
+            if self.state.deadline.is_some_and(|d| now >= d) {
+                // --duration is over: requests already sent may still answer.
+                for i in 0..self.conns.len() {
+                    self.conns[i].done_sending = true;
+                    self.finish_if_idle(i);
+                }
+            }
+            self.retry_connects(now);
+            // Queue every due send.
+            if open_loop {
+                for i in 0..self.conns.len() {
+                    self.fill(i, now);
+                }
+            } else {
+                while let Some(i) = self.ready.pop_front() {
+                    self.conns[i].queued = false;
+                    self.fill(i, now);
+                }
+            }
+            if self.done == self.conns.len() {
+                break;
+            }
+            // Wait for at least one completion, or until the next request is due.
+            let mut wait = MAX_WAIT;
+            if open_loop {
+                let depth = self.cfg.pipeline;
+                if let Some(d) = self
+                    .conns
+                    .iter()
+                    .filter(|c| {
+                        c.phase == Phase::Live && !c.done_sending && c.flights.len() < depth
+                    })
+                    .filter_map(|c| c.next_due)
+                    .min()
+                {
+                    wait = wait.min(d.saturating_duration_since(now));
+                }
+            }
+            if let Some(t) = timeout {
+                wait = wait.min(t);
+            }
+            if self.reconnecting > 0
+                && let Some(r) = self
+                    .conns
+                    .iter()
+                    .filter(|c| c.phase == Phase::Reconnecting)
+                    .map(|c| c.retry_at)
+                    .min()
+            {
+                wait = wait.min(r.saturating_duration_since(now));
+            }
+            if let Some(d) = self.state.deadline {
+                wait = wait.min(
+                    d.saturating_duration_since(now)
+                        .max(Duration::from_micros(50)),
+                );
+            }
+            if let Err(e) = self.submit_and_wait(wait) {
+                let err = ConnError::Lost {
+                    addr: self.addr.clone(),
+                    reason: format!("io_uring_enter failed: {e}"),
+                };
+                for i in 0..self.conns.len() {
+                    self.lose(i, &err);
+                }
+                break;
+            }
+            let now = Instant::now();
+            self.reap(&mut cq, now);
+            self.plan.live.publish(
+                self.state.stats.borrow().completed,
+                self.state.latency_sum_ns.get(),
+            );
+            if let Some(t) = timeout
+                && now >= next_timeout_check
+            {
+                self.check_timeouts(now, t);
+                // A tenth of the timeout, between 1 and 10 ms: a late reply is caught within that,
+                // and the sweep over the connections stays rare with many of them.
+                next_timeout_check =
+                    now + (t / 10).clamp(Duration::from_millis(1), Duration::from_millis(10));
+            }
+        }
+        // Requests still in flight when the loop ends failed, unless the run was stopped on purpose
+        // (a signal, or the end of --duration).
+        let left: u64 = self.conns.iter().map(|c| c.waiting() as u64).sum();
+        if left > 0 && !self.plan.control.stopped() && self.state.deadline.is_none() {
+            self.state.stats.borrow_mut().failed += left;
+        }
+        self.drain(&mut cq);
+    }
+
+    /// Submits what is queued and waits up to `wait` for a completion.
+    fn submit_and_wait(&mut self, wait: Duration) -> io::Result<()> {
+        let ts = Timespec::new()
+            .sec(wait.as_secs())
+            .nsec(wait.subsec_nanos());
+        let args = SubmitArgs::new().timespec(&ts);
+        match self.ring.submitter().submit_with_args(1, &args) {
+            Ok(_) => Ok(()),
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ETIME | libc::EINTR | libc::EBUSY)
+                ) =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Handles every completion posted, then gives the scanned buffers back to the kernel.
+    fn reap(&mut self, cq: &mut Vec<(u64, i32, u32)>, now: Instant) {
+        cq.extend(
+            self.ring
+                .completion()
+                .map(|e| (e.user_data(), e.result(), e.flags())),
+        );
+        for &(ud, res, flags) in cq.iter() {
+            let i = (ud >> 32) as usize;
+            let generation = ((ud >> 8) & 0xffff) as u16;
+            let stale = self.conns[i].generation != generation;
+            match (ud & 0xff, stale) {
+                (OP_RECV, true) => {
+                    if let Some(bid) = cqueue::buffer_select(flags) {
+                        self.bufs.give_back(bid);
+                    }
+                }
+                (OP_RECV, false) => self.on_recv(i, res, flags, now),
+                (OP_SEND, false) => self.on_send(i, res),
+                _ => {}
+            }
+        }
+        cq.clear();
+        self.bufs.publish();
+    }
+
+    /// Shuts every connection down and waits (briefly) for the kernel to finish with their buffers.
+    fn drain(&mut self, cq: &mut Vec<(u64, i32, u32)>) {
+        for i in 0..self.conns.len() {
+            let c = &mut self.conns[i];
+            c.done_sending = true;
+            if let Some(fd) = &c.fd {
+                // SAFETY: our own socket; pending operations on it complete.
+                unsafe { libc::shutdown(fd.as_raw_fd(), libc::SHUT_RDWR) };
+            }
+            if c.phase == Phase::Live {
+                self.set_phase(i, Phase::Draining);
+            }
+        }
+        let until = Instant::now() + Duration::from_millis(500);
+        while self.conns.iter().any(|c| c.recv_armed || c.send_pending) && Instant::now() < until {
+            if self.submit_and_wait(Duration::from_millis(10)).is_err() {
+                break;
+            }
+            self.reap(cq, Instant::now());
+        }
+    }
+}
+
+/// The request buffer memory a test needs over all executors: one buffer of `-P` requests per
+/// connection, or per executor when every connection sends the same bytes.
+pub(crate) fn request_memory(cfg: &Config, test: &crate::workload::TestSpec, shards: usize) -> u64 {
+    let depth = cfg.pipeline as u64;
+    match crate::engine::schedule::composer_for(cfg, test) {
+        Some(c) => cfg.clients as u64 * depth * c.max_request_len() as u64,
+        None if test.template.has_placeholders() => {
+            cfg.clients as u64 * depth * test.template.bytes().len() as u64
+        }
+        None => shards as u64 * depth * test.template.bytes().len() as u64,
+    }
+}
+
+/// This machine's memory in bytes, from /proc/meminfo.
+pub(crate) fn total_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// True for the error a server sends instead of serving a connection it will close.
+fn is_refusal(raw: &[u8]) -> bool {
+    raw.starts_with(b"-ERR max number of clients reached") || raw.starts_with(b"-DENIED ")
+}
+
+/// An error reply's text without its type byte and line end.
+fn error_text(raw: &[u8]) -> String {
+    String::from_utf8_lossy(raw)
+        .trim_start_matches(['-', '!'])
+        .trim_end()
+        .to_string()
+}
+
+/// A connected, set-up socket, with its TLS session when the run uses TLS.
+pub(crate) type Socket = (OwnedFd, Option<rustls::ClientConnection>);
+
+/// Opens one connection to the server (TLS handshake included) and runs the setup commands on it
+/// (blocking; set-up only).
+pub(crate) fn connect(cfg: &Config) -> Result<Socket, ConnError> {
+    ControlClient::connect(
+        &cfg.target,
+        cfg.tls.as_ref(),
+        &cfg.setup,
+        cfg.connect_timeout,
+    )?
+    .into_socket()
+}
+
+/// A connection's TLS session fed from and into the ring's buffers.
+struct TlsSession {
+    conn: rustls::ClientConnection,
+    /// Records to send; the ring sends from here.
+    sealed: Vec<u8>,
+}
+
+impl TlsSession {
+    fn new(conn: rustls::ClientConnection) -> Box<TlsSession> {
+        Box::new(TlsSession {
+            conn,
+            sealed: Vec::new(),
+        })
+    }
+
+    /// Encrypts `plain` (and anything else rustls has to send) into [`Self::sealed`]; returns its length.
+    fn seal(&mut self, plain: &[u8]) -> Result<usize, String> {
+        use std::io::Write;
+        self.conn
+            .writer()
+            .write_all(plain)
+            .map_err(|e| e.to_string())?;
+        self.sealed.clear();
+        while self.conn.wants_write() {
+            self.conn
+                .write_tls(&mut self.sealed)
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(self.sealed.len())
+    }
+
+    /// Decrypts the records in `data` into `plain` (replacing its contents); true when the server
+    /// closed the session.
+    fn open(&mut self, mut data: &[u8], plain: &mut Vec<u8>) -> Result<bool, String> {
+        use std::io::Read;
+        plain.clear();
+        let mut closed = false;
+        while !data.is_empty() {
+            self.conn.read_tls(&mut data).map_err(|e| e.to_string())?;
+            self.conn
+                .process_new_packets()
+                .map_err(|e| crate::net::tls::describe(&e, None))?;
+            loop {
+                let at = plain.len();
+                if plain.capacity() - at < 4096 {
+                    plain.reserve(16 * 1024);
+                }
+                plain.resize(plain.capacity(), 0);
+                match self.conn.reader().read(&mut plain[at..]) {
+                    Ok(0) => {
+                        plain.truncate(at);
+                        closed = true;
+                        break;
+                    }
+                    Ok(n) => plain.truncate(at + n),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        plain.truncate(at);
+                        break;
+                    }
+                    Err(e) => return Err(e.to_string()),
+                }
+            }
+        }
+        Ok(closed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn replies(chunks: &[&[u8]]) -> Vec<(Scanned, Vec<u8>)> {
+        let mut s = InPlaceScanner::default();
+        let mut seen = Vec::new();
+        for c in chunks {
+            s.feed(c, |ev, raw| seen.push((ev, raw.to_vec()))).unwrap();
+        }
+        seen
+    }
+
+    #[test]
+    fn replies_cut_anywhere_are_found_once() {
+        let stream: &[u8] =
+            b"+OK\r\n$5\r\nhello\r\n-ERR a long error line\r\n:7\r\n*2\r\n$1\r\na\r\n:1\r\n";
+        let whole = replies(&[stream]);
+        assert_eq!(whole.len(), 5);
+        for cut in 0..stream.len() {
+            for cut2 in cut..stream.len() {
+                let got = replies(&[&stream[..cut], &stream[cut..cut2], &stream[cut2..]]);
+                assert_eq!(got.len(), 5, "cut at {cut} and {cut2}");
+                assert_eq!(got[2].0, Scanned::Reply { error: true });
+                assert_eq!(
+                    got[2].1, b"-ERR a long error line\r\n",
+                    "cut at {cut} and {cut2}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn byte_by_byte() {
+        let stream: &[u8] = b"-ERR x\r\n+PONG\r\n>2\r\n+a\r\n+b\r\n$3\r\nabc\r\n";
+        let chunks: Vec<&[u8]> = stream.chunks(1).collect();
+        let got = replies(&chunks);
+        let kinds: Vec<Scanned> = got.iter().map(|g| g.0).collect();
+        assert_eq!(
+            kinds,
+            [
+                Scanned::Reply { error: true },
+                Scanned::Reply { error: false },
+                Scanned::Push,
+                Scanned::Reply { error: false }
+            ]
+        );
+        assert_eq!(got[0].1, b"-ERR x\r\n");
+    }
+}

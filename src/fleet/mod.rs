@@ -1,0 +1,541 @@
+//! `ringbench fleet kubernetes [flags of a run] --pods N`: prints a Kubernetes Indexed Job whose N pods run
+//! one shard each of the run the flags describe, all starting at one moment, and the commands to run it and
+//! to collect the merged result.
+//!
+//! Nothing here talks to a cluster: the manifest goes to `kubectl apply`, and the pods' result documents
+//! (`--json -`, so each pod's log is its result) come back through `kubectl logs ... | ringbench merge -`.
+//! Every scalar is written as a JSON string or number, which YAML reads as the same value.
+
+use crate::cli::Cli;
+use crate::config::shard::MAX_SHARDS;
+use crate::config::{Config, ConfigError, UsageError};
+use std::ffi::OsString;
+use std::fmt::Write as _;
+use std::io::Write;
+use std::process::ExitCode;
+
+/// Default seconds between rendering the manifest and the pods' common start.
+pub const DEFAULT_LEAD: f64 = 60.0;
+
+/// What `fleet kubernetes` was asked for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobSpec {
+    pub pods: u64,
+    pub image: String,
+    pub name: String,
+    pub namespace: Option<String>,
+    pub memory: String,
+    /// `--auth-secret NAME[:KEY]`: the password comes from this Secret's key, as `REDISCLI_AUTH`.
+    pub auth_secret: Option<(String, String)>,
+    /// Cores each pod asks for: its executors (`--threads`, 1 without).
+    pub cpus: u64,
+    /// The common start, Unix seconds.
+    pub start_at: f64,
+    /// The run's flags as given (without the fleet's own).
+    pub run_args: Vec<String>,
+}
+
+const HELP: &str = "\
+Print a Kubernetes Indexed Job that runs one benchmark as N pods, each its shard of the whole.
+
+Usage: ringbench fleet kubernetes [FLAGS OF A RUN] --pods N [--image IMAGE] [--lead SECONDS] [--name NAME]
+                                  [--namespace NS] [--memory QUANTITY]
+
+  --pods N            pods (client machines) to split the run over; each runs --shards N with its index
+                      from JOB_COMPLETION_INDEX, on its own node (pod anti-affinity)
+  --image IMAGE       container image whose PATH has ringbench (default: ringbench:VERSION; none is built)
+  --lead SECONDS      the pods start this long after rendering (default: 60); apply the manifest before
+  --name NAME         the Job's name (default: ringbench-START)
+  --namespace NS      the Job's namespace (default: kubectl's)
+  --memory QUANTITY   memory each pod asks for (default: 512Mi); cores follow --threads
+  --auth-secret NAME[:KEY]
+                      the server's password, from key KEY (default: password) of Secret NAME, given to the
+                      pods as REDISCLI_AUTH (-a and passwords in -u are refused: they would be in the Job)
+
+The flags of the run are ringbench's usual ones; -n, --rps and -c are totals that the pods share.
+The server's address must be given (-h, -u or -s) as the pods see it. Every pod prints its result as
+JSON (--json -), so its log is its result: the commands to run and collect are printed at the top.
+";
+
+fn usage(msg: impl Into<String>) -> UsageError {
+    UsageError(msg.into())
+}
+
+/// Runs `ringbench fleet ...` (`args` are the words after `fleet`).
+pub fn dispatch(args: &[OsString], out: &mut dyn Write, now: f64) -> ExitCode {
+    let args: Vec<String> = match args.iter().map(|a| a.to_str().map(String::from)).collect() {
+        Some(a) => a,
+        None => {
+            eprintln!("ringbench fleet: an argument is not valid UTF-8");
+            return ExitCode::from(2);
+        }
+    };
+    match args.first().map(String::as_str) {
+        Some("kubernetes") => {}
+        Some("--help") | None => {
+            let _ = out.write_all(HELP.as_bytes());
+            return ExitCode::SUCCESS;
+        }
+        Some(other) => {
+            eprintln!(
+                "ringbench fleet: invalid value '{other}' for the engine: the one supported is 'kubernetes' (Ansible: see deploy/ansible/)"
+            );
+            return ExitCode::from(2);
+        }
+    }
+    if args[1..].iter().any(|a| a == "--help") {
+        let _ = out.write_all(HELP.as_bytes());
+        return ExitCode::SUCCESS;
+    }
+    match JobSpec::from_args(&args[1..], now) {
+        Ok(spec) => match out
+            .write_all(spec.render().as_bytes())
+            .and_then(|_| out.flush())
+        {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("ringbench fleet: could not write the manifest: {e}");
+                ExitCode::from(1)
+            }
+        },
+        Err(e) => {
+            eprintln!("ringbench fleet: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// True for a DNS-1123 label (what a Job's name must be), leaving room for the pods' suffixes.
+fn dns_label(s: &str, max: usize) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.len() <= max
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        && b[0] != b'-'
+        && b[b.len() - 1] != b'-'
+}
+
+/// A Kubernetes quantity such as `512Mi`, `2G` or `1000000`.
+fn quantity(s: &str) -> bool {
+    let digits = s.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let suffix = &s[digits.len()..];
+    !digits.is_empty()
+        && digits.parse::<f64>().is_ok_and(|v| v > 0.0)
+        && ["", "Ki", "Mi", "Gi", "Ti", "k", "M", "G", "T"].contains(&suffix)
+}
+
+impl JobSpec {
+    /// Splits the fleet's own flags from the run's, and checks both (the run's as shard N-1 of N would).
+    pub fn from_args(args: &[String], now: f64) -> Result<JobSpec, UsageError> {
+        let mut pods = None;
+        let mut image = None;
+        let mut lead = None;
+        let mut name = None;
+        let mut namespace = None;
+        let mut memory = None;
+        let mut auth_secret = None;
+        let mut run_args = Vec::new();
+        let mut it = args.iter();
+        let mut options_ended = false;
+        while let Some(a) = it.next() {
+            if options_ended {
+                run_args.push(a.clone());
+                continue;
+            }
+            if a == "--" {
+                options_ended = true;
+                run_args.push(a.clone());
+                continue;
+            }
+            let (flag, inline) = match a.split_once('=') {
+                Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
+                _ => (a.as_str(), None),
+            };
+            let slot = match flag {
+                "--pods" => &mut pods,
+                "--image" => &mut image,
+                "--lead" => &mut lead,
+                "--name" => &mut name,
+                "--namespace" => &mut namespace,
+                "--memory" => &mut memory,
+                "--auth-secret" => &mut auth_secret,
+                _ => {
+                    run_args.push(a.clone());
+                    continue;
+                }
+            };
+            let v = match inline {
+                Some(v) => v,
+                None => it
+                    .next()
+                    .cloned()
+                    .ok_or_else(|| usage(format!("'{flag}' needs a value")))?,
+            };
+            *slot = Some(v);
+        }
+        let pods_s =
+            pods.ok_or_else(|| usage("'--pods N' is required: how many pods share the run"))?;
+        let pods: u64 = pods_s
+            .parse()
+            .ok()
+            .filter(|p| (1..=MAX_SHARDS).contains(p))
+            .ok_or_else(|| {
+                usage(format!(
+                    "invalid value '{pods_s}' for '--pods': must be a number from 1 to {MAX_SHARDS}"
+                ))
+            })?;
+        let lead = match lead {
+            None => DEFAULT_LEAD,
+            Some(l) => l
+                .parse::<f64>()
+                .ok()
+                .filter(|l| l.is_finite() && *l >= 1.0 && *l <= crate::config::start_at::MAX_AHEAD)
+                .ok_or_else(|| {
+                    usage(format!(
+                        "invalid value '{l}' for '--lead': must be a number of seconds from 1 to {}",
+                        crate::config::start_at::MAX_AHEAD
+                    ))
+                })?,
+        };
+        // Milliseconds are plenty, and keep the value short and exact in text.
+        let start_at = ((now + lead) * 1000.0).round() / 1000.0;
+        let name = name.unwrap_or_else(|| format!("ringbench-{}", start_at as u64));
+        // Pods are named NAME-INDEX-RANDOM and labelled job-name=NAME (at most 63 characters).
+        if !dns_label(&name, 52) {
+            return Err(usage(format!(
+                "invalid value '{name}' for '--name': lower-case letters, digits and '-', at most 52 characters, starting and ending with a letter or digit"
+            )));
+        }
+        if let Some(ns) = &namespace
+            && !dns_label(ns, 63)
+        {
+            return Err(usage(format!(
+                "invalid value '{ns}' for '--namespace': lower-case letters, digits and '-', at most 63 characters"
+            )));
+        }
+        let auth_secret = match auth_secret {
+            None => None,
+            Some(v) => {
+                let (n, k) = v.split_once(':').unwrap_or((v.as_str(), "password"));
+                let key_ok = !k.is_empty()
+                    && k.len() <= 253
+                    && k.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+                if !dns_label(n, 253) || !key_ok {
+                    return Err(usage(format!(
+                        "invalid value '{v}' for '--auth-secret': NAME[:KEY], a Secret's name and one of its keys"
+                    )));
+                }
+                Some((n.to_string(), k.to_string()))
+            }
+        };
+        let memory = memory.unwrap_or_else(|| "512Mi".into());
+        if !quantity(&memory) {
+            return Err(usage(format!(
+                "invalid value '{memory}' for '--memory': a Kubernetes quantity such as 512Mi or 2Gi"
+            )));
+        }
+        let image = image.unwrap_or_else(|| format!("ringbench:{}", env!("CARGO_PKG_VERSION")));
+        if image.is_empty() || image.chars().any(|c| c.is_whitespace()) {
+            return Err(usage(format!(
+                "invalid value '{image}' for '--image': an image reference without spaces"
+            )));
+        }
+        let cpus = check_run(&run_args, pods, auth_secret.is_some())?;
+        Ok(JobSpec {
+            pods,
+            image,
+            name,
+            namespace,
+            memory,
+            auth_secret,
+            cpus,
+            start_at,
+            run_args,
+        })
+    }
+
+    /// The pods' arguments to ringbench: the fleet's flags first (a `--` in the run's flags ends options).
+    pub fn pod_args(&self) -> Vec<String> {
+        let mut a = vec![
+            "--shards".to_string(),
+            self.pods.to_string(),
+            "--start-at".to_string(),
+            format!("{:.3}", self.start_at),
+            "--json".to_string(),
+            "-".to_string(),
+        ];
+        a.extend(self.run_args.iter().cloned());
+        a
+    }
+
+    /// The manifest, with the commands to run and collect it as comments on top.
+    pub fn render(&self) -> String {
+        let q = |s: &str| serde_json::to_string(s).expect("a string serializes");
+        let ns_flag = self
+            .namespace
+            .as_ref()
+            .map(|n| format!(" -n {n}"))
+            .unwrap_or_default();
+        let start = format!("{:.3}", self.start_at);
+        let mut y = String::new();
+        let _ = writeln!(
+            y,
+            "# ringbench fleet kubernetes: {} pods, each one shard of one run, all starting at Unix time {start}.",
+            self.pods
+        );
+        let _ = writeln!(
+            y,
+            "# Run (before that moment: a pod that starts more than {} s late exits with an error):",
+            crate::config::start_at::MAX_LATE
+        );
+        let _ = writeln!(y, "#   kubectl apply{ns_flag} -f THIS_FILE");
+        let _ = writeln!(y, "# Collect (when the Job is complete):");
+        let _ = writeln!(
+            y,
+            "#   kubectl wait{ns_flag} --for=condition=complete --timeout=1h job/{n} && kubectl logs{ns_flag} -l job-name={n} --tail=-1 | ringbench merge -",
+            n = self.name
+        );
+        let _ = writeln!(y, "apiVersion: batch/v1");
+        let _ = writeln!(y, "kind: Job");
+        let _ = writeln!(y, "metadata:");
+        let _ = writeln!(y, "  name: {}", q(&self.name));
+        if let Some(ns) = &self.namespace {
+            let _ = writeln!(y, "  namespace: {}", q(ns));
+        }
+        let _ = writeln!(y, "  labels:");
+        let _ = writeln!(y, "    app.kubernetes.io/name: \"ringbench\"");
+        let _ = writeln!(y, "spec:");
+        let _ = writeln!(y, "  completionMode: Indexed");
+        let _ = writeln!(y, "  completions: {}", self.pods);
+        let _ = writeln!(y, "  parallelism: {}", self.pods);
+        // A retried pod could not make the common start; the run is then incomplete, and merge says so.
+        let _ = writeln!(y, "  backoffLimit: 0");
+        let _ = writeln!(y, "  template:");
+        let _ = writeln!(y, "    metadata:");
+        let _ = writeln!(y, "      labels:");
+        let _ = writeln!(y, "        app.kubernetes.io/name: \"ringbench\"");
+        let _ = writeln!(y, "        ringbench/run: {}", q(&self.name));
+        let _ = writeln!(y, "    spec:");
+        let _ = writeln!(y, "      restartPolicy: Never");
+        let _ = writeln!(y, "      affinity:");
+        let _ = writeln!(y, "        podAntiAffinity:");
+        let _ = writeln!(
+            y,
+            "          requiredDuringSchedulingIgnoredDuringExecution:"
+        );
+        let _ = writeln!(y, "            - labelSelector:");
+        let _ = writeln!(y, "                matchLabels:");
+        let _ = writeln!(y, "                  ringbench/run: {}", q(&self.name));
+        let _ = writeln!(y, "              topologyKey: \"kubernetes.io/hostname\"");
+        let _ = writeln!(y, "      containers:");
+        let _ = writeln!(y, "        - name: \"ringbench\"");
+        let _ = writeln!(y, "          image: {}", q(&self.image));
+        let _ = writeln!(y, "          command: [\"ringbench\"]");
+        let args: Vec<String> = self.pod_args().iter().map(|a| q(a)).collect();
+        let _ = writeln!(y, "          args: [{}]", args.join(", "));
+        if let Some((name, key)) = &self.auth_secret {
+            let _ = writeln!(y, "          env:");
+            let _ = writeln!(y, "            - name: \"REDISCLI_AUTH\"");
+            let _ = writeln!(y, "              valueFrom:");
+            let _ = writeln!(y, "                secretKeyRef:");
+            let _ = writeln!(y, "                  name: {}", q(name));
+            let _ = writeln!(y, "                  key: {}", q(key));
+        }
+        let _ = writeln!(y, "          resources:");
+        // Requests equal to limits, in whole cores: a Guaranteed pod, which a node's static CPU manager
+        // gives cores of its own (the executors pin themselves to the cores they are given).
+        for kind in ["requests", "limits"] {
+            let _ = writeln!(y, "            {kind}:");
+            let _ = writeln!(y, "              cpu: {}", q(&self.cpus.to_string()));
+            let _ = writeln!(y, "              memory: {}", q(&self.memory));
+        }
+        y
+    }
+}
+
+/// Checks the run's flags as the pod with the smallest share will read them; returns the executors per pod.
+fn check_run(run_args: &[String], pods: u64, secret: bool) -> Result<u64, UsageError> {
+    for a in run_args {
+        if a == "--" {
+            break;
+        }
+        let flag = a.split_once('=').map_or(a.as_str(), |(f, _)| f);
+        let refused = match flag {
+            "--shard" | "--shards" | "--start-at" | "--json" => {
+                Some("the fleet sets it for every pod")
+            }
+            "-l" => Some("a looping pod never completes, and its result is never written"),
+            "-I" => Some("an idle pod never completes"),
+            "-x" => Some("a pod has no stdin to read"),
+            "-a" => Some(
+                "the password would be written in the Job (and its warning in every pod's result): use --auth-secret",
+            ),
+            "--hdr-out" | "--plot" => {
+                Some("files written inside a pod are lost with it; merge the results, then plot")
+            }
+            _ => None,
+        };
+        if let Some(why) = refused {
+            return Err(usage(format!(
+                "'{flag}' cannot be given to 'fleet kubernetes': {why}"
+            )));
+        }
+    }
+    let uri_password = run_args
+        .iter()
+        .take_while(|a| *a != "--")
+        .zip(run_args.iter().skip(1))
+        .filter(|(f, _)| *f == "-u")
+        .any(|(_, v)| crate::config::parse_uri(v).is_ok_and(|u| u.password.is_some()));
+    if uri_password {
+        return Err(usage(
+            "'-u' with a password cannot be given to 'fleet kubernetes': the password would be written in the Job (and its warning in every pod's result): use --auth-secret",
+        ));
+    }
+    let target_given = run_args
+        .iter()
+        .take_while(|a| *a != "--")
+        .any(|a| ["-h", "-u", "-s"].iter().any(|f| a.starts_with(f)));
+    if !target_given {
+        return Err(usage(
+            "'fleet kubernetes' needs the server's address as the pods see it: give -h HOST (or -u URI, -s SOCKET)",
+        ));
+    }
+    // The last pod has the smallest share: if it gets some of everything, every pod does.
+    let mut argv = vec![
+        "ringbench".to_string(),
+        "--shard".to_string(),
+        format!("{}/{pods}", pods - 1),
+    ];
+    if secret {
+        // The pods will have a password (REDISCLI_AUTH from the Secret): `--user` is valid with it.
+        argv.extend(["-a".to_string(), "from-the-secret".to_string()]);
+    }
+    argv.extend(run_args.iter().cloned());
+    let cli = Cli::parse_args(argv).map_err(|e| {
+        let text = e.render().to_string();
+        usage(
+            text.lines()
+                .next()
+                .unwrap_or("invalid arguments")
+                .trim_start_matches("error: ")
+                .to_string(),
+        )
+    })?;
+    match Config::from_cli(&cli, &mut std::io::empty()) {
+        // The server's name may resolve only inside the cluster.
+        Ok(_) | Err(ConfigError::Resolve(_)) => {}
+        Err(ConfigError::Usage(u)) => return Err(u),
+    }
+    Ok(cli.threads.unwrap_or(1).max(1) as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(args: &[&str]) -> Result<JobSpec, UsageError> {
+        let a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        JobSpec::from_args(&a, 1_700_000_000.0)
+    }
+
+    #[test]
+    fn renders_an_indexed_job_with_the_shared_start() {
+        let s = spec(&[
+            "-h",
+            "redis",
+            "-n",
+            "1000001",
+            "--pods",
+            "3",
+            "--threads",
+            "2",
+            "--lead",
+            "30",
+            "--image",
+            "reg/rb:1",
+            "-t",
+            "set",
+        ])
+        .unwrap();
+        assert_eq!(s.start_at, 1_700_000_030.0);
+        assert_eq!(s.auth_secret, None);
+        let with_secret = spec(&[
+            "-h",
+            "r",
+            "--user",
+            "bench",
+            "--pods",
+            "2",
+            "--auth-secret",
+            "redis-auth:pass",
+        ])
+        .unwrap();
+        let y = with_secret.render();
+        assert!(
+            y.contains("- name: \"REDISCLI_AUTH\"") && y.contains("key: \"pass\""),
+            "{y}"
+        );
+        assert_eq!(s.cpus, 2);
+        assert_eq!(
+            s.pod_args()[..6],
+            [
+                "--shards",
+                "3",
+                "--start-at",
+                "1700000030.000",
+                "--json",
+                "-"
+            ]
+        );
+        let y = s.render();
+        for want in [
+            "completionMode: Indexed",
+            "completions: 3",
+            "parallelism: 3",
+            "podAntiAffinity:",
+            "image: \"reg/rb:1\"",
+            "cpu: \"2\"",
+            "kubectl logs -l job-name=ringbench-1700000030 --tail=-1 | ringbench merge -",
+            "args: [\"--shards\", \"3\", \"--start-at\", \"1700000030.000\", \"--json\", \"-\", \"-h\", \"redis\"",
+        ] {
+            assert!(y.contains(want), "{want} not in\n{y}");
+        }
+    }
+
+    #[test]
+    fn mistakes_name_the_flag() {
+        for (args, want) in [
+            (vec!["-h", "r"], "'--pods N'"),
+            (vec!["-h", "r", "--pods", "0"], "'--pods'"),
+            (vec!["-h", "r", "--pods", "2", "--lead", "0"], "'--lead'"),
+            (
+                vec!["-h", "r", "--pods", "2", "--name", "Bad_Name"],
+                "'--name'",
+            ),
+            (
+                vec!["-h", "r", "--pods", "2", "--memory", "lots"],
+                "'--memory'",
+            ),
+            (vec!["-h", "r", "--pods", "2", "--json", "x"], "'--json'"),
+            (vec!["-h", "r", "--pods", "2", "-l"], "'-l'"),
+            (vec!["--pods", "2"], "-h HOST"),
+            (vec!["-h", "r", "--pods", "3", "-c", "2"], "'-c'"),
+            (vec!["-h", "r", "--pods", "3", "-n", "2"], "'-n'"),
+            (vec!["-h", "r", "--pods", "2", "-P", "0"], "'-P'"),
+            (vec!["-h", "r", "--pods"], "'--pods' needs a value"),
+            (vec!["-h", "r", "--pods", "2", "-a", "pw"], "'-a'"),
+            (vec!["-u", "redis://:pw@r", "--pods", "2"], "'-u'"),
+            (
+                vec!["-h", "r", "--pods", "2", "--auth-secret", "Bad"],
+                "'--auth-secret'",
+            ),
+            (vec!["-h", "r", "--pods", "2", "--user", "u"], "'--user'"),
+        ] {
+            let e = spec(&args).unwrap_err().0;
+            assert!(e.contains(want), "{args:?}: {e}");
+        }
+    }
+}

@@ -1,0 +1,222 @@
+//! A small blocking client for the control path (CONFIG GET, INFO, topology), never the hot path.
+
+use crate::config::{Setup, Target};
+use crate::net::tls::TlsClient;
+use crate::net::{self, ConnError};
+use crate::protocol::resp::{self, Value};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::os::unix::net::UnixStream;
+use std::time::Duration;
+
+enum Sock {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
+}
+
+impl Sock {
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        match self {
+            Sock::Tcp(s) => s.write_all(buf),
+            Sock::Unix(s) => s.write_all(buf),
+            Sock::Tls(s) => {
+                s.write_all(buf)?;
+                s.flush()
+            }
+        }
+    }
+
+    /// Reads what is there. A signal that interrupts the wait (a socket with a read timeout is not
+    /// restarted after a handler ran) waits again: the handler decides whether the run stops.
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            let r = match self {
+                Sock::Tcp(s) => s.read(buf),
+                Sock::Unix(s) => s.read(buf),
+                Sock::Tls(s) => s.read(buf),
+            };
+            match r {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                other => return other,
+            }
+        }
+    }
+}
+
+/// A blocking connection with setup done.
+pub struct ControlClient {
+    sock: Sock,
+    buf: Vec<u8>,
+    addr: String,
+    tls: Option<TlsClient>,
+    /// The server's error when it refused a command in a way that every command would meet
+    /// (`NOAUTH`, too many clients).
+    pub refused: Option<String>,
+}
+
+/// True for an error reply that the server gives to any command on this connection: authentication
+/// required, or the connection refused for `maxclients`.
+pub fn refuses_everything(msg: &str) -> bool {
+    msg.starts_with("NOAUTH") || msg.starts_with("ERR max number of clients")
+}
+
+impl ControlClient {
+    /// Connects (with a TLS handshake when `tls` is set) and runs the setup commands.
+    pub fn connect(
+        target: &Target,
+        tls: Option<&TlsClient>,
+        setup: &Setup,
+        timeout: Duration,
+    ) -> Result<Self, ConnError> {
+        let addr = target.display();
+        let fail = |e: std::io::Error| ConnError::Connect {
+            addr: addr.clone(),
+            reason: net::io_reason(e),
+        };
+        let sock = match target {
+            Target::Tcp { addr: a, .. } => {
+                let s = TcpStream::connect_timeout(a, timeout).map_err(fail)?;
+                s.set_read_timeout(Some(timeout)).map_err(fail)?;
+                let _ = s.set_nodelay(true);
+                match tls {
+                    None => Sock::Tcp(s),
+                    Some(t) => Sock::Tls(Box::new(handshake(s, t, &addr)?)),
+                }
+            }
+            Target::Unix(p) => {
+                let s = UnixStream::connect(p).map_err(fail)?;
+                s.set_read_timeout(Some(timeout)).map_err(fail)?;
+                Sock::Unix(s)
+            }
+        };
+        let mut c = ControlClient {
+            sock,
+            buf: Vec::new(),
+            addr,
+            tls: tls.cloned(),
+            refused: None,
+        };
+        for (name, args) in net::setup_commands(setup) {
+            let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
+            let v = c.command(&refs)?;
+            net::check_setup_reply(name, &v)?;
+        }
+        Ok(c)
+    }
+
+    /// Sends one command and returns its reply (push messages are skipped).
+    pub fn command(&mut self, args: &[&[u8]]) -> Result<Value, ConnError> {
+        let mut req = Vec::new();
+        resp::encode_command(&mut req, args);
+        let (addr, tls) = (&self.addr, self.tls.as_ref());
+        let lost = |e: std::io::Error| {
+            ConnError::from_io(e, addr, tls, |reason| ConnError::Lost {
+                addr: addr.clone(),
+                reason,
+            })
+        };
+        self.sock.write_all(&req).map_err(lost)?;
+        let mut chunk = [0u8; 16 * 1024];
+        loop {
+            match resp::decode(&self.buf) {
+                Ok(Some((v, used))) => {
+                    self.buf.drain(..used);
+                    if matches!(v, Value::Push(_)) {
+                        continue;
+                    }
+                    return Ok(v);
+                }
+                Ok(None) => {}
+                Err(e) => return Err(ConnError::Protocol(e.to_string())),
+            }
+            let n = self.sock.read(&mut chunk).map_err(lost)?;
+            if n == 0 {
+                return Err(ConnError::Lost {
+                    addr: self.addr.clone(),
+                    reason: "closed by the server".into(),
+                });
+            }
+            self.buf.extend_from_slice(&chunk[..n]);
+        }
+    }
+
+    /// Hands over the socket of a connection whose setup is done (and its TLS session), for the
+    /// engine's ring: blocking, without a read timeout (the ring waits with deadlines of its own).
+    pub fn into_socket(
+        self,
+    ) -> Result<(std::os::fd::OwnedFd, Option<rustls::ClientConnection>), ConnError> {
+        let addr = self.addr;
+        let fail = |e: std::io::Error| ConnError::Connect {
+            addr: addr.clone(),
+            reason: net::io_reason(e),
+        };
+        match self.sock {
+            Sock::Tcp(s) => {
+                s.set_read_timeout(None).map_err(fail)?;
+                Ok((s.into(), None))
+            }
+            Sock::Unix(s) => {
+                s.set_read_timeout(None).map_err(fail)?;
+                Ok((s.into(), None))
+            }
+            Sock::Tls(s) => {
+                let rustls::StreamOwned { conn, sock } = *s;
+                sock.set_read_timeout(None).map_err(fail)?;
+                Ok((sock.into(), Some(conn)))
+            }
+        }
+    }
+
+    /// Changes how long a reply may take (the server view uses short waits so a stalled server cannot
+    /// hold up the run).
+    pub fn set_read_timeout(&mut self, timeout: Duration) {
+        let _ = match &self.sock {
+            Sock::Tcp(s) => s.set_read_timeout(Some(timeout)),
+            Sock::Unix(s) => s.set_read_timeout(Some(timeout)),
+            Sock::Tls(s) => s.sock.set_read_timeout(Some(timeout)),
+        };
+    }
+
+    /// `CONFIG GET name`: the value, or `None` when the server refuses CONFIG or has no such parameter.
+    /// Only a TLS failure is an error: it is how a server that wants a client certificate answers the
+    /// first request under TLS 1.3, and every connection of the run would meet it.
+    pub fn config_get(&mut self, name: &str) -> Result<Option<String>, ConnError> {
+        let reply = match self.command(&[b"CONFIG", b"GET", name.as_bytes()]) {
+            Ok(v) => v,
+            Err(e @ ConnError::Tls { .. }) => return Err(e),
+            Err(_) => return Ok(None),
+        };
+        if let Value::Error(msg) = &reply
+            && refuses_everything(msg)
+        {
+            self.refused.get_or_insert_with(|| msg.clone());
+        }
+        Ok(match reply {
+            Value::Array(items) if items.len() >= 2 => items[1].as_str().map(String::from),
+            Value::Map(pairs) => pairs
+                .first()
+                .and_then(|(_, v)| v.as_str().map(String::from)),
+            _ => None,
+        })
+    }
+}
+
+/// Runs the TLS handshake to the end, so that certificate problems show here rather than on the first command.
+fn handshake(
+    mut sock: TcpStream,
+    t: &TlsClient,
+    addr: &str,
+) -> Result<rustls::StreamOwned<rustls::ClientConnection, TcpStream>, ConnError> {
+    let fail = |reason: String| ConnError::Tls {
+        addr: addr.to_string(),
+        reason,
+    };
+    let mut conn = rustls::ClientConnection::new(t.config.clone(), t.server_name.clone())
+        .map_err(|e| fail(crate::net::tls::describe(&e, Some(t))))?;
+    while conn.is_handshaking() {
+        conn.complete_io(&mut sock)
+            .map_err(|e| ConnError::from_io(e, addr, Some(t), fail))?;
+    }
+    Ok(rustls::StreamOwned::new(conn, sock))
+}

@@ -1,0 +1,495 @@
+//! Redis Cluster facts shared by the control path and the engine: key slots (CRC16, hash tags), the slot
+//! map read from `CLUSTER SLOTS`, redirect replies, and the per-node figures of a cluster run.
+
+use crate::config::{Setup, Target};
+use crate::net::ConnError;
+use crate::net::control::ControlClient;
+use crate::net::tls::TlsClient;
+use crate::protocol::resp::Value;
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::ops::Range;
+use std::time::Duration;
+
+/// Number of hash slots in a Redis Cluster.
+pub const SLOTS: usize = 16384;
+/// Slot owner value of a slot that no master serves.
+pub const UNASSIGNED: u16 = u16::MAX;
+
+/// CRC16-CCITT (XMODEM: polynomial 0x1021, initial value 0), the checksum Redis Cluster hashes keys with.
+const CRC16_TABLE: [u16; 256] = {
+    let mut table = [0u16; 256];
+    let mut i = 0;
+    while i < 256 {
+        let mut crc = (i as u16) << 8;
+        let mut bit = 0;
+        while bit < 8 {
+            crc = if crc & 0x8000 != 0 {
+                (crc << 1) ^ 0x1021
+            } else {
+                crc << 1
+            };
+            bit += 1;
+        }
+        table[i] = crc;
+        i += 1;
+    }
+    table
+};
+
+/// CRC16 (XMODEM) of `data`.
+#[inline]
+pub fn crc16(data: &[u8]) -> u16 {
+    data.iter().fold(0u16, |crc, &b| {
+        (crc << 8) ^ CRC16_TABLE[((crc >> 8) as u8 ^ b) as usize]
+    })
+}
+
+/// The inside of a key's hash tag: the bytes between the first `{` and the first `}` after it, when
+/// that is not empty (the cluster's rule).
+pub fn hash_tag(key: &[u8]) -> Option<Range<usize>> {
+    let open = memchr::memchr(b'{', key)?;
+    let close = open + 1 + memchr::memchr(b'}', &key[open + 1..])?;
+    (close > open + 1).then_some(open + 1..close)
+}
+
+/// The slot of a whole key (hash tag rule applied).
+#[inline]
+pub fn key_slot(key: &[u8]) -> u16 {
+    let hashed = match hash_tag(key) {
+        Some(r) => &key[r],
+        None => key,
+    };
+    slot_of(hashed)
+}
+
+/// The slot of bytes already narrowed to what the cluster hashes (a tag's inside or a whole key).
+#[inline]
+pub fn slot_of(hashed: &[u8]) -> u16 {
+    crc16(hashed) & (SLOTS as u16 - 1)
+}
+
+/// What a RESP-encoded request (`*<n>\r\n$<len>\r\n<name>\r\n$<len>\r\n<key>\r\n...`) is routed by:
+/// its first argument after the command name, narrowed to the inside of its `{hash tag}` when it has
+/// one. `None` for a request without arguments or one that is not a RESP array (an inline command).
+pub fn request_key(req: &[u8]) -> Option<&[u8]> {
+    // The header line at `at` (`*<n>` or `$<len>`): its number and where the next line starts.
+    let line = |at: usize, mark: u8| -> Option<(usize, usize)> {
+        if req.get(at) != Some(&mark) {
+            return None;
+        }
+        let end = at + memchr::memchr(b'\r', req.get(at..)?)?;
+        let n = std::str::from_utf8(&req[at + 1..end]).ok()?.parse().ok()?;
+        Some((n, end + 2))
+    };
+    let (argc, at) = line(0, b'*')?;
+    if argc < 2 {
+        return None;
+    }
+    let (name_len, at) = line(at, b'$')?;
+    let (key_len, at) = line(at + name_len + 2, b'$')?;
+    let key = req.get(at..at + key_len)?;
+    Some(match hash_tag(key) {
+        Some(r) => &key[r],
+        None => key,
+    })
+}
+
+/// A master of the cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Node {
+    /// `ip:port` as the cluster names it in redirects.
+    pub name: String,
+    /// Where to connect.
+    pub addr: SocketAddr,
+}
+
+/// Which master owns each slot. Node indices never change once given, so connections indexed by them
+/// stay valid across refreshes; a master that lost its slots simply owns none.
+#[derive(Debug, Clone)]
+pub struct SlotMap {
+    /// Every node seen so far, in discovery order.
+    pub nodes: Vec<Node>,
+    /// Per slot: the index of its owner in `nodes`, or [`UNASSIGNED`].
+    pub owner: Vec<u16>,
+}
+
+/// Why the cluster's layout could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    /// The server answered CLUSTER SLOTS with an error (cluster support disabled, ...).
+    #[error("--cluster: {addr} is not a cluster node ({message})")]
+    NotCluster { addr: String, message: String },
+    /// The reply did not have the documented shape.
+    #[error("--cluster: unexpected CLUSTER SLOTS reply from {addr}: {why}")]
+    BadReply { addr: String, why: String },
+    /// No master serves any slot.
+    #[error("--cluster: the cluster at {0} has no slot assigned to a master")]
+    NoSlots(String),
+    #[error(transparent)]
+    Conn(#[from] ConnError),
+}
+
+/// Resolves `host:port` as the cluster names a node; the blocking resolver runs only for names that are
+/// not IP addresses (hostnames announced with `cluster-announce-hostname`).
+fn resolve(host: &str, port: u16) -> Option<SocketAddr> {
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return Some(SocketAddr::new(ip, port));
+    }
+    (host, port).to_socket_addrs().ok()?.next()
+}
+
+/// `host:port`, bracketed for IPv6.
+fn node_name(host: &str, port: u16) -> String {
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
+impl SlotMap {
+    /// An empty map: no node, no slot assigned.
+    pub fn empty() -> Self {
+        SlotMap {
+            nodes: Vec::new(),
+            owner: vec![UNASSIGNED; SLOTS],
+        }
+    }
+
+    /// Reads a `CLUSTER SLOTS` reply. `seed` is the node that answered: an empty host in the reply
+    /// means "the address you reached me at".
+    pub fn from_cluster_slots(
+        v: &Value,
+        seed: SocketAddr,
+        addr: &str,
+    ) -> Result<Self, ClusterError> {
+        let bad = |why: &str| ClusterError::BadReply {
+            addr: addr.to_string(),
+            why: why.to_string(),
+        };
+        let ranges = match v {
+            Value::Error(e) => {
+                return Err(ClusterError::NotCluster {
+                    addr: addr.to_string(),
+                    message: e.clone(),
+                });
+            }
+            Value::Array(a) => a,
+            _ => return Err(bad("not an array")),
+        };
+        let mut map = SlotMap::empty();
+        for r in ranges {
+            let Value::Array(parts) = r else {
+                return Err(bad("a slot range is not an array"));
+            };
+            let (Some(start), Some(end), Some(Value::Array(master))) = (
+                parts.first().and_then(Value::as_int),
+                parts.get(1).and_then(Value::as_int),
+                parts.get(2),
+            ) else {
+                return Err(bad("a slot range lacks its bounds or master"));
+            };
+            if !(0..SLOTS as i64).contains(&start) || !(start..SLOTS as i64).contains(&end) {
+                return Err(bad("a slot range is out of bounds"));
+            }
+            let host = master.first().and_then(Value::as_str).unwrap_or("");
+            let port = master
+                .get(1)
+                .and_then(Value::as_int)
+                .and_then(|p| u16::try_from(p).ok())
+                .ok_or_else(|| bad("a master has no port"))?;
+            let (name, sock) = if host.is_empty() || host == "?" {
+                (
+                    node_name(&seed.ip().to_string(), port),
+                    SocketAddr::new(seed.ip(), port),
+                )
+            } else {
+                let sock = resolve(host, port)
+                    .ok_or_else(|| bad(&format!("cannot resolve the master {host}:{port}")))?;
+                (node_name(host, port), sock)
+            };
+            let idx = map.add_node(Node { name, addr: sock });
+            for s in start..=end {
+                map.owner[s as usize] = idx;
+            }
+        }
+        if map.owner.iter().all(|&o| o == UNASSIGNED) {
+            return Err(ClusterError::NoSlots(addr.to_string()));
+        }
+        Ok(map)
+    }
+
+    /// The index of `node`, adding it when it is new.
+    pub fn add_node(&mut self, node: Node) -> u16 {
+        if let Some(i) = self.nodes.iter().position(|n| n.name == node.name) {
+            return i as u16;
+        }
+        self.nodes.push(node);
+        (self.nodes.len() - 1) as u16
+    }
+
+    /// The index of the node a redirect names (`ip:port` bytes), adding it when it is new.
+    /// `None` when the name cannot be resolved.
+    pub fn node_for(&mut self, name: &[u8]) -> Option<u16> {
+        if let Some(i) = self.nodes.iter().position(|n| n.name.as_bytes() == name) {
+            return Some(i as u16);
+        }
+        // A node this client has not seen: rare (a master added during the run), so allocating is fine.
+        let text = std::str::from_utf8(name).ok()?;
+        let (host, port) = text.rsplit_once(':')?;
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        let addr = resolve(host, port.parse().ok()?)?;
+        Some(self.add_node(Node {
+            name: text.to_string(),
+            addr,
+        }))
+    }
+
+    /// Takes a freshly read layout, keeping the indices of nodes already known.
+    pub fn update_from(&mut self, fresh: &SlotMap) {
+        let remap: Vec<u16> = fresh
+            .nodes
+            .iter()
+            .map(|n| self.add_node(n.clone()))
+            .collect();
+        for (mine, &theirs) in self.owner.iter_mut().zip(&fresh.owner) {
+            *mine = if theirs == UNASSIGNED {
+                UNASSIGNED
+            } else {
+                remap[theirs as usize]
+            };
+        }
+    }
+
+    /// Indices of the nodes that own at least one slot, in node order.
+    pub fn masters(&self) -> Vec<u16> {
+        let mut owns = vec![false; self.nodes.len()];
+        for &o in &self.owner {
+            if o != UNASSIGNED {
+                owns[o as usize] = true;
+            }
+        }
+        (0..self.nodes.len() as u16)
+            .filter(|&i| owns[i as usize])
+            .collect()
+    }
+}
+
+/// Reads the cluster's layout over a blocking control connection to `target`.
+pub fn discover(
+    target: &Target,
+    tls: Option<&TlsClient>,
+    setup: &Setup,
+    timeout: Duration,
+) -> Result<SlotMap, ClusterError> {
+    let mut c = ControlClient::connect(target, tls, setup, timeout)?;
+    let v = c.command(&[b"CLUSTER", b"SLOTS"])?;
+    let seed = match target {
+        Target::Tcp { addr, .. } => *addr,
+        // Through a unix socket the node's own address is unknown; loopback is where such a node runs.
+        Target::Unix(_) => SocketAddr::from(([127, 0, 0, 1], 0)),
+    };
+    SlotMap::from_cluster_slots(&v, seed, &target.display())
+}
+
+/// `save` and `appendonly` of one master, for the report header.
+#[derive(Debug, Clone, Default)]
+pub struct NodeConfig {
+    pub save: Option<String>,
+    pub appendonly: Option<String>,
+}
+
+/// Each master's address, in node order.
+pub fn master_targets(map: &SlotMap) -> Vec<Target> {
+    map.masters()
+        .into_iter()
+        .map(|i| {
+            let n = &map.nodes[i as usize];
+            Target::Tcp {
+                host: n.addr.ip().to_string(),
+                port: n.addr.port(),
+                addr: n.addr,
+            }
+        })
+        .collect()
+}
+
+/// Reads each master's `save` and `appendonly` (left empty for a master that refuses CONFIG).
+pub fn node_configs(
+    map: &SlotMap,
+    tls: Option<&TlsClient>,
+    setup: &Setup,
+    timeout: Duration,
+) -> Vec<NodeConfig> {
+    master_targets(map)
+        .into_iter()
+        .map(
+            |target| match ControlClient::connect(&target, tls, setup, timeout) {
+                Ok(mut c) => NodeConfig {
+                    save: c.config_get("save").ok().flatten(),
+                    appendonly: c.config_get("appendonly").ok().flatten(),
+                },
+                Err(_) => NodeConfig::default(),
+            },
+        )
+        .collect()
+}
+
+/// What a cluster error reply asks the client to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Redirect<'a> {
+    /// The slot lives on another node for good: update the map, resend there.
+    Moved { slot: u16, node: &'a [u8] },
+    /// The slot is being migrated and this key is already on `node`: resend there once, after ASKING.
+    Ask { slot: u16, node: &'a [u8] },
+    /// A multi-key request met a slot in migration: retry later.
+    TryAgain,
+    /// The cluster cannot serve now: retry later.
+    ClusterDown,
+}
+
+/// Reads a redirect from an error reply line (`-MOVED 3999 127.0.0.1:6381\r\n`); `None` for other errors.
+pub fn parse_redirect(line: &[u8]) -> Option<Redirect<'_>> {
+    let line = line.strip_prefix(b"-").unwrap_or(line);
+    let line = line.strip_suffix(b"\r\n").unwrap_or(line);
+    if let Some(rest) = line.strip_prefix(b"MOVED ") {
+        let (slot, node) = slot_and_node(rest)?;
+        return Some(Redirect::Moved { slot, node });
+    }
+    if let Some(rest) = line.strip_prefix(b"ASK ") {
+        let (slot, node) = slot_and_node(rest)?;
+        return Some(Redirect::Ask { slot, node });
+    }
+    if line.starts_with(b"TRYAGAIN") {
+        return Some(Redirect::TryAgain);
+    }
+    if line.starts_with(b"CLUSTERDOWN") {
+        return Some(Redirect::ClusterDown);
+    }
+    None
+}
+
+fn slot_and_node(rest: &[u8]) -> Option<(u16, &[u8])> {
+    let space = memchr::memchr(b' ', rest)?;
+    let mut slot: u32 = 0;
+    for &b in &rest[..space] {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        slot = slot * 10 + u32::from(b - b'0');
+        if slot >= SLOTS as u32 {
+            return None;
+        }
+    }
+    (space > 0).then_some((slot as u16, &rest[space + 1..]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn composed_requests_are_routed_by_their_first_argument() {
+        let mut b = Vec::new();
+        crate::protocol::resp::encode_command(&mut b, &[b"SET", b"key:000000000042", b"v"]);
+        assert_eq!(request_key(&b), Some(&b"key:000000000042"[..]));
+        b.clear();
+        crate::protocol::resp::encode_command(&mut b, &[b"MSET", b"key:{000000000042}:0", b"v"]);
+        assert_eq!(request_key(&b), Some(&b"000000000042"[..]));
+        b.clear();
+        crate::protocol::resp::encode_command(&mut b, &[b"PING"]);
+        assert_eq!(request_key(&b), None);
+        assert_eq!(request_key(b"PING\r\n"), None);
+        assert_eq!(request_key(b"*2\r\n$3\r\nGET\r\n$9\r\nshort"), None);
+    }
+
+    #[test]
+    fn crc16_matches_the_cluster_spec() {
+        // The check value from the cluster specification.
+        assert_eq!(crc16(b"123456789"), 0x31C3);
+        // Slots as `CLUSTER KEYSLOT` gives them.
+        assert_eq!(key_slot(b"foo"), 12182);
+        assert_eq!(key_slot(b"bar"), 5061);
+        assert_eq!(key_slot(b"key:000000000001"), key_slot(b"key:000000000001"));
+    }
+
+    #[test]
+    fn hash_tags_follow_the_first_braces() {
+        assert_eq!(key_slot(b"{user1000}.following"), key_slot(b"user1000"));
+        assert_eq!(key_slot(b"foo{}{bar}"), slot_of(b"foo{}{bar}"));
+        assert_eq!(key_slot(b"foo{{bar}}zap"), slot_of(b"{bar"));
+        assert_eq!(key_slot(b"foo{bar}{zap}"), slot_of(b"bar"));
+        assert_eq!(hash_tag(b"no tag"), None);
+        assert_eq!(hash_tag(b"open{only"), None);
+    }
+
+    #[test]
+    fn redirects_are_parsed() {
+        assert_eq!(
+            parse_redirect(b"-MOVED 3999 127.0.0.1:6381\r\n"),
+            Some(Redirect::Moved {
+                slot: 3999,
+                node: b"127.0.0.1:6381"
+            })
+        );
+        assert_eq!(
+            parse_redirect(b"-ASK 12 [::1]:7000\r\n"),
+            Some(Redirect::Ask {
+                slot: 12,
+                node: b"[::1]:7000"
+            })
+        );
+        assert_eq!(
+            parse_redirect(b"-TRYAGAIN Multiple keys request during rehashing of slot\r\n"),
+            Some(Redirect::TryAgain)
+        );
+        assert_eq!(
+            parse_redirect(b"-CLUSTERDOWN The cluster is down\r\n"),
+            Some(Redirect::ClusterDown)
+        );
+        assert_eq!(parse_redirect(b"-ERR wrong type\r\n"), None);
+        assert_eq!(parse_redirect(b"-MOVED 99999 h:1\r\n"), None);
+    }
+
+    fn range(start: i64, end: i64, host: &str, port: i64) -> Value {
+        Value::Array(vec![
+            Value::Int(start),
+            Value::Int(end),
+            Value::Array(vec![
+                Value::Bulk(host.as_bytes().to_vec()),
+                Value::Int(port),
+                Value::Bulk(b"id".to_vec()),
+            ]),
+        ])
+    }
+
+    #[test]
+    fn slot_map_from_cluster_slots() {
+        let seed: SocketAddr = "127.0.0.1:7000".parse().unwrap();
+        let v = Value::Array(vec![
+            range(0, 5460, "127.0.0.1", 7000),
+            range(5461, 10922, "", 7001),
+            range(10923, 16383, "127.0.0.1", 7002),
+        ]);
+        let mut m = SlotMap::from_cluster_slots(&v, seed, "x").unwrap();
+        assert_eq!(m.masters(), [0, 1, 2]);
+        assert_eq!(m.nodes[1].name, "127.0.0.1:7001");
+        assert_eq!(m.owner[0], 0);
+        assert_eq!(m.owner[5461], 1);
+        assert_eq!(m.owner[16383], 2);
+        // A refresh where node 2 took everything keeps the indices.
+        let fresh = Value::Array(vec![range(0, 16383, "127.0.0.1", 7002)]);
+        let fresh = SlotMap::from_cluster_slots(&fresh, seed, "x").unwrap();
+        m.update_from(&fresh);
+        assert_eq!(m.masters(), [2]);
+        assert_eq!(m.node_for(b"127.0.0.1:7001"), Some(1));
+        assert_eq!(m.node_for(b"127.0.0.1:7009"), Some(3));
+        let err = SlotMap::from_cluster_slots(
+            &Value::Error("ERR This instance has cluster support disabled".into()),
+            seed,
+            "x",
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("not a cluster node"), "{err}");
+    }
+}

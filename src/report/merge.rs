@@ -1,0 +1,284 @@
+//! `ringbench merge A.json B.json ...`: runs of one workload made on several client machines, combined
+//! into one result.
+//!
+//! Requests and errors are summed, histograms added losslessly, and throughput is the summed requests over
+//! the span from the earliest first send to the latest last reply (the window that holds all the work).
+//! The server's view is not summed: every host watched the same server, so the merge keeps the view with
+//! the widest window (most commands processed) and recomputes CPU per request over the summed requests.
+
+use crate::report::result_file::{
+    ErrorCounts, LatencySummary, MergedSource, RunFile, TestEntry, empty_histogram,
+};
+use crate::stats::server_view::ServerView;
+
+/// Why runs cannot be merged.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum MergeError {
+    #[error("cannot merge {file}: its {what} differs from {first}'s ({theirs} vs {ours})")]
+    Mismatch {
+        file: String,
+        first: String,
+        what: String,
+        ours: String,
+        theirs: String,
+    },
+    #[error("{0} (--ignore-shards merges anyway)")]
+    Shards(String),
+    #[error("{file}: test '{title}': {reason}")]
+    Histogram {
+        file: String,
+        title: String,
+        reason: String,
+    },
+}
+
+/// A merged result and what the caller should know about it.
+pub struct Merged {
+    pub file: RunFile,
+    /// Per test: how much of the span every run was active (1.0 = all started and ended together).
+    pub overlap: Vec<(String, f64)>,
+    /// Seconds between the earliest and the latest first send of the first test (0 with no tests).
+    pub start_spread: f64,
+}
+
+/// How far apart (seconds) the shards of one run may start their first test: `--start-at` lets a host
+/// start up to `start_at::MAX_LATE` late, and clocks synchronised by NTP agree far better than that.
+pub const MAX_START_SPREAD: f64 = crate::config::start_at::MAX_LATE;
+
+/// Checks that sharded files are exactly the shards of one run: each index of one count once, the same
+/// `--start-at`, first tests started within [`MAX_START_SPREAD`]. Returns the shard count (None when the
+/// files are not shards).
+pub fn check_shards(files: &[(String, RunFile)]) -> Result<Option<u64>, MergeError> {
+    let bad = |m: String| Err(MergeError::Shards(m));
+    let Some((first_name, first)) = files.iter().find(|(_, f)| f.config.shard.is_some()) else {
+        return Ok(None);
+    };
+    let want = first.config.shard.expect("found by its shard");
+    if want.index >= want.count || want.count > crate::config::shard::MAX_SHARDS {
+        return bad(format!(
+            "cannot merge {first_name}: its shard {want} is not valid"
+        ));
+    }
+    let mut seen: Vec<Option<&str>> = vec![None; want.count as usize];
+    for (name, f) in files {
+        let Some(sh) = f.config.shard else {
+            return bad(format!(
+                "cannot merge {name}: it is not a shard, and {first_name} is shard {want} of a run"
+            ));
+        };
+        if sh.index >= sh.count || sh.count > crate::config::shard::MAX_SHARDS {
+            return bad(format!("cannot merge {name}: its shard {sh} is not valid"));
+        }
+        if sh.count != want.count {
+            return bad(format!(
+                "cannot merge {name}: it is shard {sh}, and {first_name} is shard {want}: not one run"
+            ));
+        }
+        if f.config.start_at != first.config.start_at {
+            let show = |t: Option<f64>| t.map_or("none".to_string(), |t| format!("{t}"));
+            return bad(format!(
+                "cannot merge {name}: its --start-at ({}) differs from {first_name}'s ({}): not one run",
+                show(f.config.start_at),
+                show(first.config.start_at)
+            ));
+        }
+        if let Some(other) = seen[sh.index as usize].replace(name) {
+            return bad(format!("shard {sh} appears twice: {other} and {name}"));
+        }
+    }
+    let missing: Vec<String> = (0..want.count)
+        .filter(|i| seen[*i as usize].is_none())
+        .map(|i| format!("{i}/{}", want.count))
+        .collect();
+    if !missing.is_empty() {
+        return bad(format!(
+            "{} of {} shards missing: {}",
+            missing.len(),
+            want.count,
+            missing.join(", ")
+        ));
+    }
+    let spread = start_spread(files);
+    if spread > MAX_START_SPREAD {
+        return bad(format!(
+            "the shards started their first test {spread:.3} s apart (at most {MAX_START_SPREAD} s): are the hosts' clocks synchronised?"
+        ));
+    }
+    Ok(Some(want.count))
+}
+
+/// Seconds between the earliest and the latest first send of the files' first test.
+pub fn start_spread(files: &[(String, RunFile)]) -> f64 {
+    let starts = files
+        .iter()
+        .filter_map(|(_, f)| f.tests.first().map(|t| t.start_unix));
+    let (lo, hi) = starts.fold((f64::MAX, f64::MIN), |(lo, hi), t| (lo.min(t), hi.max(t)));
+    if hi >= lo { hi - lo } else { 0.0 }
+}
+
+fn check_same(
+    files: &[(String, RunFile)],
+    what: &str,
+    get: impl Fn(&RunFile) -> String,
+) -> Result<(), MergeError> {
+    let ours = get(&files[0].1);
+    for (name, f) in &files[1..] {
+        let theirs = get(f);
+        if theirs != ours {
+            return Err(MergeError::Mismatch {
+                file: name.clone(),
+                first: files[0].0.clone(),
+                what: what.into(),
+                ours,
+                theirs,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Merges runs (each with the name it was loaded from) into one result.
+pub fn merge(files: &[(String, RunFile)]) -> Result<Merged, MergeError> {
+    check_same(files, "target", |f| f.config.target.clone())?;
+    check_same(files, "test list", |f| {
+        f.tests
+            .iter()
+            .map(|t| t.title.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    })?;
+    check_same(files, "value size (-d)", |f| f.config.data_size.to_string())?;
+    check_same(files, "pipeline (-P)", |f| f.config.pipeline.to_string())?;
+    check_same(files, "keyspace (-r)", |f| {
+        format!("{:?}", f.config.keyspace)
+    })?;
+    check_same(files, "database (--dbnum)", |f| f.config.dbnum.to_string())?;
+    check_same(files, "protocol (-3)", |f| f.config.resp3.to_string())?;
+
+    let first = &files[0].1;
+    let mut config = first.config.clone();
+    config.shard = None;
+    config.rps = files.iter().map(|(_, f)| f.config.rps).sum::<Option<f64>>();
+    config.clients = files.iter().map(|(_, f)| f.config.clients).sum();
+    config.requests = files.iter().map(|(_, f)| f.config.requests).sum();
+    config.threads = files.iter().map(|(_, f)| f.config.threads).sum();
+    let mut tests = Vec::new();
+    let mut overlap = Vec::new();
+    for (i, t0) in first.tests.iter().enumerate() {
+        let parts: Vec<(&String, &TestEntry)> =
+            files.iter().map(|(n, f)| (n, &f.tests[i])).collect();
+        let mut hist = empty_histogram(
+            parts
+                .iter()
+                .map(|(_, t)| t.histogram.significant_figures)
+                .max()
+                .unwrap_or(3),
+        );
+        let mut errors = ErrorCounts::default();
+        for (name, t) in &parts {
+            let h = t
+                .histogram
+                .decode()
+                .map_err(|reason| MergeError::Histogram {
+                    file: (*name).clone(),
+                    title: t.title.clone(),
+                    reason,
+                })?;
+            hist.add(&h).map_err(|e| MergeError::Histogram {
+                file: (*name).clone(),
+                title: t.title.clone(),
+                reason: format!("{e:?}"),
+            })?;
+            errors.replies += t.errors.replies;
+            errors.failed += t.errors.failed;
+            errors.timed_out += t.errors.timed_out;
+            errors.not_sent += t.errors.not_sent;
+            errors.timeout_ms = errors.timeout_ms.or(t.errors.timeout_ms);
+            for (k, v) in &t.errors.by_kind {
+                *errors.by_kind.entry(k.clone()).or_default() += v;
+            }
+            if errors.first.is_none() {
+                errors.first = t.errors.first.clone();
+            }
+        }
+        let requests: u64 = parts.iter().map(|(_, t)| t.requests).sum();
+        let start = parts
+            .iter()
+            .map(|(_, t)| t.start_unix)
+            .fold(f64::MAX, f64::min);
+        let end = parts.iter().map(|(_, t)| t.end_unix).fold(0.0, f64::max);
+        let duration = (end - start).max(0.0);
+        let common_start = parts.iter().map(|(_, t)| t.start_unix).fold(0.0, f64::max);
+        let common_end = parts
+            .iter()
+            .map(|(_, t)| t.end_unix)
+            .fold(f64::MAX, f64::min);
+        overlap.push((
+            t0.title.clone(),
+            if duration > 0.0 {
+                ((common_end - common_start) / duration).max(0.0)
+            } else {
+                1.0
+            },
+        ));
+        let server = parts
+            .iter()
+            .filter_map(|(_, t)| t.server.as_ref())
+            .max_by_key(|s| s.commands_processed)
+            .map(|s| ServerView {
+                cpu_us_per_request: (requests > 0).then(|| s.cpu_s() * 1e6 / requests as f64),
+                ..s.clone()
+            });
+        tests.push(TestEntry {
+            title: t0.title.clone(),
+            command: t0.command.clone(),
+            requested: parts.iter().map(|(_, t)| t.requested).sum(),
+            requests,
+            errors,
+            start_unix: start,
+            end_unix: end,
+            duration_s: duration,
+            rps: if duration > 0.0 {
+                requests as f64 / duration
+            } else {
+                0.0
+            },
+            latency_ms: LatencySummary::of(&hist),
+            histogram: crate::report::result_file::EncodedHistogram::encode(&hist),
+            executors: parts
+                .iter()
+                .flat_map(|(_, t)| t.executors.iter().cloned())
+                .collect(),
+            server,
+            // Per-node figures of separate clients do not add up to one cluster view.
+            cluster: None,
+            // Each client machine's memory is its own.
+            client_memory: None,
+        });
+    }
+    let hosts: Vec<&str> = files.iter().map(|(_, f)| f.client_host.as_str()).collect();
+    Ok(Merged {
+        file: RunFile {
+            format: first.format.clone(),
+            format_version: first.format_version,
+            ringbench_version: env!("CARGO_PKG_VERSION").into(),
+            client_host: hosts.join(","),
+            created_unix: crate::config::start_at::unix_now(),
+            config,
+            stopped: files.iter().any(|(_, f)| f.stopped),
+            merged_from: files
+                .iter()
+                .map(|(n, f)| MergedSource {
+                    file: n.clone(),
+                    client_host: f.client_host.clone(),
+                    clients: f.config.clients,
+                    shard: f.config.shard,
+                })
+                .collect(),
+            tests,
+            capacity: None,
+        },
+        overlap,
+        start_spread: start_spread(files),
+    })
+}

@@ -1,0 +1,630 @@
+//! The JSON result file (`--json`): its types, how a run becomes one, and how one is read back.
+//!
+//! `schema/ringbench-result.schema.json` describes this format. The latency histogram is kept whole in
+//! HdrHistogram's compressed V2 encoding (base64), the form HdrHistogram's tools in other languages read,
+//! so `merge` and `compare` work from exact data, not from rounded percentiles.
+
+use crate::config::Config;
+use crate::stats::server_view::ServerView;
+use crate::stats::{ShardStats, TestResult, new_histogram, ns_to_ms};
+use base64::Engine as _;
+use hdrhistogram::Histogram;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Value of the `format` field.
+pub const FORMAT: &str = "ringbench-result";
+/// Value of the `format_version` field; bumped when a field changes meaning.
+pub const FORMAT_VERSION: u32 = 1;
+/// Value of a histogram's `encoding` field.
+pub const HISTOGRAM_ENCODING: &str = "hdrhistogram-v2-deflate-base64";
+
+/// Why a result file could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum ResultFileError {
+    #[error("{path}: {reason}")]
+    Read { path: String, reason: String },
+    #[error("{path}: not a ringbench result file: {reason}")]
+    Parse { path: String, reason: String },
+    #[error("could not write {path}: {reason}")]
+    Write { path: String, reason: String },
+}
+
+/// One result file: a run (or a merge of runs).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunFile {
+    pub format: String,
+    pub format_version: u32,
+    pub ringbench_version: String,
+    /// The client machine's host name (for a merge: the hosts, comma-separated).
+    pub client_host: String,
+    /// When the file was written, Unix seconds.
+    pub created_unix: f64,
+    pub config: RunConfig,
+    /// True when the run was stopped (signal) before it finished.
+    pub stopped: bool,
+    /// For a merge: the runs it combines.
+    #[serde(default)]
+    pub merged_from: Vec<MergedSource>,
+    pub tests: Vec<TestEntry>,
+    /// `ringbench capacity` only: the search, one step per entry of `tests` (same order).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<CapacityEntry>,
+}
+
+/// What `ringbench capacity` searched and found.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CapacityEntry {
+    /// The latency objectives: each percentile's highest allowed latency.
+    pub objectives: Vec<ObjectiveEntry>,
+    /// The search stops when the bracket (first failing rate over last passing rate, minus one) is at most this.
+    pub precision: f64,
+    pub step_duration_s: f64,
+    pub warmup_s: f64,
+    /// The closed-loop probe that set the upper bound, when `--to` was not given.
+    pub probe: Option<ProbeEntry>,
+    /// One per step, in the order run; `tests[i]` holds step i's full result.
+    pub steps: Vec<StepEntry>,
+    /// The highest offered rate that passed below the lowest that failed (none passed: null).
+    pub capacity_rps: Option<f64>,
+    /// The lowest failing rate above the capacity (none failed: null).
+    pub next_rps: Option<f64>,
+    /// True when an executor was busy at least 90% in that failing step: the client was the limit.
+    pub client_limited: bool,
+}
+
+/// One latency objective.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ObjectiveEntry {
+    /// e.g. 99.9 for p99.9.
+    pub percentile: f64,
+    pub max_ms: f64,
+}
+
+/// The closed-loop probe of a capacity search.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ProbeEntry {
+    pub requests: u64,
+    pub duration_s: f64,
+    pub rps: f64,
+}
+
+/// One step of a capacity search.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StepEntry {
+    pub offered_rps: f64,
+    pub achieved_rps: f64,
+    pub pass: bool,
+    /// Why the step failed (empty when it passed).
+    pub reasons: Vec<String>,
+    /// Requests completed in the step's warmup (sent to the server, dropped from its figures).
+    pub warmup_requests: u64,
+    /// The busiest executor's share of the step on a CPU.
+    pub client_busy: f64,
+    /// Discarded: the client fell behind while off a CPU (other processes held its cores), so the step
+    /// was run again at the same rate; the next entry is that run.
+    #[serde(default)]
+    pub repeated: bool,
+}
+
+/// The run's configuration, without the password.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunConfig {
+    pub target: String,
+    pub user: Option<String>,
+    /// Whether a password was given (the password itself is never written).
+    pub auth: bool,
+    pub dbnum: u32,
+    pub resp3: bool,
+    pub tracking: bool,
+    pub clients: u64,
+    pub requests: u64,
+    pub data_size: u64,
+    pub keyspace: Option<u64>,
+    pub pipeline: u64,
+    pub threads: u64,
+    pub keepalive: bool,
+    pub seed: u64,
+    pub precision: u8,
+    pub start_at: Option<f64>,
+    pub tests: Vec<String>,
+    /// `--shard`/`--shards`: which shard of a run this file is (`clients`, `requests` are its share).
+    #[serde(default)]
+    pub shard: Option<crate::config::shard::Shard>,
+    /// `--rps`: the target rate (a shard's: its share; a merge's: the sum).
+    #[serde(default)]
+    pub rps: Option<f64>,
+    /// `--cluster`: requests were routed to each key's master (absent in files of older versions).
+    #[serde(default)]
+    pub cluster: bool,
+}
+
+/// One run that a merged file combines.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MergedSource {
+    pub file: String,
+    pub client_host: String,
+    pub clients: u64,
+    /// The source's shard, when it was one.
+    #[serde(default)]
+    pub shard: Option<crate::config::shard::Shard>,
+}
+
+/// One test's results.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TestEntry {
+    pub title: String,
+    pub command: String,
+    pub requested: u64,
+    /// Replies received (error replies included).
+    pub requests: u64,
+    pub errors: ErrorCounts,
+    /// Wall-clock time of the first send and the last reply, Unix seconds.
+    pub start_unix: f64,
+    pub end_unix: f64,
+    pub duration_s: f64,
+    pub rps: f64,
+    pub latency_ms: LatencySummary,
+    pub histogram: EncodedHistogram,
+    pub executors: Vec<ExecutorEntry>,
+    pub server: Option<ServerView>,
+    /// `--cluster` only: per-node replies, redirects, replies per second and failovers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<ClusterEntry>,
+    /// The client's memory in this test (Linux), when it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_memory: Option<MemoryEntry>,
+}
+
+/// The client's resident memory in one test.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MemoryEntry {
+    /// Peak resident bytes of the client process while the test ran.
+    pub peak_rss_bytes: u64,
+    /// Peak bytes above the resident size before the test, per connection.
+    pub bytes_per_connection: u64,
+}
+
+/// A cluster test's own figures.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ClusterEntry {
+    /// Replies per node (`ip:port`), error replies included.
+    pub nodes: std::collections::BTreeMap<String, u64>,
+    pub moved: u64,
+    pub ask: u64,
+    pub retries: u64,
+    /// Replies received in each second of the test.
+    pub per_second: Vec<u64>,
+    /// Masters lost during the test and who answered for their slots afterwards.
+    pub failovers: Vec<FailoverEntry>,
+}
+
+/// One lost master (times in seconds from the start of the test).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FailoverEntry {
+    pub node: String,
+    pub lost_s: f64,
+    pub new_master: Option<String>,
+    pub answered_s: Option<f64>,
+    /// From the loss to the first reply for its slots from another node.
+    pub recovery_s: Option<f64>,
+}
+
+impl ClusterEntry {
+    fn of(c: &crate::stats::cluster::ClusterStats) -> Self {
+        ClusterEntry {
+            nodes: c
+                .nodes
+                .iter()
+                .map(|n| (n.name.clone(), n.completed))
+                .collect(),
+            moved: c.moved,
+            ask: c.ask,
+            retries: c.retries,
+            per_second: c.per_second.clone(),
+            failovers: c
+                .failovers
+                .iter()
+                .map(|f| FailoverEntry {
+                    node: f.node.clone(),
+                    lost_s: f.lost_s,
+                    new_master: f.new_master.clone(),
+                    answered_s: f.answered_s,
+                    recovery_s: f.recovery_s(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Errors by kind.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ErrorCounts {
+    /// Error replies from the server.
+    pub replies: u64,
+    /// Error replies by their first word (`ERR`, `WRONGTYPE`, ...).
+    pub by_kind: std::collections::BTreeMap<String, u64>,
+    /// The first error reply's text.
+    pub first: Option<String>,
+    /// Requests sent without an answer (connection lost, run stopped).
+    pub failed: u64,
+    /// Of `failed`: requests whose reply took longer than `--timeout`.
+    #[serde(default)]
+    pub timed_out: u64,
+    /// `--timeout` in milliseconds, when given.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    /// Requests never sent (the run gave up on the server, or was stopped, before their turn).
+    #[serde(default)]
+    pub not_sent: u64,
+}
+
+/// Latency figures in milliseconds, read from the histogram.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LatencySummary {
+    pub avg: f64,
+    pub min: f64,
+    pub max: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub p99_9: f64,
+    pub p99_99: f64,
+}
+
+impl LatencySummary {
+    /// The figures of a histogram in nanoseconds.
+    pub fn of(h: &Histogram<u64>) -> Self {
+        let q = |q: f64| ns_to_ms(h.value_at_quantile(q));
+        LatencySummary {
+            avg: h.mean() / 1e6,
+            min: ns_to_ms(h.min()),
+            max: ns_to_ms(h.max()),
+            p50: q(0.50),
+            p90: q(0.90),
+            p95: q(0.95),
+            p99: q(0.99),
+            p99_9: q(0.999),
+            p99_99: q(0.9999),
+        }
+    }
+}
+
+/// A latency histogram (nanoseconds) in HdrHistogram's compressed V2 encoding, base64.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EncodedHistogram {
+    pub encoding: String,
+    pub unit: String,
+    pub significant_figures: u8,
+    pub data: String,
+}
+
+impl EncodedHistogram {
+    /// Encodes `h`.
+    pub fn encode(h: &Histogram<u64>) -> Self {
+        let mut bytes = Vec::new();
+        // Writing into a Vec cannot fail, and every histogram here fits the V2 format.
+        let _ = V2DeflateSerializer::new().serialize(h, &mut bytes);
+        EncodedHistogram {
+            encoding: HISTOGRAM_ENCODING.into(),
+            unit: "ns".into(),
+            significant_figures: h.sigfig(),
+            data: base64::engine::general_purpose::STANDARD.encode(bytes),
+        }
+    }
+
+    /// Decodes the histogram.
+    pub fn decode(&self) -> Result<Histogram<u64>, String> {
+        if self.encoding != HISTOGRAM_ENCODING {
+            return Err(format!("unknown histogram encoding '{}'", self.encoding));
+        }
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(self.data.trim())
+            .map_err(|e| format!("histogram is not base64: {e}"))?;
+        Deserializer::new()
+            .deserialize(&mut bytes.as_slice())
+            .map_err(|e| format!("histogram does not decode: {e:?}"))
+    }
+}
+
+/// One executor's share of a test.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ExecutorEntry {
+    /// The client machine it ran on.
+    pub host: String,
+    pub index: u64,
+    pub requests: u64,
+    pub errors: u64,
+    pub failed: u64,
+    pub cpu_user_s: f64,
+    pub cpu_sys_s: f64,
+    /// How the executor's connections did their I/O (its own io_uring and its set-up flags, or
+    /// glommio's streams); empty in files written before it was recorded.
+    #[serde(default)]
+    pub io: String,
+}
+
+/// Seconds since the Unix epoch of a wall-clock time.
+pub fn unix_seconds(t: SystemTime) -> f64 {
+    t.duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// This machine's host name, or `unknown`.
+pub fn host_name() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: gethostname writes at most buf.len() bytes into buf.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return "unknown".into();
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+impl RunConfig {
+    pub fn of(cfg: &Config) -> Self {
+        RunConfig {
+            target: cfg.target.display(),
+            user: cfg.setup.user.clone(),
+            auth: cfg.setup.password.is_some(),
+            dbnum: cfg.setup.dbnum,
+            resp3: cfg.setup.resp3,
+            tracking: cfg.setup.tracking,
+            clients: cfg.clients as u64,
+            requests: cfg.requests,
+            data_size: cfg.data_size as u64,
+            keyspace: cfg.keyspace,
+            pipeline: cfg.pipeline as u64,
+            threads: cfg.threads.min(cfg.clients) as u64,
+            keepalive: cfg.keepalive,
+            seed: cfg.seed,
+            precision: cfg.precision,
+            start_at: cfg.start_at,
+            tests: cfg.tests.iter().map(|t| t.title.clone()).collect(),
+            shard: cfg.shard,
+            rps: cfg.shape.rps,
+            cluster: cfg.cluster,
+        }
+    }
+}
+
+impl TestEntry {
+    /// The entry of a finished test; `command` is the test's command name.
+    pub fn of(r: &TestResult, command: &str, host: &str) -> Self {
+        let st = &r.stats;
+        let start_unix = r.wall_start.map(unix_seconds).unwrap_or(0.0);
+        TestEntry {
+            title: r.title.clone(),
+            command: command.to_string(),
+            requested: r.requested,
+            requests: st.completed,
+            errors: ErrorCounts {
+                replies: st.errors,
+                by_kind: st.error_kinds.iter().cloned().collect(),
+                first: st.first_error.clone(),
+                failed: st.failed,
+                timed_out: st.timed_out,
+                timeout_ms: r.timeout_ms,
+                not_sent: st.not_sent,
+            },
+            start_unix,
+            end_unix: start_unix + r.seconds,
+            duration_s: r.seconds,
+            rps: r.rps(),
+            latency_ms: LatencySummary::of(&st.hist),
+            histogram: EncodedHistogram::encode(&st.hist),
+            executors: st
+                .executors
+                .iter()
+                .map(|e| ExecutorEntry {
+                    host: host.to_string(),
+                    index: e.index as u64,
+                    requests: e.requests,
+                    errors: e.errors,
+                    failed: e.failed,
+                    cpu_user_s: e.cpu_user_s,
+                    cpu_sys_s: e.cpu_sys_s,
+                    io: e.io.to_string(),
+                })
+                .collect(),
+            server: r.server.clone(),
+            cluster: st.cluster.as_ref().map(ClusterEntry::of),
+            client_memory: st.client_memory.map(|m| MemoryEntry {
+                peak_rss_bytes: m.peak_rss,
+                bytes_per_connection: m.per_connection(),
+            }),
+        }
+    }
+
+    /// A `TestResult` rebuilt from the entry (for the text report of a merge).
+    pub fn to_result(&self) -> Result<TestResult, String> {
+        let hist = self.histogram.decode()?;
+        let mut stats = ShardStats::new(hist.sigfig());
+        stats.hist = hist;
+        stats.completed = self.requests;
+        stats.errors = self.errors.replies;
+        stats.failed = self.errors.failed;
+        stats.timed_out = self.errors.timed_out;
+        stats.not_sent = self.errors.not_sent;
+        stats.first_error = self.errors.first.clone();
+        stats.error_kinds = self
+            .errors
+            .by_kind
+            .iter()
+            .map(|(k, v)| (k.clone(), *v))
+            .collect();
+        let now = Instant::now();
+        stats.start = Some(now);
+        stats.end = now.checked_add(Duration::from_secs_f64(self.duration_s.max(0.0)));
+        let mut r = TestResult::new(self.title.clone(), self.requested, stats);
+        r.seconds = self.duration_s;
+        r.wall_start = UNIX_EPOCH.checked_add(Duration::from_secs_f64(self.start_unix.max(0.0)));
+        r.server = self.server.clone();
+        r.timeout_ms = self.errors.timeout_ms;
+        Ok(r)
+    }
+}
+
+impl RunFile {
+    /// The file for a finished run.
+    pub fn of_run(cfg: &Config, results: &[TestResult], stopped: bool) -> Self {
+        let host = host_name();
+        let tests = results
+            .iter()
+            .map(|r| {
+                let command = cfg
+                    .tests
+                    .iter()
+                    .find(|t| t.title == r.title)
+                    .map(|t| t.command.as_str())
+                    .unwrap_or("");
+                TestEntry::of(r, command, &host)
+            })
+            .collect();
+        RunFile {
+            format: FORMAT.into(),
+            format_version: FORMAT_VERSION,
+            ringbench_version: env!("CARGO_PKG_VERSION").into(),
+            client_host: host,
+            created_unix: unix_seconds(SystemTime::now()),
+            config: RunConfig::of(cfg),
+            stopped,
+            merged_from: Vec::new(),
+            tests,
+            capacity: None,
+        }
+    }
+
+    /// The file as pretty JSON, with a final newline.
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("a result file always serializes");
+        s.push('\n');
+        s
+    }
+
+    /// Reads a result file.
+    pub fn load(path: &Path) -> Result<RunFile, ResultFileError> {
+        let p = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ResultFileError::Read {
+            path: p.clone(),
+            reason: crate::os_error::describe(e),
+        })?;
+        let f: RunFile = serde_json::from_str(&text).map_err(|e| ResultFileError::Parse {
+            path: p.clone(),
+            reason: e.to_string(),
+        })?;
+        f.check_format(&p)?;
+        Ok(f)
+    }
+
+    fn check_format(&self, path: &str) -> Result<(), ResultFileError> {
+        if self.format != FORMAT || self.format_version != FORMAT_VERSION {
+            return Err(ResultFileError::Parse {
+                path: path.to_string(),
+                reason: format!(
+                    "format '{}' version {} (expected '{FORMAT}' version {FORMAT_VERSION})",
+                    self.format, self.format_version
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Reads result documents written one after the other (as `kubectl logs` of several pods prints them).
+    /// `source` names the input in errors; a line that is not part of a document is an error quoting it.
+    pub fn parse_stream(text: &str, source: &str) -> Result<Vec<RunFile>, ResultFileError> {
+        let mut docs = Vec::new();
+        let mut stream = serde_json::Deserializer::from_str(text).into_iter::<RunFile>();
+        loop {
+            let at = stream.byte_offset();
+            match stream.next() {
+                None => break,
+                Some(Ok(f)) => {
+                    let path = format!("{source}, document {}", docs.len() + 1);
+                    f.check_format(&path)?;
+                    docs.push(f);
+                }
+                Some(Err(e)) => {
+                    // Name the line where the bad document starts, and quote it.
+                    let start = at + text[at..].len() - text[at..].trim_start().len();
+                    let line = text[..start].matches('\n').count() + 1;
+                    let quote: String = text[start..]
+                        .lines()
+                        .next()
+                        .unwrap_or("")
+                        .chars()
+                        .take(80)
+                        .collect();
+                    return Err(ResultFileError::Parse {
+                        path: format!("{source}, line {line}"),
+                        reason: format!("{e} (the line reads '{quote}')"),
+                    });
+                }
+            }
+        }
+        if docs.is_empty() {
+            return Err(ResultFileError::Parse {
+                path: source.to_string(),
+                reason: "no result document in it".into(),
+            });
+        }
+        Ok(docs)
+    }
+
+    /// Writes the file to `dest` (`-` is `out`).
+    pub fn write_to(
+        &self,
+        dest: &str,
+        out: &mut dyn std::io::Write,
+    ) -> Result<(), ResultFileError> {
+        let json = self.to_json();
+        let fail = |e: std::io::Error| ResultFileError::Write {
+            path: dest.to_string(),
+            reason: crate::os_error::describe(e),
+        };
+        if dest == "-" {
+            out.write_all(json.as_bytes()).map_err(fail)?;
+            out.flush().map_err(fail)
+        } else {
+            std::fs::write(dest, json).map_err(fail)
+        }
+    }
+}
+
+/// An empty histogram with the project's bounds, for sums of decoded ones.
+pub fn empty_histogram(sigfig: u8) -> Histogram<u64> {
+    new_histogram(sigfig)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_round_trips_losslessly() {
+        let mut h = new_histogram(3);
+        for v in [1u64, 150_000, 300_000, 2_500_000, 90_000_000_000] {
+            h.record_n(v, v % 7 + 1).unwrap();
+        }
+        let e = EncodedHistogram::encode(&h);
+        assert_eq!(e.encoding, HISTOGRAM_ENCODING);
+        // The V2 compressed cookie, base64: every HdrHistogram implementation starts here.
+        assert!(e.data.starts_with("HISTFA"), "{}", &e.data[..10]);
+        let d = e.decode().unwrap();
+        assert_eq!(d, h);
+    }
+
+    #[test]
+    fn a_bad_histogram_is_an_error() {
+        let mut e = EncodedHistogram::encode(&new_histogram(3));
+        e.data = "not base64!".into();
+        assert!(e.decode().is_err());
+        e.encoding = "v1".into();
+        assert!(e.decode().unwrap_err().contains("encoding"));
+    }
+}

@@ -1,0 +1,61 @@
+//! Where a run's results go besides the text report: the server view under the summary, `--hdr-out` logs
+//! after each test, and `--json` / `--plot` when the run ends.
+
+use crate::config::Config;
+use crate::report::result_file::RunFile;
+use crate::report::{self, Header};
+use crate::stats::TestResult;
+use std::io::Write;
+
+/// The normal block with the server's side under the summary.
+pub fn normal_text(r: &TestResult, h: &Header) -> String {
+    let mut text = report::normal_block(r, h);
+    if let Some(v) = &r.server {
+        // The block ends with a blank line; the server lines belong above it, with the summary.
+        if text.ends_with("\n\n") {
+            text.pop();
+        }
+        text.push_str(&v.summary_text());
+        text.push('\n');
+    }
+    text
+}
+
+/// True when the JSON goes to stdout, which then carries nothing else.
+pub fn json_to_stdout(cfg: &Config) -> bool {
+    cfg.json.as_deref() == Some("-")
+}
+
+/// Called when a test ends: writes its interval log with `--hdr-out`.
+pub fn after_test(cfg: &Config, r: &TestResult) -> Result<(), String> {
+    if let Some(prefix) = &cfg.hdr_out {
+        crate::report::hdrlog::write(prefix, r).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// Called when the run ends (also after a signal): writes `--json` and `--plot`.
+pub fn after_run(
+    cfg: &Config,
+    results: &[TestResult],
+    stopped: bool,
+    out: &mut dyn Write,
+) -> Result<(), String> {
+    if let Some(dest) = &cfg.json {
+        RunFile::of_run(cfg, results, stopped)
+            .write_to(dest, out)
+            .map_err(|e| e.to_string())?;
+    }
+    if let Some(path) = &cfg.plot {
+        let series: Vec<crate::report::plot::Series<'_>> = results
+            .iter()
+            .map(|r| crate::report::plot::Series {
+                label: r.title.clone(),
+                hist: &r.stats.hist,
+            })
+            .collect();
+        crate::report::plot::write(path, "ringbench: latency by percentile", &series)
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}

@@ -1,0 +1,607 @@
+//! The tests to run: the default suite, custom commands, and their compiled request templates.
+
+pub(crate) mod compose;
+pub(crate) mod keys;
+
+use crate::protocol::resp::encode_command;
+use memchr::memmem;
+
+/// The placeholder that `-r` replaces with a 12-digit random number.
+pub const RAND_INT: &[u8] = b"__rand_int__";
+const RAND_WIDTH: usize = RAND_INT.len();
+
+/// One benchmark test: a title and the request it repeats.
+#[derive(Debug, Clone)]
+pub struct TestSpec {
+    /// The title printed in every output format.
+    pub title: String,
+    /// The upper-case command name, as `INFO commandstats` names it (`cmdstat_<lower>`).
+    pub command: String,
+    /// The request, compiled once.
+    pub template: RequestTemplate,
+    /// Set when requests differ beyond `__rand_int__` digits (varying values, shared random numbers,
+    /// a mix): each request is then composed on its own instead of patched in a fixed layout.
+    pub compose: Option<std::sync::Arc<crate::workload::compose::Composer>>,
+}
+
+/// A request compiled once into RESP bytes plus the offsets of its `__rand_int__` placeholders.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestTemplate {
+    bytes: Vec<u8>,
+    rand_offsets: Vec<usize>,
+    /// Placeholders that repeat another one's digits: (destination, source) offsets in [`Self::bytes`].
+    copies: Vec<(usize, usize)>,
+    /// The bytes a cluster routes by: the first argument after the command name, or the inside of its
+    /// `{hash tag}`. `None` for a command without arguments (it may go to any node).
+    key_range: Option<std::ops::Range<usize>>,
+}
+
+impl RequestTemplate {
+    /// True when requests differ from one another (`__rand_int__` filled per request).
+    pub fn has_placeholders(&self) -> bool {
+        !self.rand_offsets.is_empty() || !self.copies.is_empty()
+    }
+
+    /// Compiles a command given as arguments. Placeholders are located only when `randomize` is set;
+    /// otherwise they stay literal, as in redis-benchmark without `-r`.
+    pub fn from_args(args: &[Vec<u8>], randomize: bool) -> Self {
+        let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
+        let mut bytes = Vec::new();
+        encode_command(&mut bytes, &refs);
+        let mut t = Self::from_bytes(bytes, randomize);
+        t.key_range = first_key_range(args);
+        t
+    }
+
+    /// A request sent as an inline command (`PING\r\n`).
+    pub fn inline(line: &str) -> Self {
+        Self::from_bytes(format!("{line}\r\n").into_bytes(), false)
+    }
+
+    fn from_bytes(bytes: Vec<u8>, randomize: bool) -> Self {
+        let rand_offsets = if randomize {
+            memmem::find_iter(&bytes, RAND_INT).collect()
+        } else {
+            Vec::new()
+        };
+        RequestTemplate {
+            bytes,
+            rand_offsets,
+            copies: Vec::new(),
+            key_range: None,
+        }
+    }
+
+    /// Makes every placeholder repeat the first one's digits, so all of them get one random number
+    /// per request (cluster mode: the ten MSET keys share one hash tag and so one slot).
+    pub fn share_first_placeholder(mut self) -> Self {
+        if let Some((&first, rest)) = self.rand_offsets.split_first() {
+            self.copies = rest.iter().map(|&o| (o, first)).collect();
+            self.rand_offsets.truncate(1);
+        }
+        self
+    }
+
+    /// Whether every placeholder repeats the first one's number (see [`Self::share_first_placeholder`]).
+    pub fn shares_placeholders(&self) -> bool {
+        !self.copies.is_empty()
+    }
+
+    /// The byte range of the routing key inside [`Self::bytes`] (see the field's doc).
+    pub fn key_range(&self) -> Option<std::ops::Range<usize>> {
+        self.key_range.clone()
+    }
+
+    /// The request's bytes, with placeholders as compiled.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Where each `__rand_int__` starts inside [`Self::bytes`].
+    pub fn rand_offsets(&self) -> &[usize] {
+        &self.rand_offsets
+    }
+}
+
+/// Where the routing key of an encoded command lies: its first argument, narrowed to the inside of a
+/// `{hash tag}` when it has one. Placeholder digits never contain braces, so the range holds for every
+/// request made from the template.
+fn first_key_range(args: &[Vec<u8>]) -> Option<std::ops::Range<usize>> {
+    let key = args.get(1)?;
+    let digits = |n: usize| n.to_string().len();
+    // `*<argc>\r\n`, then the command name as `$<len>\r\n<name>\r\n`, then `$<len>\r\n` of the key.
+    let start = 1
+        + digits(args.len())
+        + 2
+        + (1 + digits(args[0].len()) + 2 + args[0].len() + 2)
+        + (1 + digits(key.len()) + 2);
+    let tag = crate::protocol::cluster::hash_tag(key).unwrap_or(0..key.len());
+    Some(start + tag.start..start + tag.end)
+}
+
+/// A connection's reusable pipeline buffer: `depth` copies of one request laid end to end.
+/// Per batch only the placeholder digits are overwritten; the buffer is never reallocated.
+#[derive(Debug)]
+pub struct PipelineBuffer {
+    bytes: Vec<u8>,
+    request_len: usize,
+    offsets: Vec<usize>,
+    offsets_per_request: usize,
+    copies: Vec<(usize, usize)>,
+    copies_per_request: usize,
+}
+
+impl PipelineBuffer {
+    /// Lays out `depth` copies of `template`.
+    pub fn new(template: &RequestTemplate, depth: usize) -> Self {
+        let request_len = template.bytes.len();
+        let mut bytes = Vec::with_capacity(request_len * depth);
+        let mut offsets = Vec::with_capacity(template.rand_offsets.len() * depth);
+        let mut copies = Vec::with_capacity(template.copies.len() * depth);
+        for i in 0..depth {
+            bytes.extend_from_slice(&template.bytes);
+            offsets.extend(template.rand_offsets.iter().map(|o| o + i * request_len));
+            let base = i * request_len;
+            copies.extend(template.copies.iter().map(|&(d, s)| (d + base, s + base)));
+        }
+        PipelineBuffer {
+            bytes,
+            request_len,
+            offsets,
+            offsets_per_request: template.rand_offsets.len(),
+            copies,
+            copies_per_request: template.copies.len(),
+        }
+    }
+
+    /// The whole buffer; [`Self::fill`] says how much of it a batch uses.
+    pub fn buffer(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The length of one request in bytes.
+    pub fn request_len(&self) -> usize {
+        self.request_len
+    }
+
+    /// Fills the first `count` requests' placeholders with numbers from `next` and returns their bytes.
+    #[inline]
+    pub fn fill(&mut self, count: usize, mut next: impl FnMut() -> u64) -> &[u8] {
+        let n = count * self.offsets_per_request;
+        for &off in &self.offsets[..n] {
+            write_12_digits(&mut self.bytes[off..off + RAND_WIDTH], next());
+        }
+        for &(dst, src) in &self.copies[..count * self.copies_per_request] {
+            self.bytes.copy_within(src..src + RAND_WIDTH, dst);
+        }
+        &self.bytes[..count * self.request_len]
+    }
+}
+
+const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// Writes `v` (taken modulo 10^12) as exactly 12 zero-padded decimal digits.
+#[inline]
+pub fn write_12_digits(out: &mut [u8], mut v: u64) {
+    v %= 1_000_000_000_000;
+    let mut i = RAND_WIDTH;
+    while i > 0 {
+        let pair = (v % 100) as usize * 2;
+        v /= 100;
+        out[i - 2..i].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+        i -= 2;
+    }
+}
+
+/// A default-suite entry: its title, the `-t` names that select it, and how to build its command.
+struct SuiteEntry {
+    title: &'static str,
+    names: &'static [&'static str],
+    build: fn(&SuiteParams) -> Request,
+}
+
+enum Request {
+    Inline(&'static str),
+    Args(Vec<Vec<u8>>),
+    /// Arguments whose placeholders all take the first one's number.
+    SharedArgs(Vec<Vec<u8>>),
+}
+
+/// What the default suite's commands depend on.
+pub struct SuiteParams {
+    /// The value written by SET, LPUSH, ... (`-d` bytes of `x`).
+    pub value: Vec<u8>,
+    /// Whether `-r` was given (ZADD scores become random too).
+    pub randomize: bool,
+    /// A hash tag inserted into every key (cluster mode), e.g. `{tag}`; empty otherwise.
+    pub tag: String,
+    /// Cluster mode: MSET's ten keys share one hash tag (`key:{<random>}:0` .. `key:{<same>}:9`),
+    /// so each MSET stays in one slot while successive MSETs spread over all slots.
+    pub cluster: bool,
+}
+
+fn args(parts: &[&[u8]]) -> Request {
+    Request::Args(parts.iter().map(|p| p.to_vec()).collect())
+}
+
+fn key(p: &SuiteParams, prefix: &str, suffix: &str) -> Vec<u8> {
+    format!("{prefix}{}{suffix}", p.tag).into_bytes()
+}
+
+fn lrange(p: &SuiteParams, last: &str) -> Request {
+    args(&[b"LRANGE", &key(p, "mylist", ""), b"0", last.as_bytes()])
+}
+
+const SUITE: &[SuiteEntry] = &[
+    SuiteEntry {
+        title: "PING_INLINE",
+        names: &["ping_inline", "ping"],
+        build: |_| Request::Inline("PING"),
+    },
+    SuiteEntry {
+        title: "PING_MBULK",
+        names: &["ping_mbulk", "ping"],
+        build: |_| args(&[b"PING"]),
+    },
+    SuiteEntry {
+        title: "SET",
+        names: &["set"],
+        build: |p| args(&[b"SET", &key(p, "key", ":__rand_int__"), &p.value]),
+    },
+    SuiteEntry {
+        title: "GET",
+        names: &["get"],
+        build: |p| args(&[b"GET", &key(p, "key", ":__rand_int__")]),
+    },
+    SuiteEntry {
+        title: "INCR",
+        names: &["incr"],
+        build: |p| args(&[b"INCR", &key(p, "counter", ":__rand_int__")]),
+    },
+    SuiteEntry {
+        title: "LPUSH",
+        names: &["lpush"],
+        build: |p| args(&[b"LPUSH", &key(p, "mylist", ""), &p.value]),
+    },
+    SuiteEntry {
+        title: "RPUSH",
+        names: &["rpush"],
+        build: |p| args(&[b"RPUSH", &key(p, "mylist", ""), &p.value]),
+    },
+    SuiteEntry {
+        title: "LPOP",
+        names: &["lpop"],
+        build: |p| args(&[b"LPOP", &key(p, "mylist", "")]),
+    },
+    SuiteEntry {
+        title: "RPOP",
+        names: &["rpop"],
+        build: |p| args(&[b"RPOP", &key(p, "mylist", "")]),
+    },
+    SuiteEntry {
+        title: "SADD",
+        names: &["sadd"],
+        build: |p| args(&[b"SADD", &key(p, "myset", ""), b"element:__rand_int__"]),
+    },
+    SuiteEntry {
+        title: "HSET",
+        names: &["hset"],
+        build: |p| {
+            args(&[
+                b"HSET",
+                &key(p, "myhash", ""),
+                b"element:__rand_int__",
+                &p.value,
+            ])
+        },
+    },
+    SuiteEntry {
+        title: "SPOP",
+        names: &["spop"],
+        build: |p| args(&[b"SPOP", &key(p, "myset", "")]),
+    },
+    SuiteEntry {
+        title: "ZADD",
+        names: &["zadd"],
+        build: |p| {
+            let score: &[u8] = if p.randomize { RAND_INT } else { b"0" };
+            args(&[
+                b"ZADD",
+                &key(p, "myzset", ""),
+                score,
+                b"element:__rand_int__",
+            ])
+        },
+    },
+    SuiteEntry {
+        title: "ZPOPMIN",
+        names: &["zpopmin"],
+        build: |p| args(&[b"ZPOPMIN", &key(p, "myzset", "")]),
+    },
+    SuiteEntry {
+        title: "LPUSH (needed to benchmark LRANGE)",
+        names: &[
+            "lrange",
+            "lrange_100",
+            "lrange_300",
+            "lrange_500",
+            "lrange_600",
+        ],
+        build: |p| args(&[b"LPUSH", &key(p, "mylist", ""), &p.value]),
+    },
+    SuiteEntry {
+        title: "LRANGE_100 (first 100 elements)",
+        names: &["lrange_100", "lrange"],
+        build: |p| lrange(p, "99"),
+    },
+    SuiteEntry {
+        title: "LRANGE_300 (first 300 elements)",
+        names: &["lrange_300", "lrange"],
+        build: |p| lrange(p, "299"),
+    },
+    SuiteEntry {
+        title: "LRANGE_500 (first 500 elements)",
+        names: &["lrange_500", "lrange"],
+        build: |p| lrange(p, "499"),
+    },
+    SuiteEntry {
+        title: "LRANGE_600 (first 600 elements)",
+        names: &["lrange_600", "lrange"],
+        build: |p| lrange(p, "599"),
+    },
+    SuiteEntry {
+        title: "MSET (10 keys)",
+        names: &["mset"],
+        build: |p| {
+            let mut a: Vec<Vec<u8>> = vec![b"MSET".to_vec()];
+            if p.cluster {
+                for i in 0..10 {
+                    a.push(format!("key:{{__rand_int__}}:{i}").into_bytes());
+                    a.push(p.value.clone());
+                }
+                return Request::SharedArgs(a);
+            }
+            for _ in 0..10 {
+                a.push(key(p, "key", ":__rand_int__"));
+                a.push(p.value.clone());
+            }
+            Request::Args(a)
+        },
+    },
+    // XADD is in the default suite from redis-benchmark 7.2 on; the 7.0 suite (Debian's) has none,
+    // so it runs only when asked for by name.
+    SuiteEntry {
+        title: "XADD",
+        names: &["xadd!"],
+        build: |p| args(&[b"XADD", &key(p, "mystream", ""), b"*", b"myfield", &p.value]),
+    },
+];
+
+/// Every name `-t` accepts, in suite order.
+pub fn test_names() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = Vec::new();
+    for e in SUITE {
+        for n in e.names {
+            let n = n.trim_end_matches('!');
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+    }
+    names
+}
+
+/// The default-suite tests selected by `-t` (`None`: all), in suite order.
+/// Returns the first unknown name as the error.
+pub fn default_suite(
+    selection: Option<&[String]>,
+    params: &SuiteParams,
+) -> Result<Vec<TestSpec>, String> {
+    let valid = test_names();
+    if let Some(sel) = selection
+        && let Some(bad) = sel.iter().find(|s| !valid.contains(&s.as_str()))
+    {
+        return Err(bad.clone());
+    }
+    let selected = |e: &SuiteEntry| match selection {
+        None => e.names.iter().all(|n| !n.ends_with('!')),
+        Some(sel) => e
+            .names
+            .iter()
+            .any(|n| sel.iter().any(|s| s == n.trim_end_matches('!'))),
+    };
+    Ok(SUITE
+        .iter()
+        .filter(|e| selected(e))
+        .map(|e| {
+            let template = match (e.build)(params) {
+                Request::Inline(line) => RequestTemplate::inline(line),
+                Request::Args(a) => RequestTemplate::from_args(&a, params.randomize),
+                Request::SharedArgs(a) => {
+                    RequestTemplate::from_args(&a, params.randomize).share_first_placeholder()
+                }
+            };
+            let command = e.title.split([' ', '_']).next().unwrap_or(e.title);
+            TestSpec {
+                title: e.title.to_string(),
+                command: command.to_string(),
+                template,
+                compose: None,
+            }
+        })
+        .collect())
+}
+
+/// A custom command from the trailing arguments, titled by its command line.
+pub fn custom_test(args: &[Vec<u8>], title: String, randomize: bool) -> TestSpec {
+    TestSpec {
+        title,
+        command: String::from_utf8_lossy(&args[0]).to_uppercase(),
+        template: RequestTemplate::from_args(args, randomize),
+        compose: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params() -> SuiteParams {
+        SuiteParams {
+            value: b"xxx".to_vec(),
+            randomize: true,
+            tag: String::new(),
+            cluster: false,
+        }
+    }
+
+    #[test]
+    fn twelve_digits_are_zero_padded() {
+        let mut b = [0u8; 12];
+        write_12_digits(&mut b, 42);
+        assert_eq!(&b, b"000000000042");
+        write_12_digits(&mut b, 999_999_999_999);
+        assert_eq!(&b, b"999999999999");
+        write_12_digits(&mut b, 1_000_000_000_001);
+        assert_eq!(&b, b"000000000001");
+    }
+
+    #[test]
+    fn template_finds_every_placeholder() {
+        let t = RequestTemplate::from_args(
+            &[b"SET".to_vec(), b"a:__rand_int__:__rand_int__".to_vec()],
+            true,
+        );
+        assert_eq!(t.rand_offsets().len(), 2);
+        for &o in t.rand_offsets() {
+            assert_eq!(&t.bytes()[o..o + 12], RAND_INT);
+        }
+        let literal = RequestTemplate::from_args(&[b"GET".to_vec(), RAND_INT.to_vec()], false);
+        assert!(literal.rand_offsets().is_empty());
+    }
+
+    #[test]
+    fn pipeline_fill_overwrites_only_digits() {
+        let t = RequestTemplate::from_args(&[b"GET".to_vec(), b"key:__rand_int__".to_vec()], true);
+        let mut p = PipelineBuffer::new(&t, 3);
+        let mut n = 0;
+        let out = p
+            .fill(2, || {
+                n += 1;
+                n
+            })
+            .to_vec();
+        assert_eq!(
+            out,
+            b"*2\r\n$3\r\nGET\r\n$16\r\nkey:000000000001\r\n*2\r\n$3\r\nGET\r\n$16\r\nkey:000000000002\r\n"
+        );
+        let cap = p.bytes.capacity();
+        p.fill(3, || 7);
+        assert_eq!(p.bytes.capacity(), cap);
+    }
+
+    #[test]
+    fn suite_order_and_titles() {
+        let all = default_suite(None, &params()).unwrap();
+        let titles: Vec<&str> = all.iter().map(|t| t.title.as_str()).collect();
+        assert_eq!(titles.first(), Some(&"PING_INLINE"));
+        assert_eq!(titles.last(), Some(&"MSET (10 keys)"));
+        assert!(!titles.contains(&"XADD"));
+        assert_eq!(all.len(), 20);
+    }
+
+    #[test]
+    fn aliases_select_groups() {
+        let sel = |s: &str| {
+            let v: Vec<String> = s.split(',').map(String::from).collect();
+            default_suite(Some(&v), &params())
+                .unwrap()
+                .into_iter()
+                .map(|t| t.title)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(sel("ping"), ["PING_INLINE", "PING_MBULK"]);
+        assert_eq!(
+            sel("lrange_300"),
+            [
+                "LPUSH (needed to benchmark LRANGE)",
+                "LRANGE_300 (first 300 elements)"
+            ]
+        );
+        assert_eq!(sel("lrange").len(), 5);
+        assert_eq!(sel("xadd"), ["XADD"]);
+        assert_eq!(sel("get,set"), ["SET", "GET"]);
+    }
+
+    #[test]
+    fn unknown_name_is_reported() {
+        let v = vec!["set".to_string(), "sett".to_string()];
+        assert_eq!(default_suite(Some(&v), &params()).unwrap_err(), "sett");
+    }
+
+    #[test]
+    fn key_range_is_the_first_argument_or_its_tag() {
+        let t = RequestTemplate::from_args(
+            &[
+                b"SET".to_vec(),
+                b"foo:__rand_int__".to_vec(),
+                b"{v}".to_vec(),
+            ],
+            true,
+        );
+        assert_eq!(&t.bytes()[t.key_range().unwrap()], b"foo:__rand_int__");
+        let t = RequestTemplate::from_args(&[b"GET".to_vec(), b"a{user1}b".to_vec()], true);
+        assert_eq!(&t.bytes()[t.key_range().unwrap()], b"user1");
+        let t = RequestTemplate::from_args(&[b"PING".to_vec()], false);
+        assert!(t.key_range().is_none());
+        let long: Vec<Vec<u8>> = std::iter::once(b"MSET".to_vec())
+            .chain((0..12).map(|i| format!("k{i}").repeat(5).into_bytes()))
+            .collect();
+        let t = RequestTemplate::from_args(&long, false);
+        assert_eq!(&t.bytes()[t.key_range().unwrap()], b"k0k0k0k0k0");
+    }
+
+    #[test]
+    fn cluster_mset_keys_share_one_tag() {
+        let p = SuiteParams {
+            cluster: true,
+            ..params()
+        };
+        let v = vec!["mset".to_string()];
+        let t = &default_suite(Some(&v), &p).unwrap()[0].template;
+        assert_eq!(t.rand_offsets().len(), 1);
+        let mut buf = PipelineBuffer::new(t, 2);
+        let mut n = 0;
+        let out = buf
+            .fill(2, || {
+                n += 1;
+                n
+            })
+            .to_vec();
+        let text = String::from_utf8(out).unwrap();
+        let first: Vec<&str> = text.split("*21").nth(1).unwrap().split("\r\n").collect();
+        let keys: Vec<&str> = first
+            .iter()
+            .copied()
+            .filter(|l| l.starts_with("key:"))
+            .collect();
+        assert_eq!(keys.len(), 10);
+        for (i, k) in keys.iter().enumerate() {
+            assert_eq!(*k, format!("key:{{000000000001}}:{i}"));
+        }
+        assert!(text.contains("key:{000000000002}:9"));
+        let range = t.key_range().unwrap();
+        assert_eq!(&t.bytes()[range], RAND_INT);
+    }
+
+    #[test]
+    fn commands_for_commandstats() {
+        let all = default_suite(None, &params()).unwrap();
+        let cmd: Vec<&str> = all.iter().map(|t| t.command.as_str()).collect();
+        assert!(cmd.contains(&"LRANGE") && cmd.contains(&"MSET") && cmd.contains(&"PING"));
+    }
+}
