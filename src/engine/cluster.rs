@@ -643,17 +643,14 @@ pub(crate) async fn run_shard(
     if let Some(rec) = shard.state.intervals.borrow_mut().take() {
         stats.interval_logs.push(rec.finish(&stats.hist));
     }
-    let cpu_end = thread_cpu_seconds();
-    stats.executors.push(ExecutorStats {
-        index: shard.plan.index,
-        requests: stats.completed,
-        errors: stats.errors,
-        failed: stats.failed,
-        cpu_user_s: (cpu_end.0 - cpu_start.0).max(0.0),
-        cpu_sys_s: (cpu_end.1 - cpu_start.1).max(0.0),
-        wall_s: started.elapsed().as_secs_f64(),
-        io: crate::engine::GLOMMIO_IO,
-    });
+    let executor = ExecutorStats::of_shard(
+        shard.plan.index,
+        &stats,
+        cpu_start,
+        started,
+        crate::engine::GLOMMIO_IO,
+    );
+    stats.executors.push(executor);
     let map = shard.map.borrow();
     let mut cs = ClusterStats {
         moved: shard.moved.get(),

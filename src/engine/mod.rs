@@ -505,18 +505,17 @@ fn finish_shard(
     if let Some(rec) = state.intervals.borrow_mut().take() {
         stats.interval_logs.push(rec.finish(&stats.hist));
     }
-    let cpu_end = thread_cpu_seconds();
-    stats.executors.push(ExecutorStats {
-        index: plan.index,
-        requests: stats.completed,
-        errors: stats.errors,
-        failed: stats.failed,
-        cpu_user_s: (cpu_end.0 - cpu_start.0).max(0.0),
-        cpu_sys_s: (cpu_end.1 - cpu_start.1).max(0.0),
-        wall_s: began.elapsed().as_secs_f64(),
-        io,
-    });
+    let executor = ExecutorStats::of_shard(plan.index, &stats, cpu_start, began, io);
+    stats.executors.push(executor);
     stats
+}
+
+/// An error reply's text without its type byte and line end.
+pub(crate) fn error_text(raw: &[u8]) -> String {
+    String::from_utf8_lossy(raw)
+        .trim_start_matches(['-', '!'])
+        .trim_end()
+        .to_string()
 }
 
 /// Counts an error reply, keeps the first one's text, and prints it with `-e` (at most once a second).
@@ -524,12 +523,7 @@ pub(crate) fn note_error(state: &ShardState, plan: &ShardPlan, raw: &[u8]) {
     let mut st = state.stats.borrow_mut();
     st.errors += 1;
     st.count_error_kind(raw);
-    let text = || {
-        String::from_utf8_lossy(raw)
-            .trim_start_matches(['-', '!'])
-            .trim_end()
-            .to_string()
-    };
+    let text = || error_text(raw);
     if st.first_error.is_none() {
         st.first_error = Some(text());
     }

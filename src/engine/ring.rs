@@ -9,7 +9,7 @@
 
 use crate::config::Config;
 use crate::engine::schedule::Pacing;
-use crate::engine::{RECONNECT_BACKOFF_MS, ShardPlan, ShardState, note_error};
+use crate::engine::{RECONNECT_BACKOFF_MS, ShardPlan, ShardState, error_text, note_error};
 use crate::net::ConnError;
 use crate::net::control::ControlClient;
 use crate::protocol::resp::{ProtocolError, ReplyScanner, Scanned};
@@ -1234,14 +1234,6 @@ pub(crate) fn total_memory() -> Option<u64> {
 /// True for the error a server sends instead of serving a connection it will close.
 fn is_refusal(raw: &[u8]) -> bool {
     raw.starts_with(b"-ERR max number of clients reached") || raw.starts_with(b"-DENIED ")
-}
-
-/// An error reply's text without its type byte and line end.
-fn error_text(raw: &[u8]) -> String {
-    String::from_utf8_lossy(raw)
-        .trim_start_matches(['-', '!'])
-        .trim_end()
-        .to_string()
 }
 
 /// A connected, set-up socket, with its TLS session when the run uses TLS.

@@ -79,6 +79,28 @@ pub struct ExecutorStats {
 }
 
 impl ExecutorStats {
+    /// What an executor did in a shard that began at `began` with its thread's CPU at `cpu_start`
+    /// (user, sys seconds): its counts from `stats`, and the CPU and wall time since.
+    pub fn of_shard(
+        index: usize,
+        stats: &ShardStats,
+        cpu_start: (f64, f64),
+        began: std::time::Instant,
+        io: &'static str,
+    ) -> ExecutorStats {
+        let cpu_end = thread_cpu_seconds();
+        ExecutorStats {
+            index,
+            requests: stats.completed,
+            errors: stats.errors,
+            failed: stats.failed,
+            cpu_user_s: (cpu_end.0 - cpu_start.0).max(0.0),
+            cpu_sys_s: (cpu_end.1 - cpu_start.1).max(0.0),
+            wall_s: began.elapsed().as_secs_f64(),
+            io,
+        }
+    }
+
     /// Share of its wall time the executor's thread spent on a CPU (0.0 to about 1.0).
     pub fn busy(&self) -> f64 {
         if self.wall_s > 0.0 {
