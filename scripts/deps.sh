@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# Lists the `crate::` edges between the stage folders of src/ and flags the ones that point up the order
-# cli -> config -> workload -> protocol -> net -> engine -> stats -> report (ARCHITECTURE.md), then the
-# import cycles between files. Comments and `#[cfg(test)]` modules are left out. Exits 1 when it flags any.
+# Lists the `crate::` edges between the stage folders of src/ and flags the ones that break the layering
+# base < cli < protocol < workload < net < config < stats < engine < report < {root, capacity, fleet}
+# (ARCHITECTURE.md): a stage may use only the stages before it. Then it lists the import cycles between
+# files. Comments and `#[cfg(test)]` modules are left out. Exits 1 when it flags anything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 exec python3 - "$@" <<'PY'
 import os, re, sys
 from collections import defaultdict
 
-# Rank of each stage; equal ranks may use each other. The root (lib.rs, main.rs) and the subcommand stages
-# (capacity, fleet) sit at the top beside cli; a leaf file directly in src/ (os_error.rs) is "base", below all.
-ORDER = {"": 0, "cli": 0, "capacity": 0, "fleet": 0, "config": 1, "workload": 2, "protocol": 3,
-         "net": 4, "engine": 5, "stats": 6, "report": 7, "base": 8}
+# Rank of each stage: a stage may use the stages of lower rank and its own, never a higher one. A leaf file
+# directly in src/ (os_error.rs) is "base", below all; the root (lib.rs, main.rs) and the subcommand stages
+# (capacity, fleet) share the top rank and may use everything.
+ORDER = {"base": 0, "cli": 1, "protocol": 2, "workload": 3, "net": 4, "config": 5, "stats": 6,
+         "engine": 7, "report": 8, "": 9, "capacity": 9, "fleet": 9}
 
 files = {}
 for d, _, names in os.walk("src"):
@@ -81,7 +83,7 @@ for a, bs in sorted(edges.items()):
             stage_edges[(sa or "root", sb or "root")].add(f"{a} -> {b}")
 print("edges between stages:")
 for (sa, sb), es in sorted(stage_edges.items(), key=lambda kv: (ORDER[kv[0][0].replace("root", "")], kv[0][1])):
-    up = ORDER[sb.replace("root", "")] < ORDER[sa.replace("root", "")]
+    up = ORDER[sb.replace("root", "")] > ORDER[sa.replace("root", "")]
     print(f"  {sa:>9} -> {sb:<9} {len(es):3} file edge(s){'  UP' if up else ''}")
     if up:
         bad += 1
