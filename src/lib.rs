@@ -20,7 +20,9 @@ use engine::ring;
 use engine::{EngineError, RunControl};
 use net::ConnError;
 use net::control;
-use protocol::cluster;
+use net::discovery::{self, DiscoveryError};
+use net::target::Target;
+use protocol::cluster::ClusterError;
 use report::{rate_report, results};
 use stats::TestResult;
 use stats::server_view;
@@ -119,18 +121,16 @@ pub type ProgressSink<'a> = Option<&'a mut dyn Write>;
 
 /// Reads the cluster's masters for `--cluster`: their configuration for the header, their addresses
 /// for the server view, and a check that `-c` gives every master at least one connection.
-fn cluster_header(
-    cfg: &Config,
-) -> Result<(Vec<cluster::NodeConfig>, Vec<config::Target>), RunError> {
-    let map = cluster::discover(
+fn cluster_header(cfg: &Config) -> Result<(Vec<discovery::NodeConfig>, Vec<Target>), RunError> {
+    let map = discovery::discover(
         &cfg.target,
         cfg.tls.as_ref(),
         &cfg.setup,
         cfg.connect_timeout,
     )
     .map_err(|e| match e {
-        cluster::ClusterError::Conn(c) => RunError::Conn(c),
-        cluster::ClusterError::NotCluster { .. } => RunError::Usage(e.to_string()),
+        DiscoveryError::Conn(c) => RunError::Conn(c),
+        DiscoveryError::Cluster(ClusterError::NotCluster { .. }) => RunError::Usage(e.to_string()),
         other => RunError::Engine(other.to_string()),
     })?;
     let masters = map.masters().len();
@@ -141,8 +141,8 @@ fn cluster_header(
         )));
     }
     Ok((
-        cluster::node_configs(&map, cfg.tls.as_ref(), &cfg.setup, cfg.connect_timeout),
-        cluster::master_targets(&map),
+        discovery::node_configs(&map, cfg.tls.as_ref(), &cfg.setup, cfg.connect_timeout),
+        discovery::master_targets(&map),
     ))
 }
 
@@ -162,7 +162,7 @@ pub fn run(
     };
     let cfg = Arc::new(cfg);
     limits::prepare(cfg.clients, cfg.threads).map_err(RunError::Limit)?;
-    if matches!(cfg.target, config::Target::Tcp { .. }) && !cfg.cluster {
+    if matches!(cfg.target, Target::Tcp { .. }) && !cfg.cluster {
         limits::local_ports(cfg.clients).map_err(RunError::Limit)?;
     }
     ring::probe().map_err(|e| RunError::Engine(e.to_string()))?;
@@ -234,7 +234,7 @@ pub fn run(
         outcome.stopped = true;
         return Ok(outcome);
     }
-    let watch_of = |ctl, target: &config::Target| {
+    let watch_of = |ctl, target: &Target| {
         server_view::ServerWatch::new(
             ctl,
             target,

@@ -8,6 +8,7 @@ pub mod start_at;
 
 use crate::cli::Cli;
 use crate::config::shape::Shape;
+use crate::net::target::{Setup, Target};
 use crate::workload::{self, SuiteParams, TestSpec};
 use std::io::Read;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -30,38 +31,6 @@ pub const MAX_THREADS: i64 = 1024;
 /// Most connections `-c` accepts.
 pub const MAX_CLIENTS: i64 = 1_000_000;
 
-/// Where the server is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
-    /// A TCP server: the name as given, and the address it resolved to.
-    Tcp {
-        host: String,
-        port: u16,
-        addr: SocketAddr,
-    },
-    /// A unix socket.
-    Unix(PathBuf),
-}
-
-impl Target {
-    /// True when the server runs on this machine (a loopback address or a unix socket).
-    pub fn is_local(&self) -> bool {
-        match self {
-            Target::Tcp { addr, .. } => addr.ip().is_loopback(),
-            Target::Unix(_) => true,
-        }
-    }
-
-    /// The address as a user would write it.
-    pub fn display(&self) -> String {
-        match self {
-            Target::Tcp { host, port, .. } if host.contains(':') => format!("[{host}]:{port}"),
-            Target::Tcp { host, port, .. } => format!("{host}:{port}"),
-            Target::Unix(p) => p.display().to_string(),
-        }
-    }
-}
-
 /// How results are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OutputMode {
@@ -71,29 +40,6 @@ pub enum OutputMode {
     Quiet,
     /// `--csv`.
     Csv,
-}
-
-/// Credentials and per-connection setup.
-#[derive(Clone, Default, PartialEq, Eq)]
-pub struct Setup {
-    pub user: Option<String>,
-    pub password: Option<String>,
-    pub dbnum: u32,
-    pub resp3: bool,
-    pub tracking: bool,
-}
-
-impl std::fmt::Debug for Setup {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // The password is never printed, not even in debug output.
-        f.debug_struct("Setup")
-            .field("user", &self.user)
-            .field("password", &self.password.as_ref().map(|_| "<hidden>"))
-            .field("dbnum", &self.dbnum)
-            .field("resp3", &self.resp3)
-            .field("tracking", &self.tracking)
-            .finish()
-    }
 }
 
 /// Everything a run needs, validated.

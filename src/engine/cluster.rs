@@ -6,13 +6,14 @@
 //! promoted replica (or another master) answers for them. When none does within `--failover-timeout`,
 //! the shard gives up with a message naming the node and the cluster's state; the run never hangs.
 
-use crate::config::Target;
 use crate::engine::schedule::{LATE, Pacing};
 use crate::engine::{GateGuard, ShardPlan, ShardState, note_error};
+use crate::net::discovery::DiscoveryError;
 use crate::net::replies::ReplyBuffer;
+use crate::net::target::Target;
 use crate::net::tls::TlsClient;
 use crate::net::{self, ConnError, Stream};
-use crate::protocol::cluster::{self, ClusterError, Redirect, SLOTS, SlotMap, UNASSIGNED};
+use crate::protocol::cluster::{self, Redirect, SLOTS, SlotMap, UNASSIGNED};
 use crate::protocol::resp::{self, Scanned, Value};
 use crate::stats::cluster::{ClusterStats, Failover};
 use crate::stats::intervals::IntervalRecorder;
@@ -177,13 +178,17 @@ async fn fetch_slots(
     setup: &[u8],
     names: &[&'static str],
     timeout: Duration,
-) -> Result<SlotMap, ClusterError> {
+) -> Result<SlotMap, DiscoveryError> {
     let value = query(target, tls, setup, names, timeout, &[b"CLUSTER", b"SLOTS"]).await?;
     let seed = match target {
         Target::Tcp { addr, .. } => *addr,
         Target::Unix(_) => SocketAddr::from(([127, 0, 0, 1], 0)),
     };
-    SlotMap::from_cluster_slots(&value, seed, &target.display())
+    Ok(SlotMap::from_cluster_slots(
+        &value,
+        seed,
+        &target.display(),
+    )?)
 }
 
 /// Sends one control command over a fresh connection and reads its reply, all within `timeout`.
@@ -250,9 +255,9 @@ async fn query_unbounded(
     Ok(value)
 }
 
-fn cluster_to_conn(e: ClusterError) -> ConnError {
+fn cluster_to_conn(e: DiscoveryError) -> ConnError {
     match e {
-        ClusterError::Conn(c) => c,
+        DiscoveryError::Conn(c) => c,
         other => ConnError::Protocol(other.to_string()),
     }
 }

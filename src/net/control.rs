@@ -1,6 +1,6 @@
 //! A small blocking client for the control path (CONFIG GET, INFO, topology), never the hot path.
 
-use crate::config::{Setup, Target};
+use crate::net::target::{Setup, Target};
 use crate::net::tls::TlsClient;
 use crate::net::{self, ConnError};
 use crate::protocol::resp::{self, Value};

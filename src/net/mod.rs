@@ -2,15 +2,17 @@
 //! SELECT, HELLO, TRACKING).
 
 pub(crate) mod control;
+pub(crate) mod discovery;
 pub(crate) mod replies;
+pub(crate) mod target;
 pub(crate) mod tls;
 
-use crate::config::{Setup, Target};
 use crate::protocol::resp::{self, Value};
 use futures_lite::{AsyncReadExt, AsyncWriteExt};
 use glommio::net::{TcpStream, UnixStream};
 use std::io;
 use std::time::Duration;
+use target::{Setup, Target};
 use tls::TlsClient;
 
 /// A connection's failure, worded for the user.

@@ -1,14 +1,10 @@
 //! Redis Cluster facts shared by the control path and the engine: key slots (CRC16, hash tags), the slot
-//! map read from `CLUSTER SLOTS`, redirect replies, and the per-node figures of a cluster run.
+//! map read from a `CLUSTER SLOTS` reply, and redirect replies. Reading the layout from a server is
+//! `net::discovery`.
 
-use crate::config::{Setup, Target};
-use crate::net::ConnError;
-use crate::net::control::ControlClient;
-use crate::net::tls::TlsClient;
 use crate::protocol::resp::Value;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::ops::Range;
-use std::time::Duration;
 
 /// Number of hash slots in a Redis Cluster.
 pub const SLOTS: usize = 16384;
@@ -125,8 +121,6 @@ pub enum ClusterError {
     /// No master serves any slot.
     #[error("--cluster: the cluster at {0} has no slot assigned to a master")]
     NoSlots(String),
-    #[error(transparent)]
-    Conn(#[from] ConnError),
 }
 
 /// Resolves `host:port` as the cluster names a node; the blocking resolver runs only for names that are
@@ -273,66 +267,6 @@ impl SlotMap {
             .filter(|&i| owns[i as usize])
             .collect()
     }
-}
-
-/// Reads the cluster's layout over a blocking control connection to `target`.
-pub fn discover(
-    target: &Target,
-    tls: Option<&TlsClient>,
-    setup: &Setup,
-    timeout: Duration,
-) -> Result<SlotMap, ClusterError> {
-    let mut c = ControlClient::connect(target, tls, setup, timeout)?;
-    let v = c.command(&[b"CLUSTER", b"SLOTS"])?;
-    let seed = match target {
-        Target::Tcp { addr, .. } => *addr,
-        // Through a unix socket the node's own address is unknown; loopback is where such a node runs.
-        Target::Unix(_) => SocketAddr::from(([127, 0, 0, 1], 0)),
-    };
-    SlotMap::from_cluster_slots(&v, seed, &target.display())
-}
-
-/// `save` and `appendonly` of one master, for the report header.
-#[derive(Debug, Clone, Default)]
-pub struct NodeConfig {
-    pub save: Option<String>,
-    pub appendonly: Option<String>,
-}
-
-/// Each master's address, in node order.
-pub fn master_targets(map: &SlotMap) -> Vec<Target> {
-    map.masters()
-        .into_iter()
-        .map(|i| {
-            let n = &map.nodes[i as usize];
-            Target::Tcp {
-                host: n.addr.ip().to_string(),
-                port: n.addr.port(),
-                addr: n.addr,
-            }
-        })
-        .collect()
-}
-
-/// Reads each master's `save` and `appendonly` (left empty for a master that refuses CONFIG).
-pub fn node_configs(
-    map: &SlotMap,
-    tls: Option<&TlsClient>,
-    setup: &Setup,
-    timeout: Duration,
-) -> Vec<NodeConfig> {
-    master_targets(map)
-        .into_iter()
-        .map(
-            |target| match ControlClient::connect(&target, tls, setup, timeout) {
-                Ok(mut c) => NodeConfig {
-                    save: c.config_get("save").ok().flatten(),
-                    appendonly: c.config_get("appendonly").ok().flatten(),
-                },
-                Err(_) => NodeConfig::default(),
-            },
-        )
-        .collect()
 }
 
 /// What a cluster error reply asks the client to do.

@@ -31,7 +31,7 @@ pub struct Header {
     /// With TLS: which checks of the server's certificate ran.
     pub tls: Option<String>,
     /// `--cluster`: each master's configuration, in node order (replaces the host configuration lines).
-    pub cluster_nodes: Option<Vec<crate::protocol::cluster::NodeConfig>>,
+    pub cluster_nodes: Option<Vec<crate::net::discovery::NodeConfig>>,
 }
 
 /// The CSV header line (with its newline).
@@ -500,7 +500,7 @@ mod tests {
 
     #[test]
     fn cluster_header_and_per_node_lines() {
-        use crate::protocol::cluster::NodeConfig;
+        use crate::net::discovery::NodeConfig;
         use crate::stats::cluster::ClusterStats;
         let h = Header {
             clients: 50,

@@ -5,8 +5,8 @@
 //! samples `INFO clients` from the main thread while the executors run: once as soon as every
 //! connection is open, then on each progress tick (every 250 ms).
 
-use crate::config::{Setup, Target};
 use crate::net::control::ControlClient;
+use crate::net::target::{Setup, Target};
 use crate::protocol::resp::Value;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;

@@ -1,0 +1,79 @@
+//! Reads a Redis Cluster's layout from a server over a blocking control connection: the slot map, each
+//! master's address, and each master's configuration for the report header.
+
+use crate::net::ConnError;
+use crate::net::control::ControlClient;
+use crate::net::target::{Setup, Target};
+use crate::net::tls::TlsClient;
+use crate::protocol::cluster::{ClusterError, SlotMap};
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// Why the cluster's layout could not be read: the connection, or the reply.
+#[derive(Debug, thiserror::Error)]
+pub enum DiscoveryError {
+    #[error(transparent)]
+    Cluster(#[from] ClusterError),
+    #[error(transparent)]
+    Conn(#[from] ConnError),
+}
+
+/// Reads the cluster's layout over a blocking control connection to `target`.
+pub fn discover(
+    target: &Target,
+    tls: Option<&TlsClient>,
+    setup: &Setup,
+    timeout: Duration,
+) -> Result<SlotMap, DiscoveryError> {
+    let mut c = ControlClient::connect(target, tls, setup, timeout)?;
+    let v = c.command(&[b"CLUSTER", b"SLOTS"])?;
+    let seed = match target {
+        Target::Tcp { addr, .. } => *addr,
+        // Through a unix socket the node's own address is unknown; loopback is where such a node runs.
+        Target::Unix(_) => SocketAddr::from(([127, 0, 0, 1], 0)),
+    };
+    Ok(SlotMap::from_cluster_slots(&v, seed, &target.display())?)
+}
+
+/// `save` and `appendonly` of one master, for the report header.
+#[derive(Debug, Clone, Default)]
+pub struct NodeConfig {
+    pub save: Option<String>,
+    pub appendonly: Option<String>,
+}
+
+/// Each master's address, in node order.
+pub fn master_targets(map: &SlotMap) -> Vec<Target> {
+    map.masters()
+        .into_iter()
+        .map(|i| {
+            let n = &map.nodes[i as usize];
+            Target::Tcp {
+                host: n.addr.ip().to_string(),
+                port: n.addr.port(),
+                addr: n.addr,
+            }
+        })
+        .collect()
+}
+
+/// Reads each master's `save` and `appendonly` (left empty for a master that refuses CONFIG).
+pub fn node_configs(
+    map: &SlotMap,
+    tls: Option<&TlsClient>,
+    setup: &Setup,
+    timeout: Duration,
+) -> Vec<NodeConfig> {
+    master_targets(map)
+        .into_iter()
+        .map(
+            |target| match ControlClient::connect(&target, tls, setup, timeout) {
+                Ok(mut c) => NodeConfig {
+                    save: c.config_get("save").ok().flatten(),
+                    appendonly: c.config_get("appendonly").ok().flatten(),
+                },
+                Err(_) => NodeConfig::default(),
+            },
+        )
+        .collect()
+}
