@@ -15,6 +15,7 @@ pub mod report;
 pub mod stats;
 pub mod workload;
 
+use cli::subcommands::{self, CompareArgs, MergeArgs};
 use config::{Config, OutputMode, cpus, limits, start_at};
 use engine::ring;
 use engine::{EngineError, RunControl};
@@ -26,7 +27,9 @@ use protocol::cluster::ClusterError;
 use report::{rate_report, results};
 use stats::TestResult;
 use stats::server_view;
+use std::ffi::OsString;
 use std::io::Write;
+use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -78,6 +81,31 @@ impl RunOutcome {
     pub fn any_failed(&self) -> bool {
         self.failed || self.error_replies
     }
+}
+
+/// Runs a subcommand (`compare`, `merge`, `fleet`) when `args[1]` names one; `None` means "a benchmark
+/// run". `capacity` is not one of them: it runs the benchmark.
+pub fn dispatch(args: &[OsString], out: &mut dyn Write) -> Option<ExitCode> {
+    let name = args.get(1)?.to_str()?;
+    let rest = || args[2..].iter().cloned();
+    let outcome = match name {
+        "compare" => subcommands::parse::<CompareArgs>("compare", rest())
+            .map(|a| report::subcommands::run_compare(&a, out)),
+        "merge" => subcommands::parse::<MergeArgs>("merge", rest())
+            .map(|a| report::subcommands::run_merge(&a, out)),
+        "fleet" => {
+            return Some(fleet::dispatch(&args[2..], out, start_at::unix_now()));
+        }
+        _ => return None,
+    };
+    Some(match outcome {
+        Err(code) => code,
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Err(e)) => {
+            eprintln!("ringbench: {name}: {e}");
+            ExitCode::from(e.code())
+        }
+    })
 }
 
 /// The bracket after `threads: N` in the header: fewer executors than `--threads` asked (one per client

@@ -11,8 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    if let Some(code) = ringbench::cli::subcommands::dispatch(&args, &mut std::io::stdout().lock())
-    {
+    if let Some(code) = ringbench::dispatch(&args, &mut std::io::stdout().lock()) {
         return code;
     }
     if args.get(1).and_then(|a| a.to_str()) == Some("capacity") {

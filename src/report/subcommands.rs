@@ -1,0 +1,203 @@
+//! Runs the `compare` and `merge` subcommands (their flags are `cli::subcommands`): they read result
+//! files, print a report and draw charts, and never touch a server.
+
+use crate::cli::subcommands::{CompareArgs, MergeArgs};
+use crate::report::compare::{self, Loaded};
+use crate::report::plot::{self, Series};
+use crate::report::result_file::{ResultFileError, RunFile};
+use crate::report::{self, Header};
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Why a subcommand failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    #[error(transparent)]
+    File(#[from] ResultFileError),
+    #[error(transparent)]
+    Merge(#[from] crate::report::merge::MergeError),
+    #[error(transparent)]
+    Plot(#[from] plot::PlotError),
+    #[error("{0}")]
+    Other(String),
+}
+
+impl ToolError {
+    /// Exit code: bad input files are the user's mistake (2); failing to write output is 1.
+    pub fn code(&self) -> u8 {
+        match self {
+            ToolError::File(ResultFileError::Write { .. }) | ToolError::Plot(_) => 1,
+            _ => 2,
+        }
+    }
+}
+
+fn load_all(files: &[PathBuf]) -> Result<Vec<(String, RunFile)>, ToolError> {
+    files
+        .iter()
+        .map(|p| Ok((p.display().to_string(), RunFile::load(p)?)))
+        .collect()
+}
+
+/// Loads the files to merge: `-` stands for every result document on stdin, in order.
+fn load_for_merge(files: &[PathBuf]) -> Result<Vec<(String, RunFile)>, ToolError> {
+    let mut all = Vec::new();
+    let mut stdin_read = false;
+    for p in files {
+        if p.as_os_str() == "-" {
+            if stdin_read {
+                return Err(ToolError::Other("'-' (stdin) can be given once".into()));
+            }
+            stdin_read = true;
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut text).map_err(
+                |e| {
+                    ToolError::Other(format!(
+                        "could not read stdin: {}",
+                        crate::net::io_reason(e)
+                    ))
+                },
+            )?;
+            let docs = RunFile::parse_stream(&text, "stdin")?;
+            let n = docs.len();
+            all.extend(
+                docs.into_iter()
+                    .enumerate()
+                    .map(|(i, f)| (format!("stdin document {} of {n}", i + 1), f)),
+            );
+        } else {
+            all.push((p.display().to_string(), RunFile::load(p)?));
+        }
+    }
+    if all.len() < 2 && !all.iter().any(|(_, f)| f.config.shard.is_some()) {
+        return Err(ToolError::Other(format!(
+            "needs at least two result documents to merge (got {})",
+            all.len()
+        )));
+    }
+    Ok(all)
+}
+
+/// `compare`: prints the table, and draws the chart when asked.
+pub fn run_compare(a: &CompareArgs, out: &mut dyn Write) -> Result<(), ToolError> {
+    if let Some(p) = &a.plot {
+        plot::check_extension("--plot", p).map_err(ToolError::Other)?;
+    }
+    let loaded: Vec<Loaded> = load_all(&a.files)?
+        .into_iter()
+        .map(|(label, file)| Loaded { label, file })
+        .collect();
+    let text = compare::table(&loaded);
+    out.write_all(text.as_bytes())
+        .and_then(|_| out.flush())
+        .map_err(|e| ToolError::Other(format!("could not write the output: {e}")))?;
+    if let Some(path) = &a.plot {
+        let titles = compare::test_titles(&loaded);
+        let mut hists = Vec::new();
+        for f in &loaded {
+            for t in &f.file.tests {
+                let h = t.histogram.decode().map_err(|reason| {
+                    ToolError::Other(format!("{}: test '{}': {reason}", f.label, t.title))
+                })?;
+                // One line per file; the test is named too when the files hold several.
+                let label = if titles.len() == 1 {
+                    f.label.clone()
+                } else {
+                    format!("{}: {}", f.label, t.title)
+                };
+                hists.push((label, h));
+            }
+        }
+        let series: Vec<Series<'_>> = hists
+            .iter()
+            .map(|(label, hist)| Series {
+                label: label.clone(),
+                hist,
+            })
+            .collect();
+        plot::write(path, "ringbench compare: latency by percentile", &series)?;
+    }
+    Ok(())
+}
+
+/// `merge`: prints the merged report, and writes JSON and the chart when asked.
+pub fn run_merge(a: &MergeArgs, out: &mut dyn Write) -> Result<(), ToolError> {
+    if let Some(p) = &a.plot {
+        plot::check_extension("--plot", p).map_err(ToolError::Other)?;
+    }
+    let files = load_for_merge(&a.files)?;
+    let shards = if a.ignore_shards {
+        None
+    } else {
+        crate::report::merge::check_shards(&files)?
+    };
+    let merged = crate::report::merge::merge(&files)?;
+    for (title, share) in &merged.overlap {
+        if *share < 0.9 {
+            eprintln!(
+                "ringbench: merge: warning: in '{title}' the runs overlap for only {:.0}% of their span; \
+                 start them together (--start-at) for a meaningful merged throughput",
+                share * 100.0
+            );
+        }
+    }
+    let f = &merged.file;
+    let results = f
+        .tests
+        .iter()
+        .map(|t| t.to_result())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(ToolError::Other)?;
+    let write_err =
+        |e: std::io::Error| ToolError::Other(format!("could not write the output: {e}"));
+    if a.json.as_deref() != Some("-") {
+        let header = Header {
+            clients: f.config.clients as usize,
+            data_size: f.config.data_size as usize,
+            data_min: None,
+            keepalive: f.config.keepalive,
+            save: None,
+            appendonly: None,
+            multi_thread: f.config.threads > 1,
+            threads: f.config.threads as usize,
+            threads_note: None,
+            tls: None,
+            cluster_nodes: None,
+        };
+        let mut text = format!(
+            "Merged {} runs (client hosts: {})\n",
+            files.len(),
+            f.client_host
+        );
+        if let Some(n) = shards {
+            text.push_str(&format!(
+                "All {n} shards of one run; first sends {:.1} ms apart\n",
+                merged.start_spread * 1e3
+            ));
+        }
+        text.push('\n');
+        for r in &results {
+            if a.quiet {
+                text.push_str(&report::quiet_line(r));
+            } else {
+                text.push_str(&crate::report::results::normal_text(r, &header));
+            }
+        }
+        out.write_all(text.as_bytes()).map_err(write_err)?;
+        out.flush().map_err(write_err)?;
+    }
+    if let Some(dest) = &a.json {
+        f.write_to(dest, out)?;
+    }
+    if let Some(path) = &a.plot {
+        let series: Vec<Series<'_>> = results
+            .iter()
+            .map(|r| Series {
+                label: r.title.clone(),
+                hist: &r.stats.hist,
+            })
+            .collect();
+        plot::write(path, "ringbench merge: latency by percentile", &series)?;
+    }
+    Ok(())
+}
