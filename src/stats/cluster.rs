@@ -1,6 +1,6 @@
 //! The counters of a `--cluster` test: each master's share, redirects and failovers, merged across executors.
 
-use crate::stats::new_histogram;
+use crate::stats::histogram::new_histogram;
 use hdrhistogram::Histogram;
 
 /// One master's share of a cluster test.

@@ -2,10 +2,12 @@
 
 pub(crate) mod cluster;
 pub(crate) mod cost;
+pub(crate) mod histogram;
 pub(crate) mod intervals;
 pub(crate) mod server_view;
 
 use hdrhistogram::Histogram;
+pub use histogram::new_histogram;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -141,16 +143,8 @@ pub fn error_kind(raw: &[u8]) -> &[u8] {
     &text[..end]
 }
 
-/// Highest latency recorded without clamping: one hour, in nanoseconds.
-pub const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
-
 /// How many distinct connection failure messages a test keeps.
 pub const MAX_CONN_ERRORS: usize = 5;
-
-/// A new latency histogram (nanoseconds) with `sigfig` significant figures.
-pub fn new_histogram(sigfig: u8) -> Histogram<u64> {
-    Histogram::new_with_bounds(1, MAX_LATENCY_NS, sigfig).expect("histogram bounds are valid")
-}
 
 /// What one executor measured during one test. Owned by that executor alone until it ends.
 #[derive(Debug, Clone)]
