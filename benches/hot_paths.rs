@@ -5,9 +5,9 @@
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use ringbench::protocol::resp::{ReplyScanner, Scanned};
-use ringbench::stats::thread_cpu_seconds;
-use ringbench::workload::{PipelineBuffer, RequestTemplate};
+use ringbench::thread_cpu_seconds;
+use ringbench::{PipelineBuffer, RequestTemplate};
+use ringbench::{ReplyScanner, Scanned};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 

@@ -4,21 +4,32 @@
 //! so integration tests exercise exactly what the binary does.
 
 pub mod capacity;
-pub mod cli;
-pub mod config;
-pub mod engine;
+mod cli;
+mod config;
+mod engine;
 mod fleet;
 mod net;
 mod os_error;
-pub mod protocol;
-pub mod report;
-pub mod stats;
-pub mod workload;
+mod protocol;
+mod report;
+mod stats;
+mod workload;
+
+// What `main.rs`, `tests/` and `benches/` name besides `run`, `dispatch` and `capacity`.
+pub use cli::Cli;
+pub use config::start_at::unix_now;
+pub use config::{Config, ConfigError};
+pub use engine::RunControl;
+pub use protocol::cluster::key_slot;
+pub use protocol::resp::{ReplyScanner, Scanned};
+pub use report::result_file::RunFile;
+pub use stats::thread_cpu_seconds;
+pub use workload::{PipelineBuffer, RequestTemplate};
 
 use cli::subcommands::{self, CompareArgs, MergeArgs};
-use config::{Config, OutputMode, cpus, limits, start_at};
+use config::{OutputMode, cpus, limits, start_at};
+use engine::EngineError;
 use engine::ring;
-use engine::{EngineError, RunControl};
 use net::ConnError;
 use net::control;
 use net::discovery::{self, DiscoveryError};

@@ -1,9 +1,9 @@
 //! The `ringbench` binary: parse, run, print, and map errors to exit codes.
 
 use clap::error::ErrorKind;
-use ringbench::cli::Cli;
-use ringbench::config::{Config, ConfigError};
-use ringbench::engine::RunControl;
+use ringbench::Cli;
+use ringbench::RunControl;
+use ringbench::{Config, ConfigError};
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;

@@ -3,9 +3,9 @@
 mod common;
 use common::alloc::{ALLOCS, Counting, THREAD_ALLOCS};
 use common::*;
-use ringbench::cli::Cli;
-use ringbench::config::Config;
-use ringbench::engine::RunControl;
+use ringbench::Cli;
+use ringbench::Config;
+use ringbench::RunControl;
 use std::sync::atomic::Ordering;
 
 /// The counter is process-wide: tests that read it take turns.
@@ -68,8 +68,8 @@ fn hdr_out_intervals_keep_the_per_batch_bound() {
 #[test]
 fn request_fill_and_reply_scan_allocate_nothing() {
     let _turn = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    use ringbench::protocol::resp::{ReplyScanner, Scanned};
-    use ringbench::workload::{PipelineBuffer, RequestTemplate};
+    use ringbench::{PipelineBuffer, RequestTemplate};
+    use ringbench::{ReplyScanner, Scanned};
     let t = RequestTemplate::from_args(
         &[
             b"SET".to_vec(),

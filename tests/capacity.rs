@@ -6,7 +6,7 @@ mod common;
 use common::lock::alone;
 use common::scratch::Scratch;
 use common::*;
-use ringbench::report::result_file::RunFile;
+use ringbench::RunFile;
 use serde_json::Value;
 use std::io::{BufRead, Write};
 use std::net::TcpStream;

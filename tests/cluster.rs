@@ -397,7 +397,7 @@ fn slots_migrated_during_a_run_are_followed() {
     let mut by_slot: HashMap<u16, Vec<String>> = HashMap::new();
     for k in keys.into_iter().filter(|k| !k.is_empty()) {
         by_slot
-            .entry(ringbench::protocol::cluster::key_slot(k.as_bytes()))
+            .entry(ringbench::key_slot(k.as_bytes()))
             .or_default()
             .push(k);
     }

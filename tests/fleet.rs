@@ -4,7 +4,7 @@
 
 mod common;
 use common::*;
-use ringbench::report::result_file::RunFile;
+use ringbench::RunFile;
 use serde_json::Value;
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -191,7 +191,7 @@ fn rate_and_clients_shares_add_up() {
     let s = RedisServer::start();
     s.reset();
     let port = s.port.to_string();
-    let at = format!("{:.3}", ringbench::config::start_at::unix_now() + 1.0);
+    let at = format!("{:.3}", ringbench::unix_now() + 1.0);
     let children: Vec<_> = (0..3)
         .map(|i| {
             let shard = format!("{i}/3");
@@ -244,7 +244,7 @@ fn rate_and_clients_shares_add_up() {
 
 /// Three shard documents of one run (small, started together).
 fn three_shards(s: &RedisServer) -> Vec<Value> {
-    let at = format!("{:.3}", ringbench::config::start_at::unix_now() + 1.0);
+    let at = format!("{:.3}", ringbench::unix_now() + 1.0);
     let port = s.port.to_string();
     let children: Vec<_> = (0..3)
         .map(|i| {

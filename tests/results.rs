@@ -7,7 +7,7 @@ use common::*;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
-use ringbench::report::result_file::RunFile;
+use ringbench::RunFile;
 use serde_json::Value;
 use std::path::Path;
 
@@ -199,7 +199,7 @@ fn runs_with_the_same_start_at_start_together_and_merge() {
     let s = RedisServer::start();
     s.reset();
     let dir = Scratch::new("startat");
-    let at = ringbench::config::start_at::unix_now() + 2.0;
+    let at = ringbench::unix_now() + 2.0;
     let at_s = format!("{at:.3}");
     let exe = env!("CARGO_BIN_EXE_ringbench");
     let port = s.port.to_string();

@@ -813,17 +813,11 @@ fn tls_allocations_stay_per_batch_not_per_request() {
             "-n",
             n,
         ];
-        let cli = ringbench::cli::Cli::parse_args(argv).unwrap();
-        let cfg = ringbench::config::Config::from_cli(&cli, &mut std::io::empty()).unwrap();
+        let cli = ringbench::Cli::parse_args(argv).unwrap();
+        let cfg = ringbench::Config::from_cli(&cli, &mut std::io::empty()).unwrap();
         let mut out = Vec::with_capacity(1 << 16);
         let before = ALLOCS.load(Ordering::Relaxed);
-        ringbench::run(
-            cfg,
-            &ringbench::engine::RunControl::default(),
-            &mut out,
-            None,
-        )
-        .unwrap();
+        ringbench::run(cfg, &ringbench::RunControl::default(), &mut out, None).unwrap();
         ALLOCS.load(Ordering::Relaxed) - before
     };
     let small = run("10000");

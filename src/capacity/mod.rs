@@ -23,17 +23,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// A step whose achieved rate is below this share of the offered one fails.
-pub const REACHED: f64 = 0.95;
+const REACHED: f64 = 0.95;
 /// Geometric phase: each step offers this many times the previous one.
-pub const GROWTH: f64 = 2.0;
+const GROWTH: f64 = 2.0;
 /// Without `--from`, the first step offers the upper bound divided by this.
 const FROM_DIVISOR: f64 = 16.0;
 /// Without `--to`, the upper bound is the closed-loop probe's rate times this.
 const PROBE_HEADROOM: f64 = 1.25;
 /// The most steps one search runs.
-pub const MAX_STEPS: usize = 40;
+const MAX_STEPS: usize = 40;
 /// If the first step fails, the search halves the rate at most this many times (64x below `--from`).
-pub const MAX_DESCENT: usize = 6;
+const MAX_DESCENT: usize = 6;
 /// Fewer late sends than this never make a step client-limited (a few at a tiny rate are noise).
 const MIN_LATE: u64 = 10;
 /// The highest rate a search may offer (as `--rps`).
@@ -48,7 +48,7 @@ pub struct Objective {
 
 impl Objective {
     /// `p99`, `p99.9`, `p50`.
-    pub fn label(&self) -> String {
+    fn label(&self) -> String {
         format!("p{}", trim_number(self.percentile, 4))
     }
 }
@@ -86,7 +86,7 @@ fn usage(msg: impl Into<String>) -> UsageError {
 }
 
 /// `1.50` -> `1.5`, `2.000` -> `2`, with at most `decimals` decimals.
-pub fn trim_number(v: f64, decimals: usize) -> String {
+fn trim_number(v: f64, decimals: usize) -> String {
     let s = format!("{v:.decimals$}");
     if s.contains('.') {
         s.trim_end_matches('0').trim_end_matches('.').to_string()
@@ -96,7 +96,7 @@ pub fn trim_number(v: f64, decimals: usize) -> String {
 }
 
 /// A latency in ms as people write it: `0.612`, `1.9`, `12.4`, `250`.
-pub fn fmt_ms(v: f64) -> String {
+fn fmt_ms(v: f64) -> String {
     if v >= 100.0 {
         format!("{v:.0}")
     } else if v >= 10.0 {
@@ -107,7 +107,7 @@ pub fn fmt_ms(v: f64) -> String {
 }
 
 /// A rate with thousands separators: `412,000`.
-pub fn thousands(v: f64) -> String {
+fn thousands(v: f64) -> String {
     let n = v.round().max(0.0) as u64;
     let digits = n.to_string();
     let mut out = String::new();
@@ -121,7 +121,7 @@ pub fn thousands(v: f64) -> String {
 }
 
 /// Parses `p99=1ms,p99.9=5ms` (units us, ms, s).
-pub fn parse_slo(spec: &str) -> Result<Vec<Objective>, UsageError> {
+fn parse_slo(spec: &str) -> Result<Vec<Objective>, UsageError> {
     let bad = |why: &str| usage(format!("invalid value '{spec}' for '--slo': {why}"));
     let mut out: Vec<Objective> = Vec::new();
     for part in spec.split(',').map(str::trim) {
@@ -375,7 +375,7 @@ pub struct Verdict {
 }
 
 /// Judges a finished step against the objectives.
-pub fn judge(r: &TestResult, offered: f64, objectives: &[Objective]) -> Verdict {
+fn judge(r: &TestResult, offered: f64, objectives: &[Objective]) -> Verdict {
     let mut reasons = Vec::new();
     for o in objectives {
         let v = r.quantile_ms(o.percentile / 100.0);
@@ -436,7 +436,7 @@ fn shown_percentiles(objectives: &[Objective]) -> Vec<f64> {
 }
 
 /// One step's live line (with its newline).
-pub fn step_line(
+fn step_line(
     n: usize,
     offered: f64,
     r: &TestResult,
@@ -481,7 +481,7 @@ pub fn step_line(
 }
 
 /// The objectives as text: `p99 <= 1 ms, p99.9 <= 5 ms`.
-pub fn objectives_text(objectives: &[Objective]) -> String {
+fn objectives_text(objectives: &[Objective]) -> String {
     objectives
         .iter()
         .map(|o| format!("{} <= {} ms", o.label(), fmt_ms(o.max_ms)))
@@ -507,7 +507,7 @@ pub struct Answer {
 
 /// The search itself, independent of how a step is run: `run` runs one step at a rate and returns how it
 /// went, or `None` to stop (a signal). Returns the steps' indices of the answer.
-pub fn search(
+fn search(
     from: f64,
     to: f64,
     precision: f64,
@@ -590,7 +590,7 @@ pub fn search(
 }
 
 /// The final answer's lines (each with its newline).
-pub fn answer_text(
+fn answer_text(
     steps: &[Judged],
     late: u64,
     answer: &Answer,

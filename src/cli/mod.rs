@@ -1,6 +1,6 @@
 //! Command-line flags, spelled as redis-benchmark spells them. Parsing only: no I/O, no validation beyond types.
 
-pub mod subcommands;
+pub(crate) mod subcommands;
 
 use clap::{ArgAction, Parser};
 

@@ -1,4 +1,4 @@
 //! The wire format, no I/O: the RESP reply scanner and decoder, cluster slots and redirects.
 
-pub mod cluster;
-pub mod resp;
+pub(crate) mod cluster;
+pub(crate) mod resp;

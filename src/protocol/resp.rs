@@ -76,7 +76,7 @@ const KIND_PUSH: u8 = 3;
 /// Incremental, allocation-free finder of reply boundaries.
 ///
 /// Feed it the bytes not yet consumed (the caller keeps unconsumed bytes and
-/// appends what arrives). After a [`ProtocolError`] its state is meaningless
+/// appends what arrives). After a `ProtocolError` its state is meaningless
 /// and the connection should be dropped.
 #[derive(Debug, Default, Clone)]
 pub struct ReplyScanner {
@@ -470,15 +470,6 @@ impl Value {
         }
     }
 
-    /// Bytes of a simple string, error, big number, bulk or verbatim string.
-    pub fn as_bytes(&self) -> Option<&[u8]> {
-        match self {
-            Value::Simple(s) | Value::Error(s) | Value::BigNumber(s) => Some(s.as_bytes()),
-            Value::Bulk(b) | Value::Verbatim(_, b) => Some(b),
-            _ => None,
-        }
-    }
-
     /// An integer reply, or a simple / bulk string or big number holding a
     /// decimal integer that fits in i64 (servers often send numbers as strings).
     pub fn as_int(&self) -> Option<i64> {
@@ -488,11 +479,6 @@ impl Value {
             Value::Bulk(b) => parse_int(b),
             _ => None,
         }
-    }
-
-    /// True for an error reply (simple or blob error).
-    pub fn is_error(&self) -> bool {
-        matches!(self, Value::Error(_))
     }
 }
 
@@ -1010,7 +996,7 @@ mod tests {
         for (i, (_, end, _)) in whole.events.iter().enumerate() {
             let (v, used) = decode(&bytes[pos..]).unwrap().unwrap();
             assert_eq!(pos + used, *end);
-            assert_eq!(v.is_error(), expected[i] == ERR);
+            assert_eq!(matches!(v, Value::Error(_)), expected[i] == ERR);
             pos += used;
         }
         assert_eq!(pos, bytes.len());
@@ -1169,14 +1155,11 @@ mod tests {
     #[test]
     fn value_accessors() {
         assert_eq!(simple("OK").as_str(), Some("OK"));
-        assert_eq!(bulk("x").as_bytes(), Some(&b"x"[..]));
         assert_eq!(Value::Bulk(vec![0xff]).as_str(), None);
         assert_eq!(Value::Int(7).as_int(), Some(7));
         assert_eq!(bulk("-12").as_int(), Some(-12));
         assert_eq!(bulk("1.5").as_int(), None);
         assert_eq!(Value::Null.as_str(), None);
-        assert!(Value::Error("ERR".into()).is_error());
-        assert!(!simple("ERR").is_error());
     }
 
     // ---- property tests ----
@@ -1407,7 +1390,7 @@ mod tests {
         match decoded {
             Ok(Some((v, used))) => {
                 prop_assert_eq!(first, Some(used));
-                prop_assert_eq!(v.is_error(), whole.events[0].0 == ERR);
+                prop_assert_eq!(matches!(v, Value::Error(_)), whole.events[0].0 == ERR);
             }
             // Incomplete for the decoder means no event from the scanner.
             Ok(None) => prop_assert!(first.is_none()),

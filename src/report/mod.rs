@@ -1,11 +1,11 @@
 //! Formats finished test results as text: the normal block, the `-q` line, CSV, and the live progress line.
 
-pub(crate) mod compare;
+mod compare;
 pub(crate) mod hdrlog;
-pub(crate) mod merge;
+mod merge;
 pub(crate) mod plot;
 pub(crate) mod rate_report;
-pub mod result_file;
+pub(crate) mod result_file;
 pub(crate) mod results;
 pub(crate) mod subcommands;
 

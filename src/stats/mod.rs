@@ -2,7 +2,7 @@
 
 pub(crate) mod cluster;
 pub(crate) mod cost;
-pub(crate) mod histogram;
+mod histogram;
 pub(crate) mod intervals;
 pub(crate) mod server_view;
 
