@@ -1,7 +1,8 @@
 //! ringbench: a thread-per-core load generator for Redis, Valkey and any RESP server.
 //!
 //! `run(config)` drives the whole pipeline (control connection, every test on the engine, reports),
-//! so integration tests exercise exactly what the binary does.
+//! so integration tests exercise exactly what the binary does; `dispatch` runs the subcommands that need
+//! no benchmark run (`compare`, `merge`, `fleet`).
 
 pub mod capacity;
 mod cli;
