@@ -358,7 +358,7 @@ pub fn run(
             let mut result = TestResult::new(test.title.clone(), requested, stats);
             result.warmup = warmed;
             result.timeout_ms = cfg.timeout.map(|t| t.as_millis() as u64);
-            result.rate = cfg.shape.rps.map(|rps| rate_report::RateTarget {
+            result.rate = cfg.shape.rps.map(|rps| config::shape::RateTarget {
                 rps,
                 slots: cfg.clients * cfg.pipeline,
             });

@@ -2,7 +2,7 @@
 
 use clap::error::ErrorKind;
 use ringbench::cli::Cli;
-use ringbench::config::{Config, ConfigError};
+use ringbench::config::{Config, ConfigError, Env, Settings};
 use ringbench::engine::RunControl;
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -86,19 +86,19 @@ fn parse_cli(args: Vec<std::ffi::OsString>) -> Result<Cli, ExitCode> {
     }
 }
 
-/// Validates the flags into a config; the error is the exit code, its line already printed.
+/// Validates the flags (the pure step), then resolves them into a config (the I/O: DNS, files, stdin);
+/// the error is the exit code, its line already printed.
 fn config(cli: &Cli) -> Result<Config, ExitCode> {
-    match Config::from_cli(cli, &mut std::io::stdin()) {
-        Ok(c) => Ok(c),
-        Err(ConfigError::Usage(u)) => {
-            eprintln!("ringbench: {u}");
-            Err(ExitCode::from(2))
+    let resolved = Settings::parse(cli, &Env::of_process())
+        .map_err(ConfigError::from)
+        .and_then(|s| Config::resolve(s, &mut std::io::stdin(), &mut std::io::stderr()));
+    resolved.map_err(|e| {
+        match &e {
+            ConfigError::Resolve(r) => error_lines(&r.to_string()),
+            usage => eprintln!("ringbench: {usage}"),
         }
-        Err(ConfigError::Resolve(r)) => {
-            error_lines(&r);
-            Err(ExitCode::from(1))
-        }
-    }
+        ExitCode::from(e.exit_code())
+    })
 }
 
 /// The run's stop flag, set by SIGINT or SIGTERM, and which of them came.

@@ -4,7 +4,7 @@ mod common;
 use common::alloc::{ALLOCS, Counting, THREAD_ALLOCS};
 use common::*;
 use ringbench::cli::Cli;
-use ringbench::config::Config;
+use ringbench::config::{Config, Env, Settings};
 use ringbench::engine::RunControl;
 use std::sync::atomic::Ordering;
 
@@ -22,7 +22,8 @@ fn allocations_of_run(s: &RedisServer, args: &[&str]) -> u64 {
         "-q".into(),
     ];
     argv.extend(args.iter().map(|a| a.to_string()));
-    let cfg = Config::from_cli(&Cli::parse_args(argv).unwrap(), &mut std::io::empty()).unwrap();
+    let settings = Settings::parse(&Cli::parse_args(argv).unwrap(), &Env::of_process()).unwrap();
+    let cfg = Config::resolve(settings, &mut std::io::empty(), &mut std::io::sink()).unwrap();
     let mut out = Vec::with_capacity(1 << 16);
     let before = ALLOCS.load(Ordering::Relaxed);
     ringbench::run(cfg, &RunControl::default(), &mut out, None).unwrap();

@@ -814,7 +814,14 @@ fn tls_allocations_stay_per_batch_not_per_request() {
             n,
         ];
         let cli = ringbench::cli::Cli::parse_args(argv).unwrap();
-        let cfg = ringbench::config::Config::from_cli(&cli, &mut std::io::empty()).unwrap();
+        let env = ringbench::config::Env::of_process();
+        let settings = ringbench::config::Settings::parse(&cli, &env).unwrap();
+        let cfg = ringbench::config::Config::resolve(
+            settings,
+            &mut std::io::empty(),
+            &mut std::io::sink(),
+        )
+        .unwrap();
         let mut out = Vec::with_capacity(1 << 16);
         let before = ALLOCS.load(Ordering::Relaxed);
         ringbench::run(

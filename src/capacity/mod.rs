@@ -8,9 +8,9 @@
 //! or got error replies. Without `--to`, a short closed-loop probe of the server's maximum sets the upper
 //! bound. (`--precision` is taken: it sets the histograms' significant figures, as in a normal run.)
 
+use crate::config::shape::RateTarget;
 use crate::config::{Config, UsageError};
 use crate::engine::{self, Budget, RunControl};
-use crate::report::rate_report::RateTarget;
 use crate::report::result_file::{
     CapacityEntry, ObjectiveEntry, ProbeEntry, RunFile, StepEntry, TestEntry, host_name,
 };

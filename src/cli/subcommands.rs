@@ -62,6 +62,8 @@ pub enum ToolError {
     Merge(#[from] crate::report::merge::MergeError),
     #[error(transparent)]
     Plot(#[from] plot::PlotError),
+    #[error(transparent)]
+    Usage(#[from] crate::config::UsageError),
     #[error("{0}")]
     Other(String),
 }
@@ -87,6 +89,7 @@ pub fn dispatch(args: &[OsString], out: &mut dyn Write) -> Option<ExitCode> {
             return Some(crate::fleet::dispatch(
                 &args[2..],
                 out,
+                &mut std::io::stderr(),
                 crate::config::start_at::unix_now(),
             ));
         }
@@ -166,7 +169,7 @@ fn load_for_merge(files: &[PathBuf]) -> Result<Vec<(String, RunFile)>, ToolError
 /// `compare`: prints the table, and draws the chart when asked.
 pub fn run_compare(a: &CompareArgs, out: &mut dyn Write) -> Result<(), ToolError> {
     if let Some(p) = &a.plot {
-        plot::check_extension("--plot", p).map_err(ToolError::Other)?;
+        crate::config::paths::check_extension("--plot", p)?;
     }
     let loaded: Vec<Loaded> = load_all(&a.files)?
         .into_iter()
@@ -208,7 +211,7 @@ pub fn run_compare(a: &CompareArgs, out: &mut dyn Write) -> Result<(), ToolError
 /// `merge`: prints the merged report, and writes JSON and the chart when asked.
 pub fn run_merge(a: &MergeArgs, out: &mut dyn Write) -> Result<(), ToolError> {
     if let Some(p) = &a.plot {
-        plot::check_extension("--plot", p).map_err(ToolError::Other)?;
+        crate::config::paths::check_extension("--plot", p)?;
     }
     let files = load_for_merge(&a.files)?;
     let shards = if a.ignore_shards {

@@ -1,6 +1,7 @@
 //! `--hdr-out PREFIX`: one HdrHistogram interval log per test (`<PREFIX><test>.hlog`), one interval per
 //! second, in the standard text format that HdrHistogram's own log tools read.
 
+use crate::config::paths::{log_path, slug};
 use crate::stats::TestResult;
 use crate::stats::intervals::{INTERVAL, merge_intervals};
 use hdrhistogram::serialization::V2DeflateSerializer;
@@ -13,25 +14,6 @@ use std::time::{Duration, UNIX_EPOCH};
 pub struct HdrLogError {
     pub path: String,
     pub reason: String,
-}
-
-/// The file name part for a test title: lower case, runs of other characters as one `_`.
-pub fn slug(title: &str) -> String {
-    let mut s = String::new();
-    for c in title.chars() {
-        if c.is_ascii_alphanumeric() {
-            s.push(c.to_ascii_lowercase());
-        } else if !s.ends_with('_') {
-            s.push('_');
-        }
-    }
-    let s = s.trim_matches('_').to_string();
-    if s.is_empty() { "test".into() } else { s }
-}
-
-/// The log's path for a test.
-pub fn log_path(prefix: &str, title: &str) -> String {
-    format!("{prefix}{}.hlog", slug(title))
 }
 
 /// The interval log of one test as text: BaseTime is the test's first send, each interval's timestamp
@@ -77,24 +59,4 @@ pub fn write(prefix: &str, r: &TestResult) -> Result<String, HdrLogError> {
     let text = render(r).map_err(fail)?;
     std::fs::write(&path, text).map_err(|e| fail(crate::os_error::describe(e)))?;
     Ok(path)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn slugs_are_file_names() {
-        assert_eq!(slug("SET"), "set");
-        assert_eq!(
-            slug("LRANGE_100 (first 100 elements)"),
-            "lrange_100_first_100_elements"
-        );
-        assert_eq!(
-            slug("lpush mylist ele:__rand_int__"),
-            "lpush_mylist_ele_rand_int"
-        );
-        assert_eq!(slug("***"), "test");
-        assert_eq!(log_path("out/run1-", "GET"), "out/run1-get.hlog");
-    }
 }

@@ -25,20 +25,6 @@ pub enum PlotError {
     Empty,
 }
 
-/// Checks the chart's file name before anything runs: `.svg` (or no extension) gives SVG, `.png` PNG;
-/// another extension would hold something else than it claims.
-pub fn check_extension(flag: &str, path: &std::path::Path) -> Result<(), String> {
-    match path.extension().and_then(|e| e.to_str()) {
-        Some(ext) if !ext.eq_ignore_ascii_case("svg") && !ext.eq_ignore_ascii_case("png") => {
-            Err(format!(
-                "invalid value '{}' for '{flag}': the chart is written as SVG or PNG; name the file .svg or .png",
-                path.display()
-            ))
-        }
-        _ => Ok(()),
-    }
-}
-
 /// One line of the chart.
 pub struct Series<'a> {
     pub label: String,
