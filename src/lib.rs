@@ -33,27 +33,48 @@ use std::time::Instant;
 pub enum RunError {
     #[error(transparent)]
     Conn(#[from] ConnError),
-    #[error("{0}")]
-    Engine(String),
-    #[error("{0}")]
-    Limit(String),
+    #[error(transparent)]
+    Engine(EngineError),
+    #[error(transparent)]
+    Ring(#[from] ring::RingError),
+    #[error(transparent)]
+    Cluster(#[from] cluster::ClusterError),
+    /// An idle connection (`-I`) failed: redis-benchmark says "Error" first.
+    #[error("Error: {0}")]
+    Idle(#[source] Box<RunError>),
+    #[error(transparent)]
+    Limit(#[from] limits::LimitError),
     #[error("could not write the output: {0}")]
     Output(#[from] std::io::Error),
     /// A flag that does not fit the server found (exit code 2, like any usage error).
-    #[error("{0}")]
-    Usage(String),
-    #[error("{0}")]
-    Results(String),
+    #[error(transparent)]
+    Usage(#[from] config::UsageError),
+    /// `--cluster` against a server that is not a cluster node (exit code 2).
+    #[error(transparent)]
+    NotCluster(cluster::ClusterError),
+    /// Sinks (`--hdr-out`, `--json`, `--plot`) that could not be written, one line each.
+    #[error("{}", .0.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"))]
+    Results(Vec<results::SinkError>),
     /// The server refused the run before it began (`NOAUTH`, too many clients): its own message.
     #[error("Error from server: {0}")]
     Server(String),
+}
+
+impl RunError {
+    /// The process's exit code for this error: 2 for a usage error, 1 otherwise.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            RunError::Usage(_) | RunError::NotCluster(_) => 2,
+            _ => 1,
+        }
+    }
 }
 
 impl From<EngineError> for RunError {
     fn from(e: EngineError) -> Self {
         match e {
             EngineError::Conn(c) => RunError::Conn(c),
-            EngineError::Executor(s) => RunError::Engine(s),
+            other => RunError::Engine(other),
         }
     }
 }
@@ -130,15 +151,15 @@ fn cluster_header(
     )
     .map_err(|e| match e {
         cluster::ClusterError::Conn(c) => RunError::Conn(c),
-        cluster::ClusterError::NotCluster { .. } => RunError::Usage(e.to_string()),
-        other => RunError::Engine(other.to_string()),
+        e @ cluster::ClusterError::NotCluster { .. } => RunError::NotCluster(e),
+        other => RunError::Cluster(other),
     })?;
     let masters = map.masters().len();
     if cfg.clients < masters {
-        return Err(RunError::Usage(format!(
+        return Err(RunError::Usage(config::UsageError(format!(
             "invalid value '{}' for '-c': the cluster has {masters} masters and each needs at least one client",
             cfg.clients
-        )));
+        ))));
     }
     Ok((
         cluster::node_configs(&map, cfg.tls.as_ref(), &cfg.setup, cfg.connect_timeout),
@@ -161,11 +182,11 @@ pub fn run(
         stdout
     };
     let cfg = Arc::new(cfg);
-    limits::prepare(cfg.clients, cfg.threads).map_err(RunError::Limit)?;
+    limits::prepare(cfg.clients, cfg.threads)?;
     if matches!(cfg.target, config::Target::Tcp { .. }) && !cfg.cluster {
-        limits::local_ports(cfg.clients).map_err(RunError::Limit)?;
+        limits::local_ports(cfg.clients)?;
     }
-    ring::probe().map_err(|e| RunError::Engine(e.to_string()))?;
+    ring::probe()?;
     let mut ctl = control::ControlClient::connect(
         &cfg.target,
         cfg.tls.as_ref(),
@@ -199,7 +220,7 @@ pub fn run(
     }
     let mut ctl = Some(ctl);
     let mut outcome = RunOutcome::default();
-    let mut unwritten: Vec<String> = Vec::new();
+    let mut unwritten = Vec::new();
     if cfg.idle {
         writeln!(
             out,
@@ -229,7 +250,7 @@ pub fn run(
         // refusal already reads "Error from server: ...".
         ran.map_err(|e| match e {
             EngineError::Conn(c @ ConnError::Refused(_)) => RunError::Conn(c),
-            other => RunError::Engine(format!("Error: {}", RunError::from(other))),
+            other => RunError::Idle(Box::new(RunError::from(other))),
         })?;
         outcome.stopped = true;
         return Ok(outcome);
@@ -418,7 +439,7 @@ pub fn run(
         unwritten.push(e);
     }
     if !unwritten.is_empty() {
-        return Err(RunError::Results(unwritten.join("\n")));
+        return Err(RunError::Results(unwritten));
     }
     Ok(outcome)
 }

@@ -49,8 +49,8 @@ fn main() -> ExitCode {
                 0
             }
         }
-        Err(ringbench::RunError::Usage(u)) => {
-            error_lines(&u);
+        Err(e) if e.exit_code() == 2 => {
+            error_lines(&e.to_string());
             2
         }
         // Stdout closed by its reader (`| head -1`): what it wanted was written; end quietly.
@@ -146,8 +146,8 @@ fn capacity(args: &[std::ffi::OsString]) -> ExitCode {
         Ok(_) if sigint.load(Ordering::Relaxed) => ExitCode::from(130),
         Ok(_) if sigterm.load(Ordering::Relaxed) => ExitCode::from(143),
         Ok(_) => ExitCode::SUCCESS,
-        Err(ringbench::RunError::Usage(u)) => {
-            eprintln!("ringbench capacity: {u}");
+        Err(e) if e.exit_code() == 2 => {
+            eprintln!("ringbench capacity: {e}");
             ExitCode::from(2)
         }
         // Stdout closed by its reader: end quietly.

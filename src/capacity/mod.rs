@@ -752,17 +752,17 @@ pub fn run(
     stdout: &mut dyn Write,
 ) -> Result<SearchRun, RunError> {
     if cfg.tests.len() != 1 {
-        return Err(RunError::Usage(format!(
+        return Err(RunError::Usage(usage(format!(
             "'capacity' searches one test at a time, not {}: give one with -t, --mix or a command",
             cfg.tests.len()
-        )));
+        ))));
     }
     let test = cfg.tests[0].clone();
     let mut sink = std::io::sink();
     let to_stdout = crate::report::results::json_to_stdout(&cfg);
     let quiet = cfg.output == crate::config::OutputMode::Quiet;
     let out: &mut dyn Write = if to_stdout { &mut sink } else { stdout };
-    crate::config::limits::prepare(cfg.clients, cfg.threads).map_err(RunError::Limit)?;
+    crate::config::limits::prepare(cfg.clients, cfg.threads)?;
     let ctl = crate::net::control::ControlClient::connect(
         &cfg.target,
         cfg.tls.as_ref(),
@@ -958,7 +958,7 @@ pub fn run(
         file.config.tests = records.iter().map(|rec| rec.result.title.clone()).collect();
         file.capacity = Some(entry.clone());
         file.write_to(dest, stdout)
-            .map_err(|e| RunError::Results(e.to_string()))?;
+            .map_err(|e| RunError::Results(vec![e.into()]))?;
     }
     // A search stopped before its first step ended has nothing to draw.
     if let Some(path) = cfg.plot.as_ref().filter(|_| !records.is_empty()) {
@@ -982,7 +982,7 @@ pub fn run(
             &points,
             &objectives,
         )
-        .map_err(|e| RunError::Results(e.to_string()))?;
+        .map_err(|e| RunError::Results(vec![e.into()]))?;
     }
     let results: Vec<TestResult> = records.into_iter().map(|rec| rec.result).collect();
     let failed = results.iter().any(|r| r.stats.failed > 0);

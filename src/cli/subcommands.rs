@@ -64,6 +64,8 @@ pub enum ToolError {
     Plot(#[from] plot::PlotError),
     #[error(transparent)]
     Usage(#[from] crate::config::UsageError),
+    #[error(transparent)]
+    Histogram(#[from] crate::report::result_file::HistogramError),
     #[error("{0}")]
     Other(String),
 }
@@ -234,8 +236,7 @@ pub fn run_merge(a: &MergeArgs, out: &mut dyn Write) -> Result<(), ToolError> {
         .tests
         .iter()
         .map(|t| t.to_result())
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(ToolError::Other)?;
+        .collect::<Result<Vec<_>, _>>()?;
     let write_err =
         |e: std::io::Error| ToolError::Other(format!("could not write the output: {e}"));
     if a.json.as_deref() != Some("-") {
