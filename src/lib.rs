@@ -167,11 +167,14 @@ fn cluster_header(
     ))
 }
 
-/// Runs every test of `cfg`, writing reports to `out` as each test ends.
+/// Runs every test of `cfg`, writing reports to `stdout` as each test ends; warnings, `-e`'s error replies
+/// and the notes of a CSV run go to `stderr` (nothing, when the run succeeds); the terminal's progress line
+/// goes to `progress`.
 pub fn run(
     cfg: Config,
     control: &RunControl,
     stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
     mut progress: ProgressSink<'_>,
 ) -> Result<RunOutcome, RunError> {
     // With `--json -` stdout carries the JSON alone.
@@ -232,7 +235,7 @@ pub fn run(
         drop(ctl.take());
         // On a terminal, the connections still open (as redis-benchmark shows them).
         let mut shown = None;
-        let ran = engine::run_test(&cfg, &cfg.tests[0], 0, control, |open, _| {
+        let ran = engine::run_test(&cfg, &cfg.tests[0], 0, control, stderr, |open, _| {
             if let Some(p) = progress.as_deref_mut()
                 && shown != Some(open)
             {
@@ -340,19 +343,19 @@ pub fn run(
                     requests: u64::MAX,
                     duration: Some(warmup),
                 };
-                let w = engine::run_phase(&cfg, test, budget, control, |_, _| {})?;
+                let w = engine::run_phase(&cfg, test, budget, control, stderr, |_, _| {})?;
                 warmed = Some((w.completed, w.elapsed().as_secs_f64()));
                 if control.stopped() {
                     break;
                 }
             }
-            let stats = engine::run_test(&cfg, test, cfg.requests, control, &mut tick)?;
+            let stats = engine::run_test(&cfg, test, cfg.requests, control, stderr, &mut tick)?;
             if let Some(p) = progress.as_deref_mut() {
                 let _ = write!(p, "\r\x1b[K");
                 let _ = p.flush();
             }
             for e in &stats.conn_errors {
-                eprintln!("ringbench: {}: {e}", test.title);
+                let _ = writeln!(stderr, "ringbench: {}: {e}", test.title);
             }
             let requested = if cfg.shape.duration.is_some() {
                 stats.completed + stats.failed
@@ -362,7 +365,8 @@ pub fn run(
             if cfg.output == OutputMode::Csv {
                 // CSV rows have no room for failures: say so where a reader of the file still sees it.
                 if stats.errors > 0 {
-                    eprintln!(
+                    let _ = writeln!(
+                        stderr,
                         "ringbench: {}: {} error replies (first: {})",
                         test.title,
                         stats.errors,
@@ -370,7 +374,8 @@ pub fn run(
                     );
                 }
                 if stats.failed > 0 || stats.not_sent > 0 {
-                    eprintln!(
+                    let _ = writeln!(
+                        stderr,
                         "ringbench: {}: {} of {} requests failed, {} not sent",
                         test.title, stats.failed, requested, stats.not_sent
                     );
@@ -396,7 +401,8 @@ pub fn run(
             result.server = view;
             result.interrupted = control.stopped();
             if result.interrupted && cfg.output == OutputMode::Csv {
-                eprintln!(
+                let _ = writeln!(
+                    stderr,
                     "ringbench: {}: interrupted after {} of {} requests",
                     test.title, result.stats.completed, requested
                 );
@@ -423,7 +429,7 @@ pub fn run(
                 && !hinted
                 && let Some(h) = redirect_hint(&result)
             {
-                eprintln!("{h}");
+                let _ = writeln!(stderr, "{h}");
                 hinted = true;
             }
             if !cfg.loop_forever || cfg.json.is_some() || cfg.plot.is_some() {

@@ -11,8 +11,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    if let Some(code) = ringbench::cli::subcommands::dispatch(&args, &mut std::io::stdout().lock())
-    {
+    if let Some(code) = ringbench::cli::subcommands::dispatch(
+        &args,
+        &mut std::io::stdout().lock(),
+        &mut std::io::stderr(),
+    ) {
         return code;
     }
     if args.get(1).and_then(|a| a.to_str()) == Some("capacity") {
@@ -31,12 +34,13 @@ fn main() -> ExitCode {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut stderr = std::io::stderr();
-    let progress: ringbench::ProgressSink<'_> = if stderr.is_terminal() {
-        Some(&mut stderr)
+    let mut terminal = std::io::stderr();
+    let progress: ringbench::ProgressSink<'_> = if terminal.is_terminal() {
+        Some(&mut terminal)
     } else {
         None
     };
-    let result = ringbench::run(cfg, &control, &mut out, progress);
+    let result = ringbench::run(cfg, &control, &mut out, &mut stderr, progress);
     let code = match result {
         Ok(outcome) => {
             if sigint.load(Ordering::Relaxed) {
@@ -142,7 +146,7 @@ fn capacity(args: &[std::ffi::OsString]) -> ExitCode {
     let (control, sigint, sigterm) = signals();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    match ringbench::capacity::run(cfg, &search, &control, &mut out) {
+    match ringbench::capacity::run(cfg, &search, &control, &mut out, &mut std::io::stderr()) {
         Ok(_) if sigint.load(Ordering::Relaxed) => ExitCode::from(130),
         Ok(_) if sigterm.load(Ordering::Relaxed) => ExitCode::from(143),
         Ok(_) => ExitCode::SUCCESS,

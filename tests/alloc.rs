@@ -26,7 +26,14 @@ fn allocations_of_run(s: &RedisServer, args: &[&str]) -> u64 {
     let cfg = Config::resolve(settings, &mut std::io::empty(), &mut std::io::sink()).unwrap();
     let mut out = Vec::with_capacity(1 << 16);
     let before = ALLOCS.load(Ordering::Relaxed);
-    ringbench::run(cfg, &RunControl::default(), &mut out, None).unwrap();
+    ringbench::run(
+        cfg,
+        &RunControl::default(),
+        &mut out,
+        &mut std::io::sink(),
+        None,
+    )
+    .unwrap();
     ALLOCS.load(Ordering::Relaxed) - before
 }
 

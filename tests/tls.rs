@@ -828,6 +828,7 @@ fn tls_allocations_stay_per_batch_not_per_request() {
             cfg,
             &ringbench::engine::RunControl::default(),
             &mut out,
+            &mut std::io::sink(),
             None,
         )
         .unwrap();

@@ -706,6 +706,7 @@ fn run_step(
     args: &SearchArgs,
     control: &RunControl,
     watch: &mut crate::stats::server_view::ServerWatch,
+    stderr: &mut dyn Write,
 ) -> Result<Option<(TestResult, u64)>, RunError> {
     let scfg = step_config(cfg, Some(rate), args.step);
     let mut warm = 0;
@@ -714,7 +715,7 @@ fn run_step(
             requests: u64::MAX,
             duration: Some(args.warmup),
         };
-        warm = engine::run_phase(&scfg, test, budget, control, |_, _| {})?.completed;
+        warm = engine::run_phase(&scfg, test, budget, control, stderr, |_, _| {})?.completed;
         if control.stopped() {
             return Ok(None);
         }
@@ -724,7 +725,7 @@ fn run_step(
         requests: u64::MAX,
         duration: Some(args.step),
     };
-    let st = engine::run_phase(&scfg, test, budget, control, |_, _| watch.sample())?;
+    let st = engine::run_phase(&scfg, test, budget, control, stderr, |_, _| watch.sample())?;
     if control.stopped() {
         return Ok(None);
     }
@@ -744,12 +745,13 @@ fn run_step(
 }
 
 /// Runs the search against the server of `cfg` (one test), printing a line per step to `stdout`, then the
-/// answer; writes `--json` and `--plot` at the end.
+/// answer; writes `--json` and `--plot` at the end. Warnings and `-e`'s error replies go to `stderr`.
 pub fn run(
     cfg: Config,
     args: &SearchArgs,
     control: &RunControl,
     stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
 ) -> Result<SearchRun, RunError> {
     if cfg.tests.len() != 1 {
         return Err(RunError::Usage(usage(format!(
@@ -776,7 +778,7 @@ pub fn run(
             cfg.target.is_local(),
         )
     {
-        eprintln!("ringbench: {w}");
+        let _ = writeln!(stderr, "ringbench: {w}");
     }
     let mut watch = crate::stats::server_view::ServerWatch::new(
         Some(ctl),
@@ -825,7 +827,7 @@ pub fn run(
                 requests: u64::MAX,
                 duration: Some(secs),
             };
-            let st = engine::run_phase(&pcfg, &test, budget, control, |_, _| {})?;
+            let st = engine::run_phase(&pcfg, &test, budget, control, stderr, |_, _| {})?;
             let r = TestResult::new(test.title.clone(), st.completed, st);
             let rps = r.rps();
             probe = Some(ProbeEntry {
@@ -861,7 +863,7 @@ pub fn run(
             if control.stopped() || failure.is_some() {
                 return None;
             }
-            let (r, warm) = match run_step(&cfg, &test, rate, args, control, &mut watch) {
+            let (r, warm) = match run_step(&cfg, &test, rate, args, control, &mut watch, stderr) {
                 Ok(Some(x)) => x,
                 Ok(None) => return None,
                 Err(e) => {

@@ -80,18 +80,19 @@ impl ToolError {
     }
 }
 
-/// Runs a subcommand when `args[1]` names one; `None` means "a benchmark run".
-pub fn dispatch(args: &[OsString], out: &mut dyn Write) -> Option<ExitCode> {
+/// Runs a subcommand when `args[1]` names one; `None` means "a benchmark run". Errors and warnings go
+/// to `err`.
+pub fn dispatch(args: &[OsString], out: &mut dyn Write, err: &mut dyn Write) -> Option<ExitCode> {
     let name = args.get(1)?.to_str()?;
     let rest = || args[2..].iter().cloned();
     let outcome = match name {
-        "compare" => parse::<CompareArgs>("compare", rest()).map(|a| run_compare(&a, out)),
-        "merge" => parse::<MergeArgs>("merge", rest()).map(|a| run_merge(&a, out)),
+        "compare" => parse::<CompareArgs>("compare", rest(), err).map(|a| run_compare(&a, out)),
+        "merge" => parse::<MergeArgs>("merge", rest(), err).map(|a| run_merge(&a, out, err)),
         "fleet" => {
             return Some(crate::fleet::dispatch(
                 &args[2..],
                 out,
-                &mut std::io::stderr(),
+                err,
                 crate::config::start_at::unix_now(),
             ));
         }
@@ -101,13 +102,17 @@ pub fn dispatch(args: &[OsString], out: &mut dyn Write) -> Option<ExitCode> {
         Err(code) => code,
         Ok(Ok(())) => ExitCode::SUCCESS,
         Ok(Err(e)) => {
-            eprintln!("ringbench: {name}: {e}");
+            let _ = writeln!(err, "ringbench: {name}: {e}");
             ExitCode::from(e.code())
         }
     })
 }
 
-fn parse<T: Parser>(name: &str, rest: impl Iterator<Item = OsString>) -> Result<T, ExitCode> {
+fn parse<T: Parser>(
+    name: &str,
+    rest: impl Iterator<Item = OsString>,
+    err: &mut dyn Write,
+) -> Result<T, ExitCode> {
     let argv = std::iter::once(OsString::from(format!("ringbench {name}"))).chain(rest);
     T::try_parse_from(argv).map_err(|e| {
         use clap::error::ErrorKind;
@@ -117,7 +122,11 @@ fn parse<T: Parser>(name: &str, rest: impl Iterator<Item = OsString>) -> Result<
         }
         let text = e.render().to_string();
         let first = text.lines().next().unwrap_or("invalid arguments");
-        eprintln!("ringbench: {name}: {}", first.trim_start_matches("error: "));
+        let _ = writeln!(
+            err,
+            "ringbench: {name}: {}",
+            first.trim_start_matches("error: ")
+        );
         ExitCode::from(2)
     })
 }
@@ -210,8 +219,8 @@ pub fn run_compare(a: &CompareArgs, out: &mut dyn Write) -> Result<(), ToolError
     Ok(())
 }
 
-/// `merge`: prints the merged report, and writes JSON and the chart when asked.
-pub fn run_merge(a: &MergeArgs, out: &mut dyn Write) -> Result<(), ToolError> {
+/// `merge`: prints the merged report, and writes JSON and the chart when asked; warnings go to `err`.
+pub fn run_merge(a: &MergeArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), ToolError> {
     if let Some(p) = &a.plot {
         crate::config::paths::check_extension("--plot", p)?;
     }
@@ -224,7 +233,8 @@ pub fn run_merge(a: &MergeArgs, out: &mut dyn Write) -> Result<(), ToolError> {
     let merged = crate::report::merge::merge(&files)?;
     for (title, share) in &merged.overlap {
         if *share < 0.9 {
-            eprintln!(
+            let _ = writeln!(
+                err,
                 "ringbench: merge: warning: in '{title}' the runs overlap for only {:.0}% of their span; \
                  start them together (--start-at) for a meaningful merged throughput",
                 share * 100.0
