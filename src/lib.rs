@@ -19,7 +19,7 @@ mod workload;
 // What `main.rs`, `tests/` and `benches/` name besides `run`, `dispatch` and `capacity`.
 pub use cli::Cli;
 pub use config::start_at::unix_now;
-pub use config::{Config, ConfigError};
+pub use config::{Config, ConfigError, Env, Settings};
 pub use engine::RunControl;
 pub use protocol::cluster::key_slot;
 pub use protocol::resp::{ReplyScanner, Scanned};
@@ -50,27 +50,48 @@ use std::time::Instant;
 pub enum RunError {
     #[error(transparent)]
     Conn(#[from] ConnError),
-    #[error("{0}")]
-    Engine(String),
-    #[error("{0}")]
-    Limit(String),
+    #[error(transparent)]
+    Engine(EngineError),
+    #[error(transparent)]
+    Ring(#[from] ring::RingError),
+    #[error(transparent)]
+    Cluster(#[from] ClusterError),
+    /// An idle connection (`-I`) failed: redis-benchmark says "Error" first.
+    #[error("Error: {0}")]
+    Idle(#[source] Box<RunError>),
+    #[error(transparent)]
+    Limit(#[from] limits::LimitError),
     #[error("could not write the output: {0}")]
     Output(#[from] std::io::Error),
     /// A flag that does not fit the server found (exit code 2, like any usage error).
-    #[error("{0}")]
-    Usage(String),
-    #[error("{0}")]
-    Results(String),
+    #[error(transparent)]
+    Usage(#[from] config::UsageError),
+    /// `--cluster` against a server that is not a cluster node (exit code 2).
+    #[error(transparent)]
+    NotCluster(ClusterError),
+    /// Sinks (`--hdr-out`, `--json`, `--plot`) that could not be written, one line each.
+    #[error("{}", .0.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"))]
+    Results(Vec<results::SinkError>),
     /// The server refused the run before it began (`NOAUTH`, too many clients): its own message.
     #[error("Error from server: {0}")]
     Server(String),
+}
+
+impl RunError {
+    /// The process's exit code for this error: 2 for a usage error, 1 otherwise.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            RunError::Usage(_) | RunError::NotCluster(_) => 2,
+            _ => 1,
+        }
+    }
 }
 
 impl From<EngineError> for RunError {
     fn from(e: EngineError) -> Self {
         match e {
             EngineError::Conn(c) => RunError::Conn(c),
-            EngineError::Executor(s) => RunError::Engine(s),
+            other => RunError::Engine(other),
         }
     }
 }
@@ -97,16 +118,16 @@ impl RunOutcome {
 
 /// Runs a subcommand (`compare`, `merge`, `fleet`) when `args[1]` names one; `None` means "a benchmark
 /// run". `capacity` is not one of them: it runs the benchmark.
-pub fn dispatch(args: &[OsString], out: &mut dyn Write) -> Option<ExitCode> {
+pub fn dispatch(args: &[OsString], out: &mut dyn Write, err: &mut dyn Write) -> Option<ExitCode> {
     let name = args.get(1)?.to_str()?;
     let rest = || args[2..].iter().cloned();
     let outcome = match name {
-        "compare" => subcommands::parse::<CompareArgs>("compare", rest())
+        "compare" => subcommands::parse::<CompareArgs>("compare", rest(), err)
             .map(|a| report::subcommands::run_compare(&a, out)),
-        "merge" => subcommands::parse::<MergeArgs>("merge", rest())
-            .map(|a| report::subcommands::run_merge(&a, out)),
+        "merge" => subcommands::parse::<MergeArgs>("merge", rest(), err)
+            .map(|a| report::subcommands::run_merge(&a, out, err)),
         "fleet" => {
-            return Some(fleet::dispatch(&args[2..], out, start_at::unix_now()));
+            return Some(fleet::dispatch(&args[2..], out, err, start_at::unix_now()));
         }
         _ => return None,
     };
@@ -114,7 +135,7 @@ pub fn dispatch(args: &[OsString], out: &mut dyn Write) -> Option<ExitCode> {
         Err(code) => code,
         Ok(Ok(())) => ExitCode::SUCCESS,
         Ok(Err(e)) => {
-            eprintln!("ringbench: {name}: {e}");
+            let _ = writeln!(err, "ringbench: {name}: {e}");
             ExitCode::from(e.code())
         }
     })
@@ -170,15 +191,15 @@ fn cluster_header(cfg: &Config) -> Result<(Vec<discovery::NodeConfig>, Vec<Targe
     )
     .map_err(|e| match e {
         DiscoveryError::Conn(c) => RunError::Conn(c),
-        DiscoveryError::Cluster(ClusterError::NotCluster { .. }) => RunError::Usage(e.to_string()),
-        other => RunError::Engine(other.to_string()),
+        DiscoveryError::Cluster(e @ ClusterError::NotCluster { .. }) => RunError::NotCluster(e),
+        DiscoveryError::Cluster(other) => RunError::Cluster(other),
     })?;
     let masters = map.masters().len();
     if cfg.clients < masters {
-        return Err(RunError::Usage(format!(
+        return Err(RunError::Usage(config::UsageError(format!(
             "invalid value '{}' for '-c': the cluster has {masters} masters and each needs at least one client",
             cfg.clients
-        )));
+        ))));
     }
     Ok((
         discovery::node_configs(&map, cfg.tls.as_ref(), &cfg.setup, cfg.connect_timeout),
@@ -186,11 +207,14 @@ fn cluster_header(cfg: &Config) -> Result<(Vec<discovery::NodeConfig>, Vec<Targe
     ))
 }
 
-/// Runs every test of `cfg`, writing reports to `out` as each test ends.
+/// Runs every test of `cfg`, writing reports to `stdout` as each test ends; warnings, `-e`'s error replies
+/// and the notes of a CSV run go to `stderr` (nothing, when the run succeeds); the terminal's progress line
+/// goes to `progress`.
 pub fn run(
     cfg: Config,
     control: &RunControl,
     stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
     mut progress: ProgressSink<'_>,
 ) -> Result<RunOutcome, RunError> {
     // With `--json -` stdout carries the JSON alone.
@@ -201,11 +225,11 @@ pub fn run(
         stdout
     };
     let cfg = Arc::new(cfg);
-    limits::prepare(cfg.clients, cfg.threads).map_err(RunError::Limit)?;
+    limits::prepare(cfg.clients, cfg.threads)?;
     if matches!(cfg.target, Target::Tcp { .. }) && !cfg.cluster {
-        limits::local_ports(cfg.clients).map_err(RunError::Limit)?;
+        limits::local_ports(cfg.clients)?;
     }
-    ring::probe().map_err(|e| RunError::Engine(e.to_string()))?;
+    ring::probe()?;
     let mut ctl = control::ControlClient::connect(
         &cfg.target,
         cfg.tls.as_ref(),
@@ -239,7 +263,7 @@ pub fn run(
     }
     let mut ctl = Some(ctl);
     let mut outcome = RunOutcome::default();
-    let mut unwritten: Vec<String> = Vec::new();
+    let mut unwritten = Vec::new();
     if cfg.idle {
         writeln!(
             out,
@@ -251,7 +275,7 @@ pub fn run(
         drop(ctl.take());
         // On a terminal, the connections still open (as redis-benchmark shows them).
         let mut shown = None;
-        let ran = engine::run_test(&cfg, &cfg.tests[0], 0, control, |open, _| {
+        let ran = engine::run_test(&cfg, &cfg.tests[0], 0, control, stderr, |open, _| {
             if let Some(p) = progress.as_deref_mut()
                 && shown != Some(open)
             {
@@ -269,7 +293,7 @@ pub fn run(
         // refusal already reads "Error from server: ...".
         ran.map_err(|e| match e {
             EngineError::Conn(c @ ConnError::Refused(_)) => RunError::Conn(c),
-            other => RunError::Engine(format!("Error: {}", RunError::from(other))),
+            other => RunError::Idle(Box::new(RunError::from(other))),
         })?;
         outcome.stopped = true;
         return Ok(outcome);
@@ -359,19 +383,19 @@ pub fn run(
                     requests: u64::MAX,
                     duration: Some(warmup),
                 };
-                let w = engine::run_phase(&cfg, test, budget, control, |_, _| {})?;
+                let w = engine::run_phase(&cfg, test, budget, control, stderr, |_, _| {})?;
                 warmed = Some((w.completed, w.elapsed().as_secs_f64()));
                 if control.stopped() {
                     break;
                 }
             }
-            let stats = engine::run_test(&cfg, test, cfg.requests, control, &mut tick)?;
+            let stats = engine::run_test(&cfg, test, cfg.requests, control, stderr, &mut tick)?;
             if let Some(p) = progress.as_deref_mut() {
                 let _ = write!(p, "\r\x1b[K");
                 let _ = p.flush();
             }
             for e in &stats.conn_errors {
-                eprintln!("ringbench: {}: {e}", test.title);
+                let _ = writeln!(stderr, "ringbench: {}: {e}", test.title);
             }
             let requested = if cfg.shape.duration.is_some() {
                 stats.completed + stats.failed
@@ -381,7 +405,8 @@ pub fn run(
             if cfg.output == OutputMode::Csv {
                 // CSV rows have no room for failures: say so where a reader of the file still sees it.
                 if stats.errors > 0 {
-                    eprintln!(
+                    let _ = writeln!(
+                        stderr,
                         "ringbench: {}: {} error replies (first: {})",
                         test.title,
                         stats.errors,
@@ -389,7 +414,8 @@ pub fn run(
                     );
                 }
                 if stats.failed > 0 || stats.not_sent > 0 {
-                    eprintln!(
+                    let _ = writeln!(
+                        stderr,
                         "ringbench: {}: {} of {} requests failed, {} not sent",
                         test.title, stats.failed, requested, stats.not_sent
                     );
@@ -398,7 +424,7 @@ pub fn run(
             let mut result = TestResult::new(test.title.clone(), requested, stats);
             result.warmup = warmed;
             result.timeout_ms = cfg.timeout.map(|t| t.as_millis() as u64);
-            result.rate = cfg.shape.rps.map(|rps| rate_report::RateTarget {
+            result.rate = cfg.shape.rps.map(|rps| config::shape::RateTarget {
                 rps,
                 slots: cfg.clients * cfg.pipeline,
             });
@@ -415,7 +441,8 @@ pub fn run(
             result.server = view;
             result.interrupted = control.stopped();
             if result.interrupted && cfg.output == OutputMode::Csv {
-                eprintln!(
+                let _ = writeln!(
+                    stderr,
                     "ringbench: {}: interrupted after {} of {} requests",
                     test.title, result.stats.completed, requested
                 );
@@ -442,7 +469,7 @@ pub fn run(
                 && !hinted
                 && let Some(h) = redirect_hint(&result)
             {
-                eprintln!("{h}");
+                let _ = writeln!(stderr, "{h}");
                 hinted = true;
             }
             if !cfg.loop_forever || cfg.json.is_some() || cfg.plot.is_some() {
@@ -458,7 +485,7 @@ pub fn run(
         unwritten.push(e);
     }
     if !unwritten.is_empty() {
-        return Err(RunError::Results(unwritten.join("\n")));
+        return Err(RunError::Results(unwritten));
     }
     Ok(outcome)
 }

@@ -1,9 +1,8 @@
 //! The `ringbench` binary: parse, run, print, and map errors to exit codes.
 
 use clap::error::ErrorKind;
-use ringbench::Cli;
 use ringbench::RunControl;
-use ringbench::{Config, ConfigError};
+use ringbench::{Cli, Config, ConfigError, Env, Settings};
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -11,7 +10,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    if let Some(code) = ringbench::dispatch(&args, &mut std::io::stdout().lock()) {
+    if let Some(code) =
+        ringbench::dispatch(&args, &mut std::io::stdout().lock(), &mut std::io::stderr())
+    {
         return code;
     }
     if args.get(1).and_then(|a| a.to_str()) == Some("capacity") {
@@ -30,12 +31,13 @@ fn main() -> ExitCode {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut stderr = std::io::stderr();
-    let progress: ringbench::ProgressSink<'_> = if stderr.is_terminal() {
-        Some(&mut stderr)
+    let mut terminal = std::io::stderr();
+    let progress: ringbench::ProgressSink<'_> = if terminal.is_terminal() {
+        Some(&mut terminal)
     } else {
         None
     };
-    let result = ringbench::run(cfg, &control, &mut out, progress);
+    let result = ringbench::run(cfg, &control, &mut out, &mut stderr, progress);
     let code = match result {
         Ok(outcome) => {
             if sigint.load(Ordering::Relaxed) {
@@ -48,8 +50,8 @@ fn main() -> ExitCode {
                 0
             }
         }
-        Err(ringbench::RunError::Usage(u)) => {
-            error_lines(&u);
+        Err(e) if e.exit_code() == 2 => {
+            error_lines(&e.to_string());
             2
         }
         // Stdout closed by its reader (`| head -1`): what it wanted was written; end quietly.
@@ -85,19 +87,19 @@ fn parse_cli(args: Vec<std::ffi::OsString>) -> Result<Cli, ExitCode> {
     }
 }
 
-/// Validates the flags into a config; the error is the exit code, its line already printed.
+/// Validates the flags (the pure step), then resolves them into a config (the I/O: DNS, files, stdin);
+/// the error is the exit code, its line already printed.
 fn config(cli: &Cli) -> Result<Config, ExitCode> {
-    match Config::from_cli(cli, &mut std::io::stdin()) {
-        Ok(c) => Ok(c),
-        Err(ConfigError::Usage(u)) => {
-            eprintln!("ringbench: {u}");
-            Err(ExitCode::from(2))
+    let resolved = Settings::parse(cli, &Env::of_process())
+        .map_err(ConfigError::from)
+        .and_then(|s| Config::resolve(s, &mut std::io::stdin(), &mut std::io::stderr()));
+    resolved.map_err(|e| {
+        match &e {
+            ConfigError::Resolve(r) => error_lines(&r.to_string()),
+            usage => eprintln!("ringbench: {usage}"),
         }
-        Err(ConfigError::Resolve(r)) => {
-            error_lines(&r);
-            Err(ExitCode::from(1))
-        }
-    }
+        ExitCode::from(e.exit_code())
+    })
 }
 
 /// The run's stop flag, set by SIGINT or SIGTERM, and which of them came.
@@ -141,12 +143,12 @@ fn capacity(args: &[std::ffi::OsString]) -> ExitCode {
     let (control, sigint, sigterm) = signals();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    match ringbench::capacity::run(cfg, &search, &control, &mut out) {
+    match ringbench::capacity::run(cfg, &search, &control, &mut out, &mut std::io::stderr()) {
         Ok(_) if sigint.load(Ordering::Relaxed) => ExitCode::from(130),
         Ok(_) if sigterm.load(Ordering::Relaxed) => ExitCode::from(143),
         Ok(_) => ExitCode::SUCCESS,
-        Err(ringbench::RunError::Usage(u)) => {
-            eprintln!("ringbench capacity: {u}");
+        Err(e) if e.exit_code() == 2 => {
+            eprintln!("ringbench capacity: {e}");
             ExitCode::from(2)
         }
         // Stdout closed by its reader: end quietly.

@@ -5,6 +5,11 @@ use std::io;
 
 /// The error's wording without Rust's " (os error N)" suffix.
 pub fn describe(e: io::Error) -> String {
+    wording(&e)
+}
+
+/// [`describe`] for an error that is kept (as the source of another one).
+pub fn wording(e: &io::Error) -> String {
     match e.kind() {
         io::ErrorKind::ConnectionRefused => "Connection refused".into(),
         io::ErrorKind::NotFound => "No such file or directory".into(),

@@ -3,9 +3,8 @@
 mod common;
 use common::alloc::{ALLOCS, Counting, THREAD_ALLOCS};
 use common::*;
-use ringbench::Cli;
-use ringbench::Config;
 use ringbench::RunControl;
+use ringbench::{Cli, Config, Env, Settings};
 use std::sync::atomic::Ordering;
 
 /// The counter is process-wide: tests that read it take turns.
@@ -22,10 +21,18 @@ fn allocations_of_run(s: &RedisServer, args: &[&str]) -> u64 {
         "-q".into(),
     ];
     argv.extend(args.iter().map(|a| a.to_string()));
-    let cfg = Config::from_cli(&Cli::parse_args(argv).unwrap(), &mut std::io::empty()).unwrap();
+    let settings = Settings::parse(&Cli::parse_args(argv).unwrap(), &Env::of_process()).unwrap();
+    let cfg = Config::resolve(settings, &mut std::io::empty(), &mut std::io::sink()).unwrap();
     let mut out = Vec::with_capacity(1 << 16);
     let before = ALLOCS.load(Ordering::Relaxed);
-    ringbench::run(cfg, &RunControl::default(), &mut out, None).unwrap();
+    ringbench::run(
+        cfg,
+        &RunControl::default(),
+        &mut out,
+        &mut std::io::sink(),
+        None,
+    )
+    .unwrap();
     ALLOCS.load(Ordering::Relaxed) - before
 }
 

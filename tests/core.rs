@@ -841,3 +841,67 @@ fn a_command_sequence_sends_each_part_its_repeat_count() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("invalid command sequence"));
 }
+
+/// Runs ringbench in-process against `s`, both config steps included: the run's result, and what it wrote
+/// to the stdout and stderr writers it was given.
+fn run_in_process(
+    s: &RedisServer,
+    args: &[&str],
+) -> (
+    Result<ringbench::RunOutcome, ringbench::RunError>,
+    String,
+    String,
+) {
+    use ringbench::{Config, Env, Settings};
+    let mut argv = vec!["ringbench".to_string(), "-p".into(), s.port.to_string()];
+    argv.extend(args.iter().map(|a| a.to_string()));
+    let cli = ringbench::Cli::parse_args(argv).unwrap();
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let settings = Settings::parse(&cli, &Env::of_process()).unwrap();
+    let cfg = Config::resolve(settings, &mut std::io::empty(), &mut err).unwrap();
+    let control = ringbench::RunControl::default();
+    let r = ringbench::run(cfg, &control, &mut out, &mut err, None);
+    (
+        r,
+        String::from_utf8(out).unwrap(),
+        String::from_utf8(err).unwrap(),
+    )
+}
+
+#[test]
+fn a_successful_in_process_run_writes_nothing_to_its_stderr() {
+    let s = RedisServer::start();
+    let (r, out, err) = run_in_process(&s, &["-q", "-t", "set,get", "-n", "2000", "-c", "4"]);
+    assert!(!r.unwrap().any_failed());
+    assert!(out.contains("SET: ") && out.contains("GET: "), "{out}");
+    assert_eq!(err, "");
+}
+
+#[test]
+fn error_replies_shown_with_e_go_to_the_given_stderr() {
+    let s = RedisServer::start();
+    // INCR of a key holding text: every reply is an error.
+    s.cli(&["set", "word", "text"]);
+    let (r, out, err) = run_in_process(&s, &["-e", "-q", "-n", "100", "incr", "word"]);
+    assert!(r.unwrap().error_replies);
+    assert!(out.contains("incr word"), "{out}");
+    // Shown at most once a second: a run this short shows the first one only.
+    assert_eq!(
+        err,
+        "Error from server: ERR value is not an integer or out of range\n"
+    );
+    // In CSV the count goes to stderr too, where a reader of the file still sees it.
+    let (_, _, err) = run_in_process(&s, &["--csv", "-n", "100", "incr", "word"]);
+    assert_eq!(
+        err,
+        "ringbench: incr word: 100 error replies (first: ERR value is not an integer or out of range)\n"
+    );
+}
+
+#[test]
+fn the_t_warning_goes_to_the_given_stderr() {
+    let s = RedisServer::start();
+    let (r, _, err) = run_in_process(&s, &["-q", "-n", "100", "-t", "get", "set", "k", "v"]);
+    assert!(!r.unwrap().any_failed());
+    assert_eq!(err, "WARNING: -t is ignored when a command is given\n");
+}

@@ -814,10 +814,20 @@ fn tls_allocations_stay_per_batch_not_per_request() {
             n,
         ];
         let cli = ringbench::Cli::parse_args(argv).unwrap();
-        let cfg = ringbench::Config::from_cli(&cli, &mut std::io::empty()).unwrap();
+        let env = ringbench::Env::of_process();
+        let settings = ringbench::Settings::parse(&cli, &env).unwrap();
+        let cfg = ringbench::Config::resolve(settings, &mut std::io::empty(), &mut std::io::sink())
+            .unwrap();
         let mut out = Vec::with_capacity(1 << 16);
         let before = ALLOCS.load(Ordering::Relaxed);
-        ringbench::run(cfg, &ringbench::RunControl::default(), &mut out, None).unwrap();
+        ringbench::run(
+            cfg,
+            &ringbench::RunControl::default(),
+            &mut out,
+            &mut std::io::sink(),
+            None,
+        )
+        .unwrap();
         ALLOCS.load(Ordering::Relaxed) - before
     };
     let small = run("10000");

@@ -8,9 +8,9 @@
 //! or got error replies. Without `--to`, a short closed-loop probe of the server's maximum sets the upper
 //! bound. (`--precision` is taken: it sets the histograms' significant figures, as in a normal run.)
 
+use crate::config::shape::RateTarget;
 use crate::config::{Config, UsageError};
 use crate::engine::{self, Budget, RunControl};
-use crate::report::rate_report::RateTarget;
 use crate::report::result_file::{
     CapacityEntry, ObjectiveEntry, ProbeEntry, RunFile, StepEntry, TestEntry, host_name,
 };
@@ -706,6 +706,7 @@ fn run_step(
     args: &SearchArgs,
     control: &RunControl,
     watch: &mut crate::stats::server_view::ServerWatch,
+    stderr: &mut dyn Write,
 ) -> Result<Option<(TestResult, u64)>, RunError> {
     let scfg = step_config(cfg, Some(rate), args.step);
     let mut warm = 0;
@@ -714,7 +715,7 @@ fn run_step(
             requests: u64::MAX,
             duration: Some(args.warmup),
         };
-        warm = engine::run_phase(&scfg, test, budget, control, |_, _| {})?.completed;
+        warm = engine::run_phase(&scfg, test, budget, control, stderr, |_, _| {})?.completed;
         if control.stopped() {
             return Ok(None);
         }
@@ -724,7 +725,7 @@ fn run_step(
         requests: u64::MAX,
         duration: Some(args.step),
     };
-    let st = engine::run_phase(&scfg, test, budget, control, |_, _| watch.sample())?;
+    let st = engine::run_phase(&scfg, test, budget, control, stderr, |_, _| watch.sample())?;
     if control.stopped() {
         return Ok(None);
     }
@@ -744,25 +745,26 @@ fn run_step(
 }
 
 /// Runs the search against the server of `cfg` (one test), printing a line per step to `stdout`, then the
-/// answer; writes `--json` and `--plot` at the end.
+/// answer; writes `--json` and `--plot` at the end. Warnings and `-e`'s error replies go to `stderr`.
 pub fn run(
     cfg: Config,
     args: &SearchArgs,
     control: &RunControl,
     stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
 ) -> Result<SearchRun, RunError> {
     if cfg.tests.len() != 1 {
-        return Err(RunError::Usage(format!(
+        return Err(RunError::Usage(usage(format!(
             "'capacity' searches one test at a time, not {}: give one with -t, --mix or a command",
             cfg.tests.len()
-        )));
+        ))));
     }
     let test = cfg.tests[0].clone();
     let mut sink = std::io::sink();
     let to_stdout = crate::report::results::json_to_stdout(&cfg);
     let quiet = cfg.output == crate::config::OutputMode::Quiet;
     let out: &mut dyn Write = if to_stdout { &mut sink } else { stdout };
-    crate::config::limits::prepare(cfg.clients, cfg.threads).map_err(RunError::Limit)?;
+    crate::config::limits::prepare(cfg.clients, cfg.threads)?;
     let ctl = crate::net::control::ControlClient::connect(
         &cfg.target,
         cfg.tls.as_ref(),
@@ -776,7 +778,7 @@ pub fn run(
             cfg.target.is_local(),
         )
     {
-        eprintln!("ringbench: {w}");
+        let _ = writeln!(stderr, "ringbench: {w}");
     }
     let mut watch = crate::stats::server_view::ServerWatch::new(
         Some(ctl),
@@ -825,7 +827,7 @@ pub fn run(
                 requests: u64::MAX,
                 duration: Some(secs),
             };
-            let st = engine::run_phase(&pcfg, &test, budget, control, |_, _| {})?;
+            let st = engine::run_phase(&pcfg, &test, budget, control, stderr, |_, _| {})?;
             let r = TestResult::new(test.title.clone(), st.completed, st);
             let rps = r.rps();
             probe = Some(ProbeEntry {
@@ -861,7 +863,7 @@ pub fn run(
             if control.stopped() || failure.is_some() {
                 return None;
             }
-            let (r, warm) = match run_step(&cfg, &test, rate, args, control, &mut watch) {
+            let (r, warm) = match run_step(&cfg, &test, rate, args, control, &mut watch, stderr) {
                 Ok(Some(x)) => x,
                 Ok(None) => return None,
                 Err(e) => {
@@ -958,7 +960,7 @@ pub fn run(
         file.config.tests = records.iter().map(|rec| rec.result.title.clone()).collect();
         file.capacity = Some(entry.clone());
         file.write_to(dest, stdout)
-            .map_err(|e| RunError::Results(e.to_string()))?;
+            .map_err(|e| RunError::Results(vec![e.into()]))?;
     }
     // A search stopped before its first step ended has nothing to draw.
     if let Some(path) = cfg.plot.as_ref().filter(|_| !records.is_empty()) {
@@ -982,7 +984,7 @@ pub fn run(
             &points,
             &objectives,
         )
-        .map_err(|e| RunError::Results(e.to_string()))?;
+        .map_err(|e| RunError::Results(vec![e.into()]))?;
     }
     let results: Vec<TestResult> = records.into_iter().map(|rec| rec.result).collect();
     let failed = results.iter().any(|r| r.stats.failed > 0);

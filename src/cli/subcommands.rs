@@ -5,6 +5,7 @@
 
 use clap::Parser;
 use std::ffi::OsString;
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -48,8 +49,13 @@ pub struct MergeArgs {
     pub quiet: bool,
 }
 
-/// Parses the words after `ringbench <name>`; the error is the exit code, help or its line already printed.
-pub fn parse<T: Parser>(name: &str, rest: impl Iterator<Item = OsString>) -> Result<T, ExitCode> {
+/// Parses the words after `ringbench <name>`; the error is the exit code, help printed or its line already
+/// written to `err`.
+pub fn parse<T: Parser>(
+    name: &str,
+    rest: impl Iterator<Item = OsString>,
+    err: &mut dyn Write,
+) -> Result<T, ExitCode> {
     let argv = std::iter::once(OsString::from(format!("ringbench {name}"))).chain(rest);
     T::try_parse_from(argv).map_err(|e| {
         use clap::error::ErrorKind;
@@ -59,7 +65,11 @@ pub fn parse<T: Parser>(name: &str, rest: impl Iterator<Item = OsString>) -> Res
         }
         let text = e.render().to_string();
         let first = text.lines().next().unwrap_or("invalid arguments");
-        eprintln!("ringbench: {name}: {}", first.trim_start_matches("error: "));
+        let _ = writeln!(
+            err,
+            "ringbench: {name}: {}",
+            first.trim_start_matches("error: ")
+        );
         ExitCode::from(2)
     })
 }

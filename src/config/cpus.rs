@@ -1,6 +1,6 @@
 //! `--cpus LIST`: which cores the executors are pinned to, checked against the cores this process may use.
 
-use crate::config::UsageError;
+use crate::config::error::UsageError;
 
 /// The cores this process may run on (its affinity mask), in ascending order; empty when unknown.
 pub fn usable_cores() -> Vec<usize> {

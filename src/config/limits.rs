@@ -5,6 +5,30 @@
 const FILES_PER_EXECUTOR: u64 = 16;
 const FILES_BASE: u64 = 32;
 
+/// A process limit too low for the run; the message names the limit and how to raise it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LimitError {
+    #[error(
+        "-c {clients} needs about {needed} open files, but the open-files limit (RLIMIT_NOFILE) is {files} (hard limit {hard}); raise it with `ulimit -n {needed}` (as root, or in /etc/security/limits.conf)"
+    )]
+    OpenFiles {
+        clients: usize,
+        needed: u64,
+        files: u64,
+        hard: u64,
+    },
+    #[error(
+        "-c {clients} needs {needed} local ports to one server address, but net.ipv4.ip_local_port_range ({low}-{high}) has {ports}; widen it (sysctl -w net.ipv4.ip_local_port_range=\"1024 65535\") or use several clients"
+    )]
+    LocalPorts {
+        clients: usize,
+        needed: usize,
+        low: u64,
+        high: u64,
+        ports: u64,
+    },
+}
+
 fn get(resource: libc::__rlimit_resource_t) -> Option<libc::rlimit> {
     let mut r = libc::rlimit {
         rlim_cur: 0,
@@ -32,7 +56,7 @@ fn raise(resource: libc::__rlimit_resource_t) -> Option<u64> {
 
 /// Raises the soft open-files and memlock limits as far as the hard limits allow, then checks that
 /// `clients` connections on `executors` executors fit. The error names the limit and how to raise it.
-pub fn prepare(clients: usize, executors: usize) -> Result<(), String> {
+pub fn prepare(clients: usize, executors: usize) -> Result<(), LimitError> {
     let _ = raise(libc::RLIMIT_MEMLOCK);
     let Some(files) = raise(libc::RLIMIT_NOFILE) else {
         return Ok(());
@@ -42,16 +66,19 @@ pub fn prepare(clients: usize, executors: usize) -> Result<(), String> {
         let hard = get(libc::RLIMIT_NOFILE)
             .map(|r| r.rlim_max)
             .unwrap_or(files);
-        return Err(format!(
-            "-c {clients} needs about {needed} open files, but the open-files limit (RLIMIT_NOFILE) is {files} (hard limit {hard}); raise it with `ulimit -n {needed}` (as root, or in /etc/security/limits.conf)"
-        ));
+        return Err(LimitError::OpenFiles {
+            clients,
+            needed,
+            files,
+            hard,
+        });
     }
     Ok(())
 }
 
 /// Checks that `clients` connections to one TCP address fit in the local port range: each needs its
 /// own local port. The error names the sysctl to raise.
-pub fn local_ports(clients: usize) -> Result<(), String> {
+pub fn local_ports(clients: usize) -> Result<(), LimitError> {
     let Ok(range) = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range") else {
         return Ok(());
     };
@@ -64,10 +91,13 @@ pub fn local_ports(clients: usize) -> Result<(), String> {
     let ports = high.saturating_sub(low) + 1;
     // The control connection and the server view take two more.
     if clients as u64 + 2 > ports {
-        return Err(format!(
-            "-c {clients} needs {} local ports to one server address, but net.ipv4.ip_local_port_range ({low}-{high}) has {ports}; widen it (sysctl -w net.ipv4.ip_local_port_range=\"1024 65535\") or use several clients",
-            clients + 2
-        ));
+        return Err(LimitError::LocalPorts {
+            clients,
+            needed: clients + 2,
+            low,
+            high,
+            ports,
+        });
     }
     Ok(())
 }
@@ -85,7 +115,7 @@ mod tests {
 
     #[test]
     fn too_many_clients_name_the_limit() {
-        let e = prepare(usize::MAX / 4, 1).unwrap_err();
+        let e = prepare(usize::MAX / 4, 1).unwrap_err().to_string();
         assert!(
             e.contains("RLIMIT_NOFILE") && e.contains("ulimit -n"),
             "{e}"

@@ -1,46 +1,29 @@
-//! Turns parsed flags into one validated, immutable `Config`; every user mistake is caught here.
+//! Turns parsed flags into one validated, immutable `Config`, in two steps: [`Settings::parse`] (pure:
+//! every usage error is caught there, with no I/O) and [`Config::resolve`] (the I/O: DNS, TLS files, stdin,
+//! the output files' checks, building the suite). Errors are defined in `error.rs`.
 
 pub(crate) mod cpus;
+pub mod error;
 pub(crate) mod limits;
+pub mod paths;
+pub mod settings;
 pub(crate) mod shape;
 pub(crate) mod shard;
 pub mod start_at;
 
-use crate::cli::Cli;
+use crate::config::error::usage;
+use crate::config::paths::{check_writable, log_path};
+use crate::config::settings::SuiteFlags;
 use crate::config::shape::Shape;
 use crate::net::target::{Setup, Target};
 use crate::workload::{self, SuiteParams, TestSpec};
-use std::io::Read;
+use std::io::{Read, Write};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// A usage error: one line naming the flag and the value; exit code 2.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("{0}")]
-pub struct UsageError(pub String);
-
-fn usage(msg: impl Into<String>) -> UsageError {
-    UsageError(msg.into())
-}
-
-/// Largest value size accepted by `-d` (the server's default proto-max-bulk-len).
-pub const MAX_DATA_SIZE: i64 = 512 * 1024 * 1024;
-/// Most executors `--threads` accepts.
-pub const MAX_THREADS: i64 = 1024;
-/// Most connections `-c` accepts.
-pub const MAX_CLIENTS: i64 = 1_000_000;
-
-/// How results are printed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OutputMode {
-    /// The full per-test block.
-    Normal,
-    /// `-q`: one line per test.
-    Quiet,
-    /// `--csv`.
-    Csv,
-}
+pub use error::{ConfigError, ResolveError, UsageError};
+pub use settings::{Env, OutputMode, Settings, parse_uri};
 
 /// Everything a run needs, validated.
 #[derive(Debug, Clone)]
@@ -132,486 +115,190 @@ pub fn command_title(args: &[Vec<u8>]) -> String {
     out
 }
 
-/// Checks before the run that `path` (the file `value` of `flag` leads to) can be written, as far as
-/// that can be known without writing it: not empty, not a folder, its folder exists and takes a new file
-/// (probed by creating and removing one), and an existing file opens for writing (not truncated).
-fn output_path(flag: &str, value: &str, path: &str) -> Result<(), UsageError> {
-    if value.is_empty() {
-        return Err(usage(format!(
-            "invalid value '' for '{flag}': give a file name"
-        )));
-    }
-    let bad = |why: String| usage(format!("invalid value '{value}' for '{flag}': {why}"));
-    let file = std::path::Path::new(path);
-    let dir = match file.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => std::path::Path::new("."),
-    };
-    if !dir.is_dir() {
-        return Err(bad(format!("folder '{}' does not exist", dir.display())));
-    }
-    if file.is_dir() {
-        return Err(bad(format!("'{path}' is a folder")));
-    }
-    let reason = |e: std::io::Error| crate::net::io_reason(e);
-    if file.exists() {
-        std::fs::OpenOptions::new()
-            .append(true)
-            .open(file)
-            .map_err(|e| bad(format!("cannot write '{path}': {}", reason(e))))?;
-    } else {
-        let probe = dir.join(format!(".ringbench-probe-{}", std::process::id()));
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&probe)
-            .map_err(|e| {
-                bad(format!(
-                    "cannot create a file in folder '{}': {}",
-                    dir.display(),
-                    reason(e)
-                ))
-            })?;
-        let _ = std::fs::remove_file(&probe);
-    }
-    Ok(())
-}
-
-fn in_range(flag: &str, v: i64, lo: i64, hi: i64) -> Result<i64, UsageError> {
-    if v < lo || v > hi {
-        Err(usage(format!(
-            "invalid value '{v}' for '{flag}': must be between {lo} and {hi}"
-        )))
-    } else {
-        Ok(v)
-    }
-}
-
-/// What a `redis://` URI says.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Uri {
-    pub tls: bool,
-    pub user: Option<String>,
-    pub password: Option<String>,
-    pub host: Option<String>,
-    pub port: Option<u16>,
-    pub db: Option<u32>,
-}
-
-fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%'
-            && i + 2 < b.len()
-            && let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16)
-        {
-            out.push(v);
-            i += 3;
-            continue;
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// Parses `redis://[[user]:pass@]host[:port][/db]` (and `rediss://`, `valkey://`, `valkeys://`).
-pub fn parse_uri(uri: &str) -> Result<Uri, UsageError> {
-    let bad = |why: &str| usage(format!("invalid value '{uri}' for '-u': {why}"));
-    // valkey-benchmark's schemes mean the same as Redis's.
-    let schemes = [
-        ("redis://", false),
-        ("rediss://", true),
-        ("valkey://", false),
-        ("valkeys://", true),
-    ];
-    let Some((tls, rest)) = schemes
-        .iter()
-        .find_map(|(scheme, tls)| uri.strip_prefix(scheme).map(|r| (*tls, r)))
-    else {
-        return Err(bad(
-            "the URI must start with redis://, rediss://, valkey:// or valkeys://",
-        ));
-    };
-    let mut out = Uri {
-        tls,
-        ..Uri::default()
-    };
-    let (authority, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i + 1..]),
-        None => (rest, ""),
-    };
-    let hostport = match authority.rfind('@') {
-        Some(i) => {
-            let cred = &authority[..i];
-            match cred.find(':') {
-                Some(j) => {
-                    if j > 0 {
-                        out.user = Some(percent_decode(&cred[..j]));
-                    }
-                    out.password = Some(percent_decode(&cred[j + 1..]));
-                }
-                None => out.password = Some(percent_decode(cred)),
-            }
-            &authority[i + 1..]
-        }
-        None => authority,
-    };
-    let (host, port) = if let Some(r) = hostport.strip_prefix('[') {
-        let end = r.find(']').ok_or_else(|| bad("unclosed '[' in the host"))?;
-        (&r[..end], r[end + 1..].strip_prefix(':'))
-    } else {
-        match hostport.rfind(':') {
-            Some(i) => (&hostport[..i], Some(&hostport[i + 1..])),
-            None => (hostport, None),
-        }
-    };
-    if !host.is_empty() {
-        out.host = Some(host.to_string());
-    }
-    if let Some(p) = port {
-        out.port = Some(
-            p.parse()
-                .map_err(|_| bad(&format!("port '{p}' is not a number from 0 to 65535")))?,
-        );
-    }
-    if !path.is_empty() {
-        out.db = Some(
-            path.parse()
-                .map_err(|_| bad(&format!("database '{path}' is not a number")))?,
-        );
-    }
-    Ok(out)
-}
-
-fn resolve(host: &str, port: u16) -> Result<SocketAddr, String> {
+fn lookup(host: &str, port: u16) -> Result<SocketAddr, ResolveError> {
     match (host, port).to_socket_addrs() {
-        Ok(mut addrs) => addrs
-            .next()
-            .ok_or_else(|| format!("Could not connect to {host}:{port}: no address for the name")),
-        Err(e) => Err(format!("Could not connect to {host}:{port}: {e}")),
+        Ok(mut addrs) => addrs.next().ok_or_else(|| ResolveError::NoAddress {
+            host: host.to_string(),
+            port,
+        }),
+        Err(source) => Err(ResolveError::Lookup {
+            host: host.to_string(),
+            port,
+            source,
+        }),
     }
 }
 
-/// A failure while building the config: a usage error (exit 2) or an unreachable name (exit 1).
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    #[error(transparent)]
-    Usage(#[from] UsageError),
-    #[error("{0}")]
-    Resolve(String),
+/// Builds the tests the flags name. `stdin` is read only with `-x`; the warning for `-t` beside a
+/// command goes to `stderr`.
+fn build_suite(
+    flags: &SuiteFlags,
+    shape: &Shape,
+    keyspace: Option<u64>,
+    cluster: bool,
+    seed: u64,
+    stdin: &mut dyn Read,
+    stderr: &mut dyn Write,
+) -> Result<Vec<TestSpec>, ConfigError> {
+    let params = || SuiteParams {
+        value: shape.suite_value(),
+        randomize: keyspace.is_some(),
+        tag: String::new(),
+        cluster,
+    };
+    if let Some(mix) = &flags.mix {
+        if !flags.command.is_empty() || flags.tests.is_some() {
+            return Err(usage(
+                "'--mix' names its own tests: it cannot be combined with -t or a command",
+            )
+            .into());
+        }
+        return Ok(vec![shape.mix_test(mix, &params(), seed)?]);
+    }
+    if flags.command.is_empty() {
+        let selection: Option<Vec<String>> = flags.tests.as_ref().map(|t| {
+            t.split(',')
+                .map(|s| s.trim().to_ascii_lowercase())
+                .filter(|s| !s.is_empty())
+                .collect()
+        });
+        return workload::default_suite(selection.as_deref(), &params())
+            .map_err(|bad| {
+                usage(format!(
+                    "invalid value '{}' for '-t': valid tests are {}",
+                    bad.0,
+                    workload::test_names().join(", ")
+                ))
+            })
+            .map_err(ConfigError::from);
+    }
+    if flags.tests.is_some() {
+        let _ = writeln!(stderr, "WARNING: -t is ignored when a command is given");
+    }
+    let raw = &flags.command;
+    let title = command_title(raw);
+    if !raw.iter().any(|a| a == b";") {
+        let mut args = crate::workload::compose::expand_args(raw, &shape.value);
+        if flags.stdin_last_arg {
+            let mut last = Vec::new();
+            stdin.read_to_end(&mut last).map_err(ConfigError::Stdin)?;
+            args.push(last);
+        }
+        return Ok(vec![workload::custom_test(
+            &args,
+            title,
+            keyspace.is_some(),
+        )]);
+    }
+    // valkey-benchmark's command sequence: `cmd1 ; 3 cmd2` sends cmd1 once and cmd2 three times per
+    // round, each command one request.
+    if flags.stdin_last_arg {
+        return Err(usage(
+            "'-x' reads one command's last argument: it cannot be used with a ';' sequence",
+        )
+        .into());
+    }
+    let mut parts = Vec::new();
+    for part in raw.split(|a| a == b";") {
+        let count = part
+            .first()
+            .and_then(|w| std::str::from_utf8(w).ok())
+            .and_then(|w| w.parse::<u64>().ok());
+        let (count, words) = match count {
+            Some(n) if part.len() > 1 => (n, &part[1..]),
+            _ => (1, part),
+        };
+        if words.is_empty() || count == 0 {
+            return Err(usage(format!(
+                "invalid command sequence '{title}': each ';'-separated part needs a command (and a repeat count of 1 or more)"
+            ))
+            .into());
+        }
+        let args = crate::workload::compose::expand_args(words, &shape.value);
+        let spec = workload::custom_test(&args, command_title(words), keyspace.is_some());
+        parts.push((spec, count));
+    }
+    let test = shape.sequence_test(title, parts, keyspace.is_some(), seed);
+    let mut tests = vec![test];
+    shape.attach_composers(&mut tests, keyspace.is_some(), seed);
+    Ok(tests)
 }
 
 impl Config {
-    /// Validates `cli` into a config. `stdin` is read only with `-x`.
-    pub fn from_cli(cli: &Cli, stdin: &mut dyn Read) -> Result<Config, ConfigError> {
-        let mut clients = in_range("-c", cli.clients, 1, MAX_CLIENTS)? as usize;
-        let mut requests = in_range("-n", cli.requests, 1, i64::MAX)? as u64;
-        let mut shape = Shape::from_cli(cli)?;
-        let shard = crate::config::shard::Shard::from_flags(
-            cli.shard.as_deref(),
-            cli.shards.as_deref(),
-            std::env::var(crate::config::shard::INDEX_VAR)
-                .ok()
-                .as_deref(),
+    /// The I/O a config needs once its settings are valid: checks that the output files can be written,
+    /// builds the suite (reading `stdin` with `-x`; a warning goes to `stderr`), reads the TLS files and
+    /// resolves the server's name.
+    pub fn resolve(
+        settings: Settings,
+        stdin: &mut dyn Read,
+        stderr: &mut dyn Write,
+    ) -> Result<Config, ConfigError> {
+        let s = settings;
+        if let Some(j) = s.json.as_deref().filter(|j| *j != "-") {
+            check_writable("--json", j, j)?;
+        }
+        if let Some(p) = s.plot.as_ref().and_then(|p| p.to_str()) {
+            check_writable("--plot", p, p)?;
+        }
+        let mut tests = build_suite(
+            &s.suite, &s.shape, s.keyspace, s.cluster, s.seed, stdin, stderr,
         )?;
-        if let Some(sh) = shard {
-            // This process runs its share; the shares of all shards add up to the flags' totals.
-            clients = sh.nonzero_share("-c", clients as u64)? as usize;
-            if shape.duration.is_none() {
-                requests = sh.nonzero_share("-n", requests)?;
-            }
-            if let Some(rps) = shape.rps {
-                shape.rps = Some(sh.share_rate(rps));
-                if shape.rps == Some(0.0) {
-                    return Err(usage(format!(
-                        "invalid value '{rps}' for '--rps': {} shards need at least {} requests per second (shard {sh} would get none)",
-                        sh.count, sh.count
-                    ))
-                    .into());
-                }
-            }
-            if let crate::workload::keys::Distribution::Sequential { .. } = shape.distribution {
-                shape.distribution = crate::workload::keys::Distribution::Sequential {
-                    part: sh.index,
-                    parts: sh.count,
-                };
-            }
-        }
-        let data_size = shape.value.max;
-        let pipeline = in_range("-P", cli.pipeline, 1, 1_000_000)? as usize;
-        let dbnum = in_range("--dbnum", cli.dbnum, 0, u32::MAX as i64)? as u32;
-        let keyspace = match cli.keyspace {
-            Some(r) => Some(in_range("-r", r, 1, i64::MAX)? as u64),
-            None => None,
-        };
-        if cli.distribution_given && keyspace.is_none() {
-            // Without -r every key is the literal `key:__rand_int__`: there is nothing to distribute.
-            return Err(usage(format!(
-                "'--distribution {}' needs '-r <keyspacelen>': without -r keys are not randomized",
-                cli.distribution
-            ))
-            .into());
-        }
-        let threads = match cli.threads {
-            Some(t) => in_range("--threads", t, 1, MAX_THREADS)? as usize,
-            None => 1,
-        };
-        let cpus = match &cli.cpus {
-            Some(list) => Some(crate::config::cpus::parse_cpus(
-                list,
-                &crate::config::cpus::usable_cores(),
-            )?),
-            None => None,
-        };
-        let keepalive = match cli.keepalive {
-            0 => false,
-            1 => true,
-            v => return Err(usage(format!("invalid value '{v}' for '-k': must be 0 or 1")).into()),
-        };
-        let precision = in_range("--precision", cli.precision, 1, 5)? as u8;
-        let ms = |flag: &str, v: i64| -> Result<Duration, UsageError> {
-            Ok(Duration::from_millis(
-                in_range(flag, v, 1, 86_400_000)? as u64
-            ))
-        };
-        let timeout = match cli.timeout {
-            Some(t) => Some(ms("--timeout", t)?),
-            None => None,
-        };
-        let connect_timeout = ms("--connect-timeout", cli.connect_timeout)?;
-        let failover_timeout = match cli.failover_timeout {
-            s if s.is_finite() && s > 0.0 && s <= 86_400.0 => Duration::from_secs_f64(s),
-            s => {
-                return Err(usage(format!(
-                    "invalid value '{s}' for '--failover-timeout': must be a number of seconds above 0 and at most 86400"
-                ))
-                .into());
-            }
-        };
-        let mut port = in_range("-p", cli.port, 0, 65535)? as u16;
-        // `-h [::1]`: an IPv6 address may come bracketed, as in a URI.
-        let mut host = match cli.host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
-            Some(inner) if inner.contains(':') => inner.to_string(),
-            _ => cli.host.clone(),
-        };
-        let mut user = cli.user.clone();
-        let mut password = cli.password.clone();
-        let mut dbnum = dbnum;
-        let mut tls_on = cli.tls;
-        if let Some(u) = &cli.uri {
-            let uri = parse_uri(u)?;
-            tls_on |= uri.tls;
-            host = uri.host.unwrap_or(host);
-            port = uri.port.unwrap_or(port);
-            user = uri.user.or(user);
-            password = uri.password.or(password);
-            dbnum = uri.db.unwrap_or(dbnum);
-        }
-        if password.is_none()
-            && let Ok(p) = std::env::var("REDISCLI_AUTH")
-            && !p.is_empty()
-        {
-            password = Some(p);
-        }
-        if user.is_some() && password.is_none() {
-            return Err(usage("'--user' needs a password: give it with -a").into());
-        }
-        if cli.cluster && dbnum != 0 {
-            return Err(usage(format!(
-                "invalid value '{dbnum}' for '--dbnum': a cluster has only database 0 (--cluster)"
-            ))
-            .into());
-        }
-        if cli.stdin_last_arg && cli.command.is_empty() {
-            return Err(
-                usage("'-x' needs a command whose last argument it reads from stdin").into(),
-            );
-        }
-        let output = if cli.csv {
-            OutputMode::Csv
-        } else if cli.quiet {
-            OutputMode::Quiet
-        } else {
-            OutputMode::Normal
-        };
-
-        if let Some(j) = cli.json.as_deref().filter(|j| *j != "-") {
-            output_path("--json", j, j)?;
-        }
-        if let Some(p) = &cli.plot {
-            output_path("--plot", p, p)?;
-            crate::report::plot::check_extension("--plot", std::path::Path::new(p))
-                .map_err(usage)?;
-        }
-        let start_at = match &cli.start_at {
-            Some(v) => Some(crate::config::start_at::parse_start_at(
-                v,
-                crate::config::start_at::unix_now(),
-            )?),
-            None => None,
-        };
-        let seed = cli.seed.unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(0)
-        });
-        let seed = shard.map_or(seed, |sh| sh.seed(seed));
-        let mut tests = if let Some(mix) = &cli.mix {
-            if !cli.command.is_empty() || cli.tests.is_some() {
-                return Err(usage(
-                    "'--mix' names its own tests: it cannot be combined with -t or a command",
-                )
-                .into());
-            }
-            let params = SuiteParams {
-                value: shape.suite_value(),
-                randomize: keyspace.is_some(),
-                tag: String::new(),
-                cluster: cli.cluster,
-            };
-            vec![shape.mix_test(mix, &params, seed)?]
-        } else if cli.command.is_empty() {
-            let selection: Option<Vec<String>> = cli.tests.as_ref().map(|t| {
-                t.split(',')
-                    .map(|s| s.trim().to_ascii_lowercase())
-                    .filter(|s| !s.is_empty())
-                    .collect()
-            });
-            let params = SuiteParams {
-                value: shape.suite_value(),
-                randomize: keyspace.is_some(),
-                tag: String::new(),
-                cluster: cli.cluster,
-            };
-            workload::default_suite(selection.as_deref(), &params).map_err(|bad| {
-                usage(format!(
-                    "invalid value '{bad}' for '-t': valid tests are {}",
-                    workload::test_names().join(", ")
-                ))
-            })?
-        } else {
-            if cli.tests.is_some() {
-                eprintln!("WARNING: -t is ignored when a command is given");
-            }
-            use std::os::unix::ffi::OsStrExt;
-            let raw: Vec<Vec<u8>> = cli.command.iter().map(|a| a.as_bytes().to_vec()).collect();
-            let title = command_title(&raw);
-            if raw.iter().any(|a| a == b";") {
-                // valkey-benchmark's command sequence: `cmd1 ; 3 cmd2` sends cmd1 once and cmd2 three
-                // times per round, each command one request.
-                if cli.stdin_last_arg {
-                    return Err(usage("'-x' reads one command's last argument: it cannot be used with a ';' sequence").into());
-                }
-                let mut parts = Vec::new();
-                for part in raw.split(|a| a == b";") {
-                    let count = part
-                        .first()
-                        .and_then(|w| std::str::from_utf8(w).ok())
-                        .and_then(|w| w.parse::<u64>().ok());
-                    let (count, words) = match count {
-                        Some(n) if part.len() > 1 => (n, &part[1..]),
-                        _ => (1, part),
-                    };
-                    if words.is_empty() || count == 0 {
-                        return Err(usage(format!(
-                            "invalid command sequence '{title}': each ';'-separated part needs a command (and a repeat count of 1 or more)"
-                        ))
-                        .into());
-                    }
-                    let args = crate::workload::compose::expand_args(words, &shape.value);
-                    let spec =
-                        workload::custom_test(&args, command_title(words), keyspace.is_some());
-                    parts.push((spec, count));
-                }
-                let test = shape.sequence_test(title, parts, keyspace.is_some(), seed);
-                let mut tests = vec![test];
-                shape.attach_composers(&mut tests, keyspace.is_some(), seed);
-                tests
-            } else {
-                let mut args = crate::workload::compose::expand_args(&raw, &shape.value);
-                if cli.stdin_last_arg {
-                    let mut last = Vec::new();
-                    stdin
-                        .read_to_end(&mut last)
-                        .map_err(|e| usage(format!("'-x': could not read stdin: {e}")))?;
-                    args.push(last);
-                }
-                vec![workload::custom_test(&args, title, keyspace.is_some())]
-            }
-        };
-        shape.attach_composers(&mut tests, keyspace.is_some(), seed);
-        if let Some(p) = &cli.hdr_out {
+        s.shape
+            .attach_composers(&mut tests, s.keyspace.is_some(), s.seed);
+        if let Some(p) = &s.hdr_out {
             // Every test's log, so a name taken by a folder is found before the run.
             for t in &tests {
-                output_path(
-                    "--hdr-out",
-                    p,
-                    &crate::report::hdrlog::log_path(p, &t.title),
-                )?;
+                check_writable("--hdr-out", p, &log_path(p, &t.title))?;
             }
         }
-
-        let tls_options = crate::net::tls::TlsOptions {
-            sni: cli.sni.clone(),
-            cacert: cli.cacert.as_ref().map(PathBuf::from),
-            cacertdir: cli.cacertdir.as_ref().map(PathBuf::from),
-            insecure: cli.insecure,
-            cert: cli.cert.as_ref().map(PathBuf::from),
-            key: cli.key.as_ref().map(PathBuf::from),
-            ciphers: cli.tls_ciphers.clone(),
-            ciphersuites: cli.tls_ciphersuites.clone(),
-            groups: cli.tls_groups.clone(),
+        let tls = match &s.tls {
+            Some(opts) => Some(crate::net::tls::build(opts, &s.host)?),
+            None => None,
         };
-        let tls =
-            crate::net::tls::client_from_options(tls_options, tls_on, &host, cli.socket.is_some())
-                .map_err(|e| usage(e.0))?;
-        let target = match &cli.socket {
-            Some(path) => Target::Unix(PathBuf::from(path)),
-            None => {
-                let addr = resolve(&host, port).map_err(ConfigError::Resolve)?;
-                Target::Tcp { host, port, addr }
-            }
+        let target = match &s.socket {
+            Some(path) => Target::Unix(path.clone()),
+            None => Target::Tcp {
+                addr: lookup(&s.host, s.port)?,
+                host: s.host,
+                port: s.port,
+            },
         };
         Ok(Config {
             target,
             setup: Setup {
-                user,
-                password,
-                dbnum,
-                resp3: cli.resp3,
-                tracking: cli.enable_tracking,
+                user: s.user,
+                password: s.password,
+                dbnum: s.dbnum,
+                resp3: s.resp3,
+                tracking: s.tracking,
             },
-            clients,
-            requests,
-            data_size,
-            keyspace,
-            pipeline,
-            threads,
-            multi_thread: cli.threads.is_some(),
-            cpus,
-            keepalive,
-            output,
-            loop_forever: cli.loop_forever,
-            idle: cli.idle,
-            seed,
-            precision,
-            show_errors: cli.show_errors,
-            cluster: cli.cluster,
-            failover_timeout,
-            timeout,
-            connect_timeout,
+            clients: s.clients,
+            requests: s.requests,
+            data_size: s.data_size,
+            keyspace: s.keyspace,
+            pipeline: s.pipeline,
+            threads: s.threads,
+            multi_thread: s.multi_thread,
+            cpus: s.cpus,
+            keepalive: s.keepalive,
+            output: s.output,
+            loop_forever: s.loop_forever,
+            idle: s.idle,
+            seed: s.seed,
+            precision: s.precision,
+            show_errors: s.show_errors,
+            cluster: s.cluster,
+            failover_timeout: s.failover_timeout,
+            timeout: s.timeout,
+            connect_timeout: s.connect_timeout,
             tests,
             tls,
-            json: cli.json.clone(),
-            hdr_out: cli.hdr_out.clone(),
-            plot: cli.plot.as_ref().map(PathBuf::from),
-            start_at,
-            shape,
-            shard,
+            json: s.json,
+            hdr_out: s.hdr_out,
+            plot: s.plot,
+            start_at: s.start_at,
+            shape: s.shape,
+            shard: s.shard,
         })
     }
 }
@@ -619,6 +306,7 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::Cli;
 
     #[test]
     fn titles_escape_and_shorten() {
@@ -641,15 +329,18 @@ mod tests {
         assert_eq!(c.target.display(), "[::1]:7000");
     }
 
+    fn cli(args: &[&str]) -> Cli {
+        Cli::parse_args(std::iter::once("ringbench").chain(args.iter().copied())).unwrap()
+    }
+
     fn config(args: &[&str]) -> Result<Config, ConfigError> {
-        let cli =
-            Cli::parse_args(std::iter::once("ringbench").chain(args.iter().copied())).unwrap();
-        Config::from_cli(&cli, &mut std::io::empty())
+        let settings = Settings::parse(&cli(args), &Env::of_process())?;
+        Config::resolve(settings, &mut std::io::empty(), &mut std::io::sink())
     }
 
     fn usage_msg(args: &[&str]) -> String {
         match config(args) {
-            Err(ConfigError::Usage(u)) => u.0,
+            Err(e) if e.exit_code() == 2 => e.to_string(),
             other => panic!("expected a usage error, got {other:?}"),
         }
     }
@@ -726,5 +417,123 @@ mod tests {
         assert_eq!(c.tests[0].title, "lpush mylist ele:__rand_int__");
         assert_eq!(c.tests[0].command, "LPUSH");
         assert_eq!(c.tests[0].template.rand_offsets().len(), 1);
+    }
+
+    /// An environment that reads nothing: a fixed clock, no variables, unknown cores.
+    fn quiet_env() -> Env {
+        Env {
+            now: Duration::from_secs(1_700_000_000),
+            ..Env::default()
+        }
+    }
+
+    #[test]
+    fn parse_reads_only_what_it_is_given() {
+        // An unresolvable name, a missing CA file, a folder that does not exist: all I/O, none looked at.
+        let args = [
+            "-h",
+            "no-such-host.invalid",
+            "--tls",
+            "--cacert",
+            "/nonexistent/ca.pem",
+            "--json",
+            "/no/such/dir/r.json",
+            "--start-at",
+            "1700000010",
+        ];
+        let s = Settings::parse(&cli(&args), &quiet_env()).unwrap();
+        assert_eq!(s.host, "no-such-host.invalid");
+        assert_eq!(s.start_at, Some(1_700_000_010.0));
+        // The same flags against the same environment give the same settings (the seed is the clock's).
+        let again = Settings::parse(&cli(&args), &quiet_env()).unwrap();
+        assert_eq!(s.seed, again.seed);
+        // The environment is an argument: the shard index and the password come from it alone.
+        let env = Env {
+            shard_index: Some("2".into()),
+            auth: Some("from-env".into()),
+            ..quiet_env()
+        };
+        let s = Settings::parse(&cli(&["--shards", "3", "--user", "u"]), &env).unwrap();
+        assert_eq!(s.shard.map(|sh| sh.index), Some(2));
+        assert_eq!(s.password.as_deref(), Some("from-env"));
+        assert!(!format!("{s:?}").contains("from-env"));
+        let e = Settings::parse(&cli(&["--shards", "3"]), &quiet_env()).unwrap_err();
+        assert!(e.0.contains("JOB_COMPLETION_INDEX"), "{e}");
+    }
+
+    #[test]
+    fn an_unresolvable_name_fails_only_at_resolve() {
+        let s = Settings::parse(&cli(&["-h", "no-such-host.invalid"]), &quiet_env()).unwrap();
+        let e = Config::resolve(s, &mut std::io::empty(), &mut std::io::sink()).unwrap_err();
+        assert!(matches!(e, ConfigError::Resolve(_)), "{e:?}");
+        assert_eq!(e.exit_code(), 1);
+        assert!(
+            e.to_string()
+                .starts_with("Could not connect to no-such-host.invalid:6379: "),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_missing_tls_file_fails_only_at_resolve() {
+        let args = ["--tls", "--cacert", "/nonexistent/ca.pem"];
+        let s = Settings::parse(&cli(&args), &quiet_env()).unwrap();
+        let e = Config::resolve(s, &mut std::io::empty(), &mut std::io::sink()).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(
+            e.to_string()
+                .starts_with("invalid value for '--cacert': /nonexistent/ca.pem"),
+            "{e}"
+        );
+        let e = Settings::parse(&cli(&["--json", "/no/such/dir/r.json"]), &quiet_env())
+            .map(|s| Config::resolve(s, &mut std::io::empty(), &mut std::io::sink()))
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert_eq!(
+            e.to_string(),
+            "invalid value '/no/such/dir/r.json' for '--json': folder '/no/such/dir' does not exist"
+        );
+    }
+
+    #[test]
+    fn usage_mistakes_are_found_without_io() {
+        let e = |args: &[&str]| Settings::parse(&cli(args), &quiet_env()).unwrap_err().0;
+        assert!(e(&["-c", "0"]).contains("'-c'"));
+        assert!(e(&["--sni", "x"]).contains("'--sni' needs '--tls'"));
+        assert!(e(&["--plot", "x.jpg"]).contains("invalid value 'x.jpg' for '--plot'"));
+        assert!(e(&["--start-at", "12"]).contains("'--start-at'"));
+        // The usable cores are the environment's too.
+        let env = Env {
+            usable_cores: vec![0, 1],
+            ..quiet_env()
+        };
+        let e = Settings::parse(&cli(&["--cpus", "5"]), &env).unwrap_err().0;
+        assert!(
+            e.contains("core 5 is not one this process may use (0-1)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_command_with_t_warns_on_the_given_writer() {
+        let s = Settings::parse(&cli(&["-t", "get", "set", "k", "v"]), &quiet_env()).unwrap();
+        let mut err = Vec::new();
+        let c = Config::resolve(s, &mut std::io::empty(), &mut err).unwrap();
+        assert_eq!(c.tests[0].title, "set k v");
+        assert_eq!(
+            String::from_utf8(err).unwrap(),
+            "WARNING: -t is ignored when a command is given\n"
+        );
+    }
+
+    #[test]
+    fn x_reads_the_given_stdin() {
+        let s = Settings::parse(&cli(&["-x", "set", "k"]), &quiet_env()).unwrap();
+        let c = Config::resolve(s, &mut &b"value"[..], &mut std::io::sink()).unwrap();
+        assert_eq!(
+            c.tests[0].template.bytes(),
+            b"*3\r\n$3\r\nset\r\n$1\r\nk\r\n$5\r\nvalue\r\n"
+        );
     }
 }

@@ -2,13 +2,15 @@
 //! `--warmup`, `--distribution`, `-d MIN-MAX`, `--random-data` and `--mix`, validated from the flags.
 
 use crate::cli::Cli;
-use crate::config::{MAX_DATA_SIZE, UsageError};
+use crate::config::error::UsageError;
 use crate::workload::compose::{self, Composer, ValueSpec};
 use crate::workload::keys::Distribution;
 use crate::workload::{self, SuiteParams, TestSpec};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Largest value size accepted by `-d` (the server's default proto-max-bulk-len).
+pub const MAX_DATA_SIZE: i64 = 512 * 1024 * 1024;
 /// The longest `--duration` or `--warmup` accepted: a week.
 const MAX_SECONDS: f64 = 7.0 * 24.0 * 3600.0;
 /// The highest `--rps` accepted.
@@ -25,6 +27,15 @@ pub struct Shape {
     pub warmup: Option<Duration>,
     pub distribution: Distribution,
     pub value: ValueSpec,
+}
+
+/// What an open-loop test aimed at.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateTarget {
+    /// `--rps`.
+    pub rps: f64,
+    /// How many requests may wait at once: `-c` times `-P`.
+    pub slots: usize,
 }
 
 fn seconds(flag: &str, v: Option<f64>) -> Result<Option<Duration>, UsageError> {
@@ -141,7 +152,8 @@ impl Shape {
             let tests = workload::default_suite(Some(std::slice::from_ref(name)), params).map_err(
                 |bad| {
                     UsageError(format!(
-                        "invalid value '{bad}' for '--mix': valid tests are {}",
+                        "invalid value '{}' for '--mix': valid tests are {}",
+                        bad.0,
                         workload::test_names().join(", ")
                     ))
                 },

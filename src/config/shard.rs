@@ -5,7 +5,7 @@
 //! derived from the shard's index. A Kubernetes Indexed Job gives each pod its index in
 //! `JOB_COMPLETION_INDEX`; `--shards N` reads it from there.
 
-use crate::config::UsageError;
+use crate::config::error::UsageError;
 use serde::{Deserialize, Serialize};
 
 /// The environment variable a Kubernetes Indexed Job sets to the pod's index.

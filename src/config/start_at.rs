@@ -4,7 +4,7 @@
 //! the common start (its window would not overlap the others', so a merge would mislead), and more than
 //! `MAX_AHEAD` in the future is almost always milliseconds given as seconds. Both are usage errors.
 
-use crate::config::UsageError;
+use crate::config::error::UsageError;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// How late a host may be and still start (clock skew and ssh fan-out take a moment).

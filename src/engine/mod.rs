@@ -12,6 +12,7 @@ use crate::stats::{ExecutorStats, LiveCounters, ShardStats, thread_cpu_seconds};
 use crate::workload::TestSpec;
 use glommio::{LocalExecutorBuilder, Placement};
 use std::cell::{Cell, RefCell};
+use std::io::Write;
 use std::rc::Rc;
 use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -105,6 +106,8 @@ pub(crate) struct ShardPlan {
     pub(crate) control: RunControl,
     pub(crate) live: Arc<LiveCounters>,
     pub(crate) error_clock: Arc<AtomicU64>,
+    /// Lines for stderr (`-e`'s error replies): written by `run_phase` to the writer it is given.
+    pub(crate) stderr: mpsc::Sender<String>,
     pub(crate) epoch: Instant,
 }
 
@@ -218,12 +221,13 @@ fn executor_error(e: glommio::GlommioError<()>) -> EngineError {
 }
 
 /// Runs one test on `cfg.threads` executors; `on_tick` is called about every 250 ms with the live totals
-/// (completed, latency sum in ns) while it runs.
+/// (completed, latency sum in ns) while it runs; what the executors have to say (`-e`) goes to `stderr`.
 pub fn run_test(
     cfg: &Arc<Config>,
     test: &TestSpec,
     requests: u64,
     control: &RunControl,
+    stderr: &mut dyn Write,
     on_tick: impl FnMut(u64, u64),
 ) -> Result<ShardStats, EngineError> {
     let budget = Budget {
@@ -234,7 +238,7 @@ pub fn run_test(
         },
         duration: cfg.shape.duration,
     };
-    run_phase(cfg, test, budget, control, on_tick)
+    run_phase(cfg, test, budget, control, stderr, on_tick)
 }
 
 /// Runs one test, or one warmup, with an explicit budget.
@@ -243,6 +247,7 @@ pub fn run_phase(
     test: &TestSpec,
     budget: Budget,
     control: &RunControl,
+    stderr: &mut dyn Write,
     mut on_tick: impl FnMut(u64, u64),
 ) -> Result<ShardStats, EngineError> {
     let requests = budget.requests;
@@ -271,6 +276,13 @@ pub fn run_phase(
     let first_error: Arc<Mutex<Option<ConnError>>> = Arc::new(Mutex::new(None));
     let epoch = Instant::now();
     let (done_tx, done_rx) = mpsc::channel::<()>();
+    let (lines_tx, lines) = mpsc::channel::<String>();
+    // Executors' lines reach `stderr` from this thread, in the order they were sent.
+    let relay = |stderr: &mut dyn Write| {
+        for line in lines.try_iter() {
+            let _ = writeln!(stderr, "{line}");
+        }
+    };
     let mut handles = Vec::with_capacity(shards);
     let mut lives = Vec::with_capacity(shards);
     for (i, core) in cores.iter().enumerate() {
@@ -288,6 +300,7 @@ pub fn run_phase(
             control: control.clone(),
             live,
             error_clock: error_clock.clone(),
+            stderr: lines_tx.clone(),
             epoch,
         };
         let placement = match core {
@@ -337,7 +350,9 @@ pub fn run_phase(
         } else {
             Duration::from_millis(2)
         };
-        match done_rx.recv_timeout(wait) {
+        let woke = done_rx.recv_timeout(wait);
+        relay(stderr);
+        match woke {
             Ok(()) => finished += 1,
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 let open_now = !opened && gate.ready.load(Ordering::Acquire) >= shards;
@@ -364,6 +379,7 @@ pub fn run_phase(
             Err(e) => start_failure = start_failure.or(Some(executor_error(e))),
         }
     }
+    relay(stderr);
     if let Some(e) = start_failure {
         return Err(e);
     }
@@ -536,7 +552,7 @@ pub(crate) fn note_error(state: &ShardState, plan: &ShardPlan, raw: &[u8]) {
                 .compare_exchange(last, now_ms, Ordering::Relaxed, Ordering::Relaxed)
                 .is_ok()
         {
-            eprintln!("Error from server: {}", text());
+            let _ = plan.stderr.send(format!("Error from server: {}", text()));
         }
     }
 }

@@ -8,7 +8,7 @@
 
 use crate::cli::Cli;
 use crate::config::shard::MAX_SHARDS;
-use crate::config::{Config, ConfigError, UsageError};
+use crate::config::{Config, ConfigError, Env, Settings, UsageError};
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::io::Write;
@@ -62,11 +62,12 @@ fn usage(msg: impl Into<String>) -> UsageError {
 }
 
 /// Runs `ringbench fleet ...` (`args` are the words after `fleet`).
-pub fn dispatch(args: &[OsString], out: &mut dyn Write, now: f64) -> ExitCode {
+/// `err` is where its error lines (and the run's warnings) go.
+pub fn dispatch(args: &[OsString], out: &mut dyn Write, err: &mut dyn Write, now: f64) -> ExitCode {
     let args: Vec<String> = match args.iter().map(|a| a.to_str().map(String::from)).collect() {
         Some(a) => a,
         None => {
-            eprintln!("ringbench fleet: an argument is not valid UTF-8");
+            let _ = writeln!(err, "ringbench fleet: an argument is not valid UTF-8");
             return ExitCode::from(2);
         }
     };
@@ -77,7 +78,8 @@ pub fn dispatch(args: &[OsString], out: &mut dyn Write, now: f64) -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Some(other) => {
-            eprintln!(
+            let _ = writeln!(
+                err,
                 "ringbench fleet: invalid value '{other}' for the engine: the one supported is 'kubernetes' (Ansible: see deploy/ansible/)"
             );
             return ExitCode::from(2);
@@ -87,19 +89,19 @@ pub fn dispatch(args: &[OsString], out: &mut dyn Write, now: f64) -> ExitCode {
         let _ = out.write_all(HELP.as_bytes());
         return ExitCode::SUCCESS;
     }
-    match JobSpec::from_args(&args[1..], now) {
+    match JobSpec::from_args(&args[1..], now, err) {
         Ok(spec) => match out
             .write_all(spec.render().as_bytes())
             .and_then(|_| out.flush())
         {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("ringbench fleet: could not write the manifest: {e}");
+                let _ = writeln!(err, "ringbench fleet: could not write the manifest: {e}");
                 ExitCode::from(1)
             }
         },
         Err(e) => {
-            eprintln!("ringbench fleet: {e}");
+            let _ = writeln!(err, "ringbench fleet: {e}");
             ExitCode::from(2)
         }
     }
@@ -126,8 +128,13 @@ fn quantity(s: &str) -> bool {
 }
 
 impl JobSpec {
-    /// Splits the fleet's own flags from the run's, and checks both (the run's as shard N-1 of N would).
-    pub fn from_args(args: &[String], now: f64) -> Result<JobSpec, UsageError> {
+    /// Splits the fleet's own flags from the run's, and checks both (the run's as shard N-1 of N would;
+    /// its warnings go to `err`).
+    pub fn from_args(
+        args: &[String],
+        now: f64,
+        err: &mut dyn Write,
+    ) -> Result<JobSpec, UsageError> {
         let mut pods = None;
         let mut image = None;
         let mut lead = None;
@@ -242,7 +249,7 @@ impl JobSpec {
                 "invalid value '{image}' for '--image': an image reference without spaces"
             )));
         }
-        let cpus = check_run(&run_args, pods, auth_secret.is_some())?;
+        let cpus = check_run(&run_args, pods, auth_secret.is_some(), err)?;
         Ok(JobSpec {
             pods,
             image,
@@ -356,7 +363,12 @@ impl JobSpec {
 }
 
 /// Checks the run's flags as the pod with the smallest share will read them; returns the executors per pod.
-fn check_run(run_args: &[String], pods: u64, secret: bool) -> Result<u64, UsageError> {
+fn check_run(
+    run_args: &[String],
+    pods: u64,
+    secret: bool,
+    err: &mut dyn Write,
+) -> Result<u64, UsageError> {
     for a in run_args {
         if a == "--" {
             break;
@@ -424,10 +436,12 @@ fn check_run(run_args: &[String], pods: u64, secret: bool) -> Result<u64, UsageE
                 .to_string(),
         )
     })?;
-    match Config::from_cli(&cli, &mut std::io::empty()) {
+    let settings = Settings::parse(&cli, &Env::of_process())?;
+    match Config::resolve(settings, &mut std::io::empty(), err) {
         // The server's name may resolve only inside the cluster.
         Ok(_) | Err(ConfigError::Resolve(_)) => {}
-        Err(ConfigError::Usage(u)) => return Err(u),
+        // The fleet's errors are usage lines: a file flag or a TLS file that cannot be used.
+        Err(e) => return Err(UsageError(e.to_string())),
     }
     Ok(cli.threads.unwrap_or(1).max(1) as u64)
 }
@@ -438,7 +452,7 @@ mod tests {
 
     fn spec(args: &[&str]) -> Result<JobSpec, UsageError> {
         let a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        JobSpec::from_args(&a, 1_700_000_000.0)
+        JobSpec::from_args(&a, 1_700_000_000.0, &mut std::io::sink())
     }
 
     #[test]

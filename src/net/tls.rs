@@ -394,14 +394,9 @@ fn root_store(opts: &TlsOptions) -> Result<RootCertStore, TlsFlagError> {
     Ok(roots)
 }
 
-/// The TLS settings the flags ask for: `None` unless `tls` (`--tls` or a `rediss://` URI) is set. `host` is
-/// the server's name as given; `unix` is true for `-s`, which TLS does not run over here.
-pub fn client_from_options(
-    opts: TlsOptions,
-    tls: bool,
-    host: &str,
-    unix: bool,
-) -> Result<Option<TlsClient>, TlsFlagError> {
+/// Checks the TLS flags against each other, reading no file: a TLS flag needs `tls` (`--tls` or a
+/// `rediss://` URI), and TLS needs a TCP server (`unix` is true for `-s`). [`build`] does the rest.
+pub fn check_flags(opts: &TlsOptions, tls: bool, unix: bool) -> Result<(), TlsFlagError> {
     if !tls {
         // A TLS flag without TLS would silently benchmark a plaintext connection: say so instead.
         let given = [
@@ -420,14 +415,14 @@ pub fn client_from_options(
                 "'{flag}' needs '--tls' (or a rediss:// URI with -u)"
             )));
         }
-        return Ok(None);
+        return Ok(());
     }
     if unix {
         return Err(flag_err(
             "'--tls' needs a TCP server: it cannot be used with '-s'",
         ));
     }
-    build(&opts, host).map(Some)
+    Ok(())
 }
 
 /// Builds the TLS settings of a run. `host` is the server's name as given with `-h` or `-u`.

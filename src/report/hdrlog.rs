@@ -1,42 +1,47 @@
 //! `--hdr-out PREFIX`: one HdrHistogram interval log per test (`<PREFIX><test>.hlog`), one interval per
 //! second, in the standard text format that HdrHistogram's own log tools read.
 
+use crate::config::paths::{log_path, slug};
 use crate::stats::TestResult;
-use crate::stats::intervals::{INTERVAL, merge_intervals};
+use crate::stats::intervals::{INTERVAL, IntervalError, merge_intervals};
+use hdrhistogram::serialization::V2DeflateSerializeError;
 use hdrhistogram::serialization::V2DeflateSerializer;
-use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
+use hdrhistogram::serialization::interval_log::{
+    IntervalLogWriterBuilder, IntervalLogWriterError, Tag,
+};
 use std::time::{Duration, UNIX_EPOCH};
+
+/// Why a test's log could not be rendered.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    #[error(transparent)]
+    Intervals(#[from] IntervalError),
+    #[error("{0}")]
+    Begin(#[source] std::io::Error),
+    #[error("{0}")]
+    Histogram(#[source] IntervalLogWriterError<V2DeflateSerializeError>),
+}
 
 /// Why a log could not be written.
 #[derive(Debug, thiserror::Error)]
-#[error("could not write the interval log {path}: {reason}")]
-pub struct HdrLogError {
-    pub path: String,
-    pub reason: String,
-}
-
-/// The file name part for a test title: lower case, runs of other characters as one `_`.
-pub fn slug(title: &str) -> String {
-    let mut s = String::new();
-    for c in title.chars() {
-        if c.is_ascii_alphanumeric() {
-            s.push(c.to_ascii_lowercase());
-        } else if !s.ends_with('_') {
-            s.push('_');
-        }
-    }
-    let s = s.trim_matches('_').to_string();
-    if s.is_empty() { "test".into() } else { s }
-}
-
-/// The log's path for a test.
-pub fn log_path(prefix: &str, title: &str) -> String {
-    format!("{prefix}{}.hlog", slug(title))
+pub enum HdrLogError {
+    #[error("could not write the interval log {path}: {source}")]
+    Render {
+        path: String,
+        #[source]
+        source: RenderError,
+    },
+    #[error("could not write the interval log {path}: {}", crate::os_error::wording(.source))]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// The interval log of one test as text: BaseTime is the test's first send, each interval's timestamp
 /// is its offset from there, max values are in milliseconds, and the tag is the test's slug.
-pub fn render(r: &TestResult) -> Result<Vec<u8>, String> {
+pub fn render(r: &TestResult) -> Result<Vec<u8>, RenderError> {
     let intervals = merge_intervals(&r.stats.interval_logs, &r.stats.hist)?;
     let base = r.wall_start.unwrap_or(UNIX_EPOCH);
     let mut out = Vec::new();
@@ -53,7 +58,7 @@ pub fn render(r: &TestResult) -> Result<Vec<u8>, String> {
         .with_max_value_divisor(1e6);
     let mut w = builder
         .begin_log_with(&mut out, &mut serializer)
-        .map_err(|e| e.to_string())?;
+        .map_err(RenderError::Begin)?;
     let slug = slug(&r.title);
     let tag = Tag::new(&slug);
     let total = Duration::from_secs_f64(r.seconds.max(0.0));
@@ -62,7 +67,7 @@ pub fn render(r: &TestResult) -> Result<Vec<u8>, String> {
         // The last interval ends with the test, not on a whole second.
         let len = total.saturating_sub(start).min(INTERVAL);
         w.write_histogram(h, start, len, tag)
-            .map_err(|e| e.to_string())?;
+            .map_err(RenderError::Histogram)?;
     }
     Ok(out)
 }
@@ -70,31 +75,13 @@ pub fn render(r: &TestResult) -> Result<Vec<u8>, String> {
 /// Writes the log of one test next to `prefix`; returns its path.
 pub fn write(prefix: &str, r: &TestResult) -> Result<String, HdrLogError> {
     let path = log_path(prefix, &r.title);
-    let fail = |reason: String| HdrLogError {
+    let text = render(r).map_err(|source| HdrLogError::Render {
         path: path.clone(),
-        reason,
-    };
-    let text = render(r).map_err(fail)?;
-    std::fs::write(&path, text).map_err(|e| fail(crate::os_error::describe(e)))?;
+        source,
+    })?;
+    std::fs::write(&path, &text).map_err(|source| HdrLogError::Io {
+        path: path.clone(),
+        source,
+    })?;
     Ok(path)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn slugs_are_file_names() {
-        assert_eq!(slug("SET"), "set");
-        assert_eq!(
-            slug("LRANGE_100 (first 100 elements)"),
-            "lrange_100_first_100_elements"
-        );
-        assert_eq!(
-            slug("lpush mylist ele:__rand_int__"),
-            "lpush_mylist_ele_rand_int"
-        );
-        assert_eq!(slug("***"), "test");
-        assert_eq!(log_path("out/run1-", "GET"), "out/run1-get.hlog");
-    }
 }

@@ -7,12 +7,12 @@
 //! the widest window (most commands processed) and recomputes CPU per request over the summed requests.
 
 use crate::report::result_file::{
-    ErrorCounts, LatencySummary, MergedSource, RunFile, TestEntry, empty_histogram,
+    ErrorCounts, HistogramError, LatencySummary, MergedSource, RunFile, TestEntry, empty_histogram,
 };
 use crate::stats::server_view::ServerView;
 
 /// Why runs cannot be merged.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, thiserror::Error)]
 pub enum MergeError {
     #[error("cannot merge {file}: its {what} differs from {first}'s ({theirs} vs {ours})")]
     Mismatch {
@@ -24,11 +24,12 @@ pub enum MergeError {
     },
     #[error("{0} (--ignore-shards merges anyway)")]
     Shards(String),
-    #[error("{file}: test '{title}': {reason}")]
+    #[error("{file}: test '{title}': {source}")]
     Histogram {
         file: String,
         title: String,
-        reason: String,
+        #[source]
+        source: HistogramError,
     },
 }
 
@@ -176,19 +177,14 @@ pub fn merge(files: &[(String, RunFile)]) -> Result<Merged, MergeError> {
         );
         let mut errors = ErrorCounts::default();
         for (name, t) in &parts {
-            let h = t
-                .histogram
+            t.histogram
                 .decode()
-                .map_err(|reason| MergeError::Histogram {
+                .and_then(|h| hist.add(&h).map_err(HistogramError::Add))
+                .map_err(|source| MergeError::Histogram {
                     file: (*name).clone(),
                     title: t.title.clone(),
-                    reason,
+                    source,
                 })?;
-            hist.add(&h).map_err(|e| MergeError::Histogram {
-                file: (*name).clone(),
-                title: t.title.clone(),
-                reason: format!("{e:?}"),
-            })?;
             errors.replies += t.errors.replies;
             errors.failed += t.errors.failed;
             errors.timed_out += t.errors.timed_out;

@@ -19,24 +19,12 @@ const STEPS: usize = 500;
 pub enum PlotError {
     #[error("could not draw the chart: {0}")]
     Draw(String),
+    #[error("could not draw the chart: {0}")]
+    Font(#[from] fonts::NoFont),
     #[error("could not write the chart {path}: {reason}")]
     Write { path: String, reason: String },
     #[error("nothing to plot: no latencies were recorded")]
     Empty,
-}
-
-/// Checks the chart's file name before anything runs: `.svg` (or no extension) gives SVG, `.png` PNG;
-/// another extension would hold something else than it claims.
-pub fn check_extension(flag: &str, path: &std::path::Path) -> Result<(), String> {
-    match path.extension().and_then(|e| e.to_str()) {
-        Some(ext) if !ext.eq_ignore_ascii_case("svg") && !ext.eq_ignore_ascii_case("png") => {
-            Err(format!(
-                "invalid value '{}' for '{flag}': the chart is written as SVG or PNG; name the file .svg or .png",
-                path.display()
-            ))
-        }
-        _ => Ok(()),
-    }
 }
 
 /// One line of the chart.
@@ -138,7 +126,7 @@ fn draw<DB: DrawingBackend>(
 /// Draws the chart as SVG text.
 pub fn render(title: &str, series: &[Series<'_>]) -> Result<String, PlotError> {
     let lines = lines_of(series)?;
-    fonts::ensure(false).map_err(PlotError::Draw)?;
+    fonts::ensure(false)?;
     let mut svg = String::new();
     draw(
         SVGBackend::with_string(&mut svg, (960, 600)).into_drawing_area(),
@@ -159,7 +147,7 @@ fn is_png(path: &std::path::Path) -> bool {
 pub fn write(path: &std::path::Path, title: &str, series: &[Series<'_>]) -> Result<(), PlotError> {
     if is_png(path) {
         let lines = lines_of(series)?;
-        fonts::ensure(true).map_err(PlotError::Draw)?;
+        fonts::ensure(true)?;
         return draw(
             BitMapBackend::new(path, (960, 600)).into_drawing_area(),
             title,
@@ -216,8 +204,15 @@ mod fonts {
         })
     }
 
+    /// A PNG was asked for and the system has no TrueType font to draw its text with.
+    #[derive(Debug, thiserror::Error)]
+    #[error(
+        "a PNG chart needs a TrueType font and none was found (looked for {0} and others); install fonts-dejavu-core or name the file .svg"
+    )]
+    pub struct NoFont(&'static str);
+
     /// Registers the fonts once. `glyphs`: the caller draws pixels (PNG) and needs a system font.
-    pub(super) fn ensure(glyphs: bool) -> Result<(), String> {
+    pub(super) fn ensure(glyphs: bool) -> Result<(), NoFont> {
         let has_glyphs = *REGISTERED.get_or_init(|| {
             if register_system_font() {
                 return true;
@@ -227,10 +222,7 @@ mod fonts {
             false
         });
         if glyphs && !has_glyphs {
-            return Err(format!(
-                "a PNG chart needs a TrueType font and none was found (looked for {} and others); install fonts-dejavu-core or name the file .svg",
-                CANDIDATES[0]
-            ));
+            return Err(NoFont(CANDIDATES[0]));
         }
         Ok(())
     }
@@ -341,7 +333,7 @@ struct Knee {
 type KneeLine = (f64, Vec<(f64, f64, bool)>);
 
 fn knee_of(steps: &[KneePoint<'_>], objectives: &[(f64, f64)]) -> Result<Knee, PlotError> {
-    fonts::ensure(false).map_err(PlotError::Draw)?;
+    fonts::ensure(false)?;
     let mut steps: Vec<&KneePoint<'_>> = steps.iter().filter(|s| !s.hist.is_empty()).collect();
     if steps.is_empty() {
         return Err(PlotError::Empty);
@@ -387,7 +379,7 @@ pub fn render_knee(
     steps: &[KneePoint<'_>],
     objectives: &[(f64, f64)],
 ) -> Result<String, PlotError> {
-    fonts::ensure(false).map_err(PlotError::Draw)?;
+    fonts::ensure(false)?;
     let knee = knee_of(steps, objectives)?;
     let mut svg = String::new();
     draw_knee(
@@ -505,7 +497,7 @@ pub fn write_knee(
     objectives: &[(f64, f64)],
 ) -> Result<(), PlotError> {
     if is_png(path) {
-        fonts::ensure(true).map_err(PlotError::Draw)?;
+        fonts::ensure(true)?;
         let knee = knee_of(steps, objectives)?;
         return draw_knee(
             BitMapBackend::new(path, (960, 600)).into_drawing_area(),

@@ -1,18 +1,10 @@
 //! Report lines for open-loop runs (`--rps`) and mixes (`--mix`): both latencies named plainly, the achieved
 //! rate next to the target, why a target was missed, and each mixed command's own figures.
 
+use crate::config::shape::RateTarget;
 use crate::stats::{PartStats, TestResult, ns_to_ms};
 use hdrhistogram::Histogram;
 use std::fmt::Write;
-
-/// What an open-loop test aimed at.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RateTarget {
-    /// `--rps`.
-    pub rps: f64,
-    /// How many requests may wait at once: `-c` times `-P`.
-    pub slots: usize,
-}
 
 /// Below this share of the target, the report says the target was not reached.
 const REACHED: f64 = 0.95;

@@ -32,6 +32,20 @@ pub enum ResultFileError {
     Write { path: String, reason: String },
 }
 
+/// Why a stored histogram cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum HistogramError {
+    #[error("unknown histogram encoding '{0}'")]
+    Encoding(String),
+    #[error("histogram is not base64: {0}")]
+    Base64(#[source] base64::DecodeError),
+    #[error("histogram does not decode: {0:?}")]
+    Decode(#[source] hdrhistogram::serialization::DeserializeError),
+    /// Two histograms that cannot be added up (a merge).
+    #[error("{0:?}")]
+    Add(#[source] hdrhistogram::errors::AdditionError),
+}
+
 /// One result file: a run (or a merge of runs).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunFile {
@@ -317,16 +331,16 @@ impl EncodedHistogram {
     }
 
     /// Decodes the histogram.
-    pub fn decode(&self) -> Result<Histogram<u64>, String> {
+    pub fn decode(&self) -> Result<Histogram<u64>, HistogramError> {
         if self.encoding != HISTOGRAM_ENCODING {
-            return Err(format!("unknown histogram encoding '{}'", self.encoding));
+            return Err(HistogramError::Encoding(self.encoding.clone()));
         }
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(self.data.trim())
-            .map_err(|e| format!("histogram is not base64: {e}"))?;
+            .map_err(HistogramError::Base64)?;
         Deserializer::new()
             .deserialize(&mut bytes.as_slice())
-            .map_err(|e| format!("histogram does not decode: {e:?}"))
+            .map_err(HistogramError::Decode)
     }
 }
 
@@ -442,7 +456,7 @@ impl TestEntry {
     }
 
     /// A `TestResult` rebuilt from the entry (for the text report of a merge).
-    pub fn to_result(&self) -> Result<TestResult, String> {
+    pub fn to_result(&self) -> Result<TestResult, HistogramError> {
         let hist = self.histogram.decode()?;
         let mut stats = ShardStats::new(hist.sigfig());
         stats.hist = hist;
@@ -625,6 +639,6 @@ mod tests {
         e.data = "not base64!".into();
         assert!(e.decode().is_err());
         e.encoding = "v1".into();
-        assert!(e.decode().unwrap_err().contains("encoding"));
+        assert!(e.decode().unwrap_err().to_string().contains("encoding"));
     }
 }

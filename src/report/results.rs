@@ -2,7 +2,9 @@
 //! after each test, and `--json` / `--plot` when the run ends.
 
 use crate::config::Config;
-use crate::report::result_file::RunFile;
+use crate::report::hdrlog::HdrLogError;
+use crate::report::plot::PlotError;
+use crate::report::result_file::{ResultFileError, RunFile};
 use crate::report::{self, Header};
 use crate::stats::TestResult;
 use std::io::Write;
@@ -21,15 +23,26 @@ pub fn normal_text(r: &TestResult, h: &Header) -> String {
     text
 }
 
+/// A sink besides the text report that could not be written: it is reported after the run.
+#[derive(Debug, thiserror::Error)]
+pub enum SinkError {
+    #[error(transparent)]
+    HdrLog(#[from] HdrLogError),
+    #[error(transparent)]
+    Json(#[from] ResultFileError),
+    #[error(transparent)]
+    Plot(#[from] PlotError),
+}
+
 /// True when the JSON goes to stdout, which then carries nothing else.
 pub fn json_to_stdout(cfg: &Config) -> bool {
     cfg.json.as_deref() == Some("-")
 }
 
 /// Called when a test ends: writes its interval log with `--hdr-out`.
-pub fn after_test(cfg: &Config, r: &TestResult) -> Result<(), String> {
+pub fn after_test(cfg: &Config, r: &TestResult) -> Result<(), SinkError> {
     if let Some(prefix) = &cfg.hdr_out {
-        crate::report::hdrlog::write(prefix, r).map_err(|e| e.to_string())?;
+        crate::report::hdrlog::write(prefix, r)?;
     }
     Ok(())
 }
@@ -40,11 +53,9 @@ pub fn after_run(
     results: &[TestResult],
     stopped: bool,
     out: &mut dyn Write,
-) -> Result<(), String> {
+) -> Result<(), SinkError> {
     if let Some(dest) = &cfg.json {
-        RunFile::of_run(cfg, results, stopped)
-            .write_to(dest, out)
-            .map_err(|e| e.to_string())?;
+        RunFile::of_run(cfg, results, stopped).write_to(dest, out)?;
     }
     if let Some(path) = &cfg.plot {
         let series: Vec<crate::report::plot::Series<'_>> = results
@@ -54,8 +65,7 @@ pub fn after_run(
                 hist: &r.stats.hist,
             })
             .collect();
-        crate::report::plot::write(path, "ringbench: latency by percentile", &series)
-            .map_err(|e| e.to_string())?;
+        crate::report::plot::write(path, "ringbench: latency by percentile", &series)?;
     }
     Ok(())
 }

@@ -18,6 +18,10 @@ pub enum ToolError {
     Merge(#[from] crate::report::merge::MergeError),
     #[error(transparent)]
     Plot(#[from] plot::PlotError),
+    #[error(transparent)]
+    Usage(#[from] crate::config::UsageError),
+    #[error(transparent)]
+    Histogram(#[from] crate::report::result_file::HistogramError),
     #[error("{0}")]
     Other(String),
 }
@@ -81,7 +85,7 @@ fn load_for_merge(files: &[PathBuf]) -> Result<Vec<(String, RunFile)>, ToolError
 /// `compare`: prints the table, and draws the chart when asked.
 pub fn run_compare(a: &CompareArgs, out: &mut dyn Write) -> Result<(), ToolError> {
     if let Some(p) = &a.plot {
-        plot::check_extension("--plot", p).map_err(ToolError::Other)?;
+        crate::config::paths::check_extension("--plot", p)?;
     }
     let loaded: Vec<Loaded> = load_all(&a.files)?
         .into_iter()
@@ -121,9 +125,9 @@ pub fn run_compare(a: &CompareArgs, out: &mut dyn Write) -> Result<(), ToolError
 }
 
 /// `merge`: prints the merged report, and writes JSON and the chart when asked.
-pub fn run_merge(a: &MergeArgs, out: &mut dyn Write) -> Result<(), ToolError> {
+pub fn run_merge(a: &MergeArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), ToolError> {
     if let Some(p) = &a.plot {
-        plot::check_extension("--plot", p).map_err(ToolError::Other)?;
+        crate::config::paths::check_extension("--plot", p)?;
     }
     let files = load_for_merge(&a.files)?;
     let shards = if a.ignore_shards {
@@ -134,7 +138,8 @@ pub fn run_merge(a: &MergeArgs, out: &mut dyn Write) -> Result<(), ToolError> {
     let merged = crate::report::merge::merge(&files)?;
     for (title, share) in &merged.overlap {
         if *share < 0.9 {
-            eprintln!(
+            let _ = writeln!(
+                err,
                 "ringbench: merge: warning: in '{title}' the runs overlap for only {:.0}% of their span; \
                  start them together (--start-at) for a meaningful merged throughput",
                 share * 100.0
@@ -146,8 +151,7 @@ pub fn run_merge(a: &MergeArgs, out: &mut dyn Write) -> Result<(), ToolError> {
         .tests
         .iter()
         .map(|t| t.to_result())
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(ToolError::Other)?;
+        .collect::<Result<Vec<_>, _>>()?;
     let write_err =
         |e: std::io::Error| ToolError::Other(format!("could not write the output: {e}"));
     if a.json.as_deref() != Some("-") {

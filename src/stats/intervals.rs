@@ -66,11 +66,28 @@ impl IntervalRecorder {
     }
 }
 
+/// An interval that could not be read back or added up.
+#[derive(Debug, thiserror::Error)]
+pub enum IntervalError {
+    #[error("interval {index}: {source:?}")]
+    Decode {
+        index: usize,
+        #[source]
+        source: hdrhistogram::serialization::DeserializeError,
+    },
+    #[error("interval {index}: {source:?}")]
+    Add {
+        index: usize,
+        #[source]
+        source: hdrhistogram::errors::AdditionError,
+    },
+}
+
 /// Sums the executors' interval lists index by index into one histogram per second.
 pub fn merge_intervals(
     per_executor: &[Vec<Vec<u8>>],
     like: &Histogram<u64>,
-) -> Result<Vec<Histogram<u64>>, String> {
+) -> Result<Vec<Histogram<u64>>, IntervalError> {
     let longest = per_executor.iter().map(Vec::len).max().unwrap_or(0);
     let mut out = Vec::with_capacity(longest);
     let mut de = Deserializer::new();
@@ -80,8 +97,9 @@ pub fn merge_intervals(
             if let Some(bytes) = list.get(i) {
                 let part: Histogram<u64> = de
                     .deserialize(&mut bytes.as_slice())
-                    .map_err(|e| format!("interval {i}: {e:?}"))?;
-                h.add(&part).map_err(|e| format!("interval {i}: {e:?}"))?;
+                    .map_err(|source| IntervalError::Decode { index: i, source })?;
+                h.add(&part)
+                    .map_err(|source| IntervalError::Add { index: i, source })?;
             }
         }
         out.push(h);

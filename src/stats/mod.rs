@@ -357,7 +357,7 @@ pub struct TestResult {
     /// The server's side of the test (INFO before and after), when the server answered INFO.
     pub server: Option<crate::stats::server_view::ServerView>,
     /// Open loop: the target the test aimed at.
-    pub rate: Option<crate::report::rate_report::RateTarget>,
+    pub rate: Option<crate::config::shape::RateTarget>,
     /// `--warmup`: requests completed in the warmup (sent, then dropped from every figure) and its seconds.
     pub warmup: Option<(u64, f64)>,
     /// `--timeout` in milliseconds, for the `N timed out at T ms` figure.

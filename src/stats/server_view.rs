@@ -16,6 +16,8 @@ use std::time::Duration;
 const INFO_WAIT: Duration = Duration::from_secs(1);
 /// How long INFO may take while a test runs or after a stop: the main thread must stay responsive.
 const SHORT_INFO_WAIT: Duration = Duration::from_millis(250);
+/// How many `INFO clients` one sample may take while the count of connected clients still rises.
+const MAX_RISING_SAMPLES: usize = 8;
 
 /// The figures of one `INFO` reply that the view needs.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -340,13 +342,23 @@ impl ServerWatch {
     }
 
     /// Samples connected clients; called from the progress tick (the first once every connection of
-    /// the test is open).
+    /// the test is open). A connection is open on the client's side before the server has accepted
+    /// it, so while the count still rises from one sample to the next it is sampled again at once
+    /// (each INFO waits for a turn of the server's event loop, in which it accepts what is pending).
     pub fn sample(&mut self) {
         if self.before.is_none() {
             return;
         }
-        if let Some(s) = self.info(Some("clients"), SHORT_INFO_WAIT) {
+        let mut last = None;
+        for _ in 0..MAX_RISING_SAMPLES {
+            let Some(s) = self.info(Some("clients"), SHORT_INFO_WAIT) else {
+                return;
+            };
             self.peak_clients = Some(self.peak_clients.unwrap_or(0).max(s.connected_clients));
+            if last.is_some_and(|l| s.connected_clients <= l) {
+                return;
+            }
+            last = Some(s.connected_clients);
         }
     }
 

@@ -3,7 +3,7 @@
 //! mixes of commands (`--mix`). Each request is written into a reusable buffer; nothing is allocated per request.
 
 use crate::workload::keys::{KeyGen, bounded};
-use crate::workload::{RAND_INT, RequestTemplate};
+use crate::workload::template::{RAND_INT, RequestTemplate, write_12_digits};
 use memchr::memmem;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -34,21 +34,28 @@ impl ValueSpec {
     }
 }
 
-/// Parses `-d`: `SIZE` or `MIN-MAX`; the error is the reason.
-pub fn parse_data_size(s: &str, limit: usize) -> Result<(usize, usize), String> {
-    let num = |t: &str| -> Result<usize, String> {
+/// Why a `-d` value cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DataSizeError {
+    #[error("must be a size from 1 to {limit}, or MIN-MAX")]
+    NotASize { limit: usize },
+    #[error("the range {min}-{max} has its minimum above its maximum")]
+    Inverted { min: usize, max: usize },
+}
+
+/// Parses `-d`: `SIZE` or `MIN-MAX`.
+pub fn parse_data_size(s: &str, limit: usize) -> Result<(usize, usize), DataSizeError> {
+    let num = |t: &str| -> Result<usize, DataSizeError> {
         match t.trim().parse::<usize>() {
             Ok(v) if (1..=limit).contains(&v) => Ok(v),
-            _ => Err(format!("must be a size from 1 to {limit}, or MIN-MAX")),
+            _ => Err(DataSizeError::NotASize { limit }),
         }
     };
     match s.split_once('-') {
         Some((a, b)) => {
             let (a, b) = (num(a)?, num(b)?);
             if a > b {
-                return Err(format!(
-                    "the range {a}-{b} has its minimum above its maximum"
-                ));
+                return Err(DataSizeError::Inverted { min: a, max: b });
             }
             Ok((a, b))
         }
@@ -56,25 +63,34 @@ pub fn parse_data_size(s: &str, limit: usize) -> Result<(usize, usize), String> 
     }
 }
 
-/// Parses `--mix`: `name:weight,...`; the error is the reason.
-pub fn parse_mix(s: &str) -> Result<Vec<(String, u64)>, String> {
+/// Why a `--mix` value cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MixError {
+    #[error("'{0}' must be name:weight")]
+    NotNameWeight(String),
+    #[error("the weight in '{0}' must be a whole number from 1 to 1000000")]
+    Weight(String),
+    #[error("give at least one name:weight")]
+    Empty,
+}
+
+/// Parses `--mix`: `name:weight,...`.
+pub fn parse_mix(s: &str) -> Result<Vec<(String, u64)>, MixError> {
     let mut out = Vec::new();
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (name, w) = part
             .split_once(':')
-            .ok_or_else(|| format!("'{part}' must be name:weight"))?;
+            .ok_or_else(|| MixError::NotNameWeight(part.to_string()))?;
         let w: u64 = w
             .trim()
             .parse()
             .ok()
             .filter(|w| *w > 0 && *w <= 1_000_000)
-            .ok_or_else(|| {
-                format!("the weight in '{part}' must be a whole number from 1 to 1000000")
-            })?;
+            .ok_or_else(|| MixError::Weight(part.to_string()))?;
         out.push((name.trim().to_ascii_lowercase(), w));
     }
     if out.is_empty() {
-        return Err("give at least one name:weight".into());
+        return Err(MixError::Empty);
     }
     Ok(out)
 }
@@ -270,7 +286,7 @@ impl Composer {
                     };
                     let at = out.len();
                     out.extend_from_slice(&[0u8; 12]);
-                    crate::workload::write_12_digits(&mut out[at..], v);
+                    write_12_digits(&mut out[at..], v);
                 }
                 Piece::Value => {
                     let v = &self.value;

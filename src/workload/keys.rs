@@ -18,9 +18,18 @@ pub enum Distribution {
     Gaussian,
 }
 
+/// Why a `--distribution` value cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DistributionError {
+    #[error("the zipf exponent '{0}' must be a number in (0, 10]")]
+    ZipfExponent(String),
+    #[error("must be uniform, sequential, zipf[:exponent] or gaussian")]
+    Unknown,
+}
+
 impl Distribution {
-    /// Parses `uniform`, `sequential`, `zipf`, `zipf:EXPONENT` or `gaussian`; the error is the reason.
-    pub fn parse(s: &str) -> Result<Distribution, String> {
+    /// Parses `uniform`, `sequential`, `zipf`, `zipf:EXPONENT` or `gaussian`.
+    pub fn parse(s: &str) -> Result<Distribution, DistributionError> {
         let lower = s.to_ascii_lowercase();
         match lower.as_str() {
             "uniform" => Ok(Distribution::Uniform),
@@ -30,11 +39,9 @@ impl Distribution {
             _ => match lower.strip_prefix("zipf:") {
                 Some(e) => match e.parse::<f64>() {
                     Ok(x) if x.is_finite() && x > 0.0 && x <= 10.0 => Ok(Distribution::Zipf(x)),
-                    _ => Err(format!(
-                        "the zipf exponent '{e}' must be a number in (0, 10]"
-                    )),
+                    _ => Err(DistributionError::ZipfExponent(e.to_string())),
                 },
-                None => Err("must be uniform, sequential, zipf[:exponent] or gaussian".into()),
+                None => Err(DistributionError::Unknown),
             },
         }
     }

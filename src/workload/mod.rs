@@ -2,13 +2,9 @@
 
 pub(crate) mod compose;
 pub(crate) mod keys;
+pub(crate) mod template;
 
-use crate::protocol::resp::encode_command;
-use memchr::memmem;
-
-/// The placeholder that `-r` replaces with a 12-digit random number.
-pub const RAND_INT: &[u8] = b"__rand_int__";
-const RAND_WIDTH: usize = RAND_INT.len();
+pub use template::{PipelineBuffer, RAND_INT, RequestTemplate};
 
 /// One benchmark test: a title and the request it repeats.
 #[derive(Debug, Clone)]
@@ -22,179 +18,6 @@ pub struct TestSpec {
     /// Set when requests differ beyond `__rand_int__` digits (varying values, shared random numbers,
     /// a mix): each request is then composed on its own instead of patched in a fixed layout.
     pub compose: Option<std::sync::Arc<crate::workload::compose::Composer>>,
-}
-
-/// A request compiled once into RESP bytes plus the offsets of its `__rand_int__` placeholders.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RequestTemplate {
-    bytes: Vec<u8>,
-    rand_offsets: Vec<usize>,
-    /// Placeholders that repeat another one's digits: (destination, source) offsets in [`Self::bytes`].
-    copies: Vec<(usize, usize)>,
-    /// The bytes a cluster routes by: the first argument after the command name, or the inside of its
-    /// `{hash tag}`. `None` for a command without arguments (it may go to any node).
-    key_range: Option<std::ops::Range<usize>>,
-}
-
-impl RequestTemplate {
-    /// True when requests differ from one another (`__rand_int__` filled per request).
-    pub fn has_placeholders(&self) -> bool {
-        !self.rand_offsets.is_empty() || !self.copies.is_empty()
-    }
-
-    /// Compiles a command given as arguments. Placeholders are located only when `randomize` is set;
-    /// otherwise they stay literal, as in redis-benchmark without `-r`.
-    pub fn from_args(args: &[Vec<u8>], randomize: bool) -> Self {
-        let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
-        let mut bytes = Vec::new();
-        encode_command(&mut bytes, &refs);
-        let mut t = Self::from_bytes(bytes, randomize);
-        t.key_range = first_key_range(args);
-        t
-    }
-
-    /// A request sent as an inline command (`PING\r\n`).
-    pub fn inline(line: &str) -> Self {
-        Self::from_bytes(format!("{line}\r\n").into_bytes(), false)
-    }
-
-    fn from_bytes(bytes: Vec<u8>, randomize: bool) -> Self {
-        let rand_offsets = if randomize {
-            memmem::find_iter(&bytes, RAND_INT).collect()
-        } else {
-            Vec::new()
-        };
-        RequestTemplate {
-            bytes,
-            rand_offsets,
-            copies: Vec::new(),
-            key_range: None,
-        }
-    }
-
-    /// Makes every placeholder repeat the first one's digits, so all of them get one random number
-    /// per request (cluster mode: the ten MSET keys share one hash tag and so one slot).
-    pub fn share_first_placeholder(mut self) -> Self {
-        if let Some((&first, rest)) = self.rand_offsets.split_first() {
-            self.copies = rest.iter().map(|&o| (o, first)).collect();
-            self.rand_offsets.truncate(1);
-        }
-        self
-    }
-
-    /// Whether every placeholder repeats the first one's number (see [`Self::share_first_placeholder`]).
-    pub fn shares_placeholders(&self) -> bool {
-        !self.copies.is_empty()
-    }
-
-    /// The byte range of the routing key inside [`Self::bytes`] (see the field's doc).
-    pub fn key_range(&self) -> Option<std::ops::Range<usize>> {
-        self.key_range.clone()
-    }
-
-    /// The request's bytes, with placeholders as compiled.
-    pub fn bytes(&self) -> &[u8] {
-        &self.bytes
-    }
-
-    /// Where each `__rand_int__` starts inside [`Self::bytes`].
-    pub fn rand_offsets(&self) -> &[usize] {
-        &self.rand_offsets
-    }
-}
-
-/// Where the routing key of an encoded command lies: its first argument, narrowed to the inside of a
-/// `{hash tag}` when it has one. Placeholder digits never contain braces, so the range holds for every
-/// request made from the template.
-fn first_key_range(args: &[Vec<u8>]) -> Option<std::ops::Range<usize>> {
-    let key = args.get(1)?;
-    let digits = |n: usize| n.to_string().len();
-    // `*<argc>\r\n`, then the command name as `$<len>\r\n<name>\r\n`, then `$<len>\r\n` of the key.
-    let start = 1
-        + digits(args.len())
-        + 2
-        + (1 + digits(args[0].len()) + 2 + args[0].len() + 2)
-        + (1 + digits(key.len()) + 2);
-    let tag = crate::protocol::cluster::hash_tag(key).unwrap_or(0..key.len());
-    Some(start + tag.start..start + tag.end)
-}
-
-/// A connection's reusable pipeline buffer: `depth` copies of one request laid end to end.
-/// Per batch only the placeholder digits are overwritten; the buffer is never reallocated.
-#[derive(Debug)]
-pub struct PipelineBuffer {
-    bytes: Vec<u8>,
-    request_len: usize,
-    offsets: Vec<usize>,
-    offsets_per_request: usize,
-    copies: Vec<(usize, usize)>,
-    copies_per_request: usize,
-}
-
-impl PipelineBuffer {
-    /// Lays out `depth` copies of `template`.
-    pub fn new(template: &RequestTemplate, depth: usize) -> Self {
-        let request_len = template.bytes.len();
-        let mut bytes = Vec::with_capacity(request_len * depth);
-        let mut offsets = Vec::with_capacity(template.rand_offsets.len() * depth);
-        let mut copies = Vec::with_capacity(template.copies.len() * depth);
-        for i in 0..depth {
-            bytes.extend_from_slice(&template.bytes);
-            offsets.extend(template.rand_offsets.iter().map(|o| o + i * request_len));
-            let base = i * request_len;
-            copies.extend(template.copies.iter().map(|&(d, s)| (d + base, s + base)));
-        }
-        PipelineBuffer {
-            bytes,
-            request_len,
-            offsets,
-            offsets_per_request: template.rand_offsets.len(),
-            copies,
-            copies_per_request: template.copies.len(),
-        }
-    }
-
-    /// The whole buffer; [`Self::fill`] says how much of it a batch uses.
-    pub fn buffer(&self) -> &[u8] {
-        &self.bytes
-    }
-
-    /// The length of one request in bytes.
-    pub fn request_len(&self) -> usize {
-        self.request_len
-    }
-
-    /// Fills the first `count` requests' placeholders with numbers from `next` and returns their bytes.
-    #[inline]
-    pub fn fill(&mut self, count: usize, mut next: impl FnMut() -> u64) -> &[u8] {
-        let n = count * self.offsets_per_request;
-        for &off in &self.offsets[..n] {
-            write_12_digits(&mut self.bytes[off..off + RAND_WIDTH], next());
-        }
-        for &(dst, src) in &self.copies[..count * self.copies_per_request] {
-            self.bytes.copy_within(src..src + RAND_WIDTH, dst);
-        }
-        &self.bytes[..count * self.request_len]
-    }
-}
-
-const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
-2021222324252627282930313233343536373839\
-4041424344454647484950515253545556575859\
-6061626364656667686970717273747576777879\
-8081828384858687888990919293949596979899";
-
-/// Writes `v` (taken modulo 10^12) as exactly 12 zero-padded decimal digits.
-#[inline]
-pub fn write_12_digits(out: &mut [u8], mut v: u64) {
-    v %= 1_000_000_000_000;
-    let mut i = RAND_WIDTH;
-    while i > 0 {
-        let pair = (v % 100) as usize * 2;
-        v /= 100;
-        out[i - 2..i].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
-        i -= 2;
-    }
 }
 
 /// A default-suite entry: its title, the `-t` names that select it, and how to build its command.
@@ -395,17 +218,22 @@ pub fn test_names() -> Vec<&'static str> {
     names
 }
 
+/// A test name that the default suite does not have: the name as given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown test '{0}'")]
+pub struct UnknownTest(pub String);
+
 /// The default-suite tests selected by `-t` (`None`: all), in suite order.
 /// Returns the first unknown name as the error.
 pub fn default_suite(
     selection: Option<&[String]>,
     params: &SuiteParams,
-) -> Result<Vec<TestSpec>, String> {
+) -> Result<Vec<TestSpec>, UnknownTest> {
     let valid = test_names();
     if let Some(sel) = selection
         && let Some(bad) = sel.iter().find(|s| !valid.contains(&s.as_str()))
     {
-        return Err(bad.clone());
+        return Err(UnknownTest(bad.clone()));
     }
     let selected = |e: &SuiteEntry| match selection {
         None => e.names.iter().all(|n| !n.ends_with('!')),
@@ -460,51 +288,6 @@ mod tests {
     }
 
     #[test]
-    fn twelve_digits_are_zero_padded() {
-        let mut b = [0u8; 12];
-        write_12_digits(&mut b, 42);
-        assert_eq!(&b, b"000000000042");
-        write_12_digits(&mut b, 999_999_999_999);
-        assert_eq!(&b, b"999999999999");
-        write_12_digits(&mut b, 1_000_000_000_001);
-        assert_eq!(&b, b"000000000001");
-    }
-
-    #[test]
-    fn template_finds_every_placeholder() {
-        let t = RequestTemplate::from_args(
-            &[b"SET".to_vec(), b"a:__rand_int__:__rand_int__".to_vec()],
-            true,
-        );
-        assert_eq!(t.rand_offsets().len(), 2);
-        for &o in t.rand_offsets() {
-            assert_eq!(&t.bytes()[o..o + 12], RAND_INT);
-        }
-        let literal = RequestTemplate::from_args(&[b"GET".to_vec(), RAND_INT.to_vec()], false);
-        assert!(literal.rand_offsets().is_empty());
-    }
-
-    #[test]
-    fn pipeline_fill_overwrites_only_digits() {
-        let t = RequestTemplate::from_args(&[b"GET".to_vec(), b"key:__rand_int__".to_vec()], true);
-        let mut p = PipelineBuffer::new(&t, 3);
-        let mut n = 0;
-        let out = p
-            .fill(2, || {
-                n += 1;
-                n
-            })
-            .to_vec();
-        assert_eq!(
-            out,
-            b"*2\r\n$3\r\nGET\r\n$16\r\nkey:000000000001\r\n*2\r\n$3\r\nGET\r\n$16\r\nkey:000000000002\r\n"
-        );
-        let cap = p.bytes.capacity();
-        p.fill(3, || 7);
-        assert_eq!(p.bytes.capacity(), cap);
-    }
-
-    #[test]
     fn suite_order_and_titles() {
         let all = default_suite(None, &params()).unwrap();
         let titles: Vec<&str> = all.iter().map(|t| t.title.as_str()).collect();
@@ -540,7 +323,10 @@ mod tests {
     #[test]
     fn unknown_name_is_reported() {
         let v = vec!["set".to_string(), "sett".to_string()];
-        assert_eq!(default_suite(Some(&v), &params()).unwrap_err(), "sett");
+        assert_eq!(
+            default_suite(Some(&v), &params()).unwrap_err(),
+            UnknownTest("sett".into())
+        );
     }
 
     #[test]

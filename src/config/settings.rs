@@ -1,0 +1,438 @@
+//! The pure step of building a config: [`Settings::parse`] validates the flags against an explicit
+//! [`Env`] and does no I/O (no DNS, no file, no stdin, no environment read, no printing), so every usage
+//! error it finds can be tested without a server or files. [`Config::resolve`](crate::config::Config::resolve)
+//! does the I/O afterwards.
+
+use crate::cli::Cli;
+use crate::config::error::{UsageError, usage};
+use crate::config::paths::check_extension;
+use crate::config::shape::Shape;
+use crate::config::shard::{INDEX_VAR, Shard};
+use crate::config::start_at::parse_start_at;
+use crate::net::tls::{self, TlsOptions};
+use crate::workload::keys::Distribution;
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Most executors `--threads` accepts.
+pub const MAX_THREADS: i64 = 1024;
+/// Most connections `-c` accepts.
+pub const MAX_CLIENTS: i64 = 1_000_000;
+
+/// How results are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputMode {
+    /// The full per-test block.
+    Normal,
+    /// `-q`: one line per test.
+    Quiet,
+    /// `--csv`.
+    Csv,
+}
+
+/// What the flags are read against besides themselves: the process's environment variables, the time and
+/// the cores it may use. [`Env::of_process`] reads them; a test gives its own.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Env {
+    /// `JOB_COMPLETION_INDEX`: the shard index for `--shards`.
+    pub shard_index: Option<String>,
+    /// `REDISCLI_AUTH`: the password when no flag gives one.
+    pub auth: Option<String>,
+    /// Now, since the Unix epoch (`--start-at` is checked against it; the default seed is taken from it).
+    pub now: Duration,
+    /// The cores this process may use (`--cpus` is checked against them); empty when unknown.
+    pub usable_cores: Vec<usize>,
+}
+
+impl Env {
+    /// The environment of this process.
+    pub fn of_process() -> Env {
+        Env {
+            shard_index: std::env::var(INDEX_VAR).ok(),
+            auth: std::env::var("REDISCLI_AUTH").ok(),
+            now: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or_default(),
+            usable_cores: crate::config::cpus::usable_cores(),
+        }
+    }
+}
+
+/// Which tests to run, as the flags name them; the suite is built by `Config::resolve`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SuiteFlags {
+    /// `-t`, as given.
+    pub tests: Option<String>,
+    /// `--mix`, as given.
+    pub mix: Option<String>,
+    /// The custom command's arguments (empty: the default suite).
+    pub command: Vec<Vec<u8>>,
+    /// `-x`: the command's last argument is read from stdin.
+    pub stdin_last_arg: bool,
+}
+
+/// The flags, validated: everything a [`Config`](crate::config::Config) holds before anything is looked
+/// up, read or built.
+#[derive(Clone)]
+pub struct Settings {
+    /// `-h` (unbracketed) or the URI's host.
+    pub host: String,
+    pub port: u16,
+    /// `-s`: a unix socket instead of `host:port`.
+    pub socket: Option<PathBuf>,
+    pub user: Option<String>,
+    pub password: Option<String>,
+    pub dbnum: u32,
+    pub resp3: bool,
+    pub tracking: bool,
+    pub clients: usize,
+    pub requests: u64,
+    pub data_size: usize,
+    pub keyspace: Option<u64>,
+    pub pipeline: usize,
+    pub threads: usize,
+    pub multi_thread: bool,
+    pub cpus: Option<Vec<usize>>,
+    pub keepalive: bool,
+    pub output: OutputMode,
+    pub loop_forever: bool,
+    pub idle: bool,
+    pub seed: u64,
+    pub precision: u8,
+    pub show_errors: bool,
+    pub cluster: bool,
+    pub failover_timeout: Duration,
+    pub timeout: Option<Duration>,
+    pub connect_timeout: Duration,
+    /// The TLS flags, checked against each other; `None` without TLS.
+    pub tls: Option<TlsOptions>,
+    pub json: Option<String>,
+    pub hdr_out: Option<String>,
+    pub plot: Option<PathBuf>,
+    pub start_at: Option<f64>,
+    pub shape: Shape,
+    pub shard: Option<Shard>,
+    pub suite: SuiteFlags,
+}
+
+impl std::fmt::Debug for Settings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The password is never printed, not even in debug output.
+        f.debug_struct("Settings")
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("socket", &self.socket)
+            .field("user", &self.user)
+            .field("password", &self.password.as_ref().map(|_| "<hidden>"))
+            .field("clients", &self.clients)
+            .field("requests", &self.requests)
+            .field("suite", &self.suite)
+            .finish_non_exhaustive()
+    }
+}
+
+pub(crate) fn in_range(flag: &str, v: i64, lo: i64, hi: i64) -> Result<i64, UsageError> {
+    if v < lo || v > hi {
+        Err(usage(format!(
+            "invalid value '{v}' for '{flag}': must be between {lo} and {hi}"
+        )))
+    } else {
+        Ok(v)
+    }
+}
+
+/// What a `redis://` URI says.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Uri {
+    pub tls: bool,
+    pub user: Option<String>,
+    pub password: Option<String>,
+    pub host: Option<String>,
+    pub port: Option<u16>,
+    pub db: Option<u32>,
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%'
+            && i + 2 < b.len()
+            && let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16)
+        {
+            out.push(v);
+            i += 3;
+            continue;
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Parses `redis://[[user]:pass@]host[:port][/db]` (and `rediss://`, `valkey://`, `valkeys://`).
+pub fn parse_uri(uri: &str) -> Result<Uri, UsageError> {
+    let bad = |why: &str| usage(format!("invalid value '{uri}' for '-u': {why}"));
+    // valkey-benchmark's schemes mean the same as Redis's.
+    let schemes = [
+        ("redis://", false),
+        ("rediss://", true),
+        ("valkey://", false),
+        ("valkeys://", true),
+    ];
+    let Some((tls, rest)) = schemes
+        .iter()
+        .find_map(|(scheme, tls)| uri.strip_prefix(scheme).map(|r| (*tls, r)))
+    else {
+        return Err(bad(
+            "the URI must start with redis://, rediss://, valkey:// or valkeys://",
+        ));
+    };
+    let mut out = Uri {
+        tls,
+        ..Uri::default()
+    };
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i + 1..]),
+        None => (rest, ""),
+    };
+    let hostport = match authority.rfind('@') {
+        Some(i) => {
+            let cred = &authority[..i];
+            match cred.find(':') {
+                Some(j) => {
+                    if j > 0 {
+                        out.user = Some(percent_decode(&cred[..j]));
+                    }
+                    out.password = Some(percent_decode(&cred[j + 1..]));
+                }
+                None => out.password = Some(percent_decode(cred)),
+            }
+            &authority[i + 1..]
+        }
+        None => authority,
+    };
+    let (host, port) = if let Some(r) = hostport.strip_prefix('[') {
+        let end = r.find(']').ok_or_else(|| bad("unclosed '[' in the host"))?;
+        (&r[..end], r[end + 1..].strip_prefix(':'))
+    } else {
+        match hostport.rfind(':') {
+            Some(i) => (&hostport[..i], Some(&hostport[i + 1..])),
+            None => (hostport, None),
+        }
+    };
+    if !host.is_empty() {
+        out.host = Some(host.to_string());
+    }
+    if let Some(p) = port {
+        out.port = Some(
+            p.parse()
+                .map_err(|_| bad(&format!("port '{p}' is not a number from 0 to 65535")))?,
+        );
+    }
+    if !path.is_empty() {
+        out.db = Some(
+            path.parse()
+                .map_err(|_| bad(&format!("database '{path}' is not a number")))?,
+        );
+    }
+    Ok(out)
+}
+
+impl Settings {
+    /// Validates `cli` against `env`. Pure: the same flags and `env` give the same settings or the same
+    /// error, and nothing outside them is read or written.
+    pub fn parse(cli: &Cli, env: &Env) -> Result<Settings, UsageError> {
+        let mut clients = in_range("-c", cli.clients, 1, MAX_CLIENTS)? as usize;
+        let mut requests = in_range("-n", cli.requests, 1, i64::MAX)? as u64;
+        let mut shape = Shape::from_cli(cli)?;
+        let shard = Shard::from_flags(
+            cli.shard.as_deref(),
+            cli.shards.as_deref(),
+            env.shard_index.as_deref(),
+        )?;
+        if let Some(sh) = shard {
+            // This process runs its share; the shares of all shards add up to the flags' totals.
+            clients = sh.nonzero_share("-c", clients as u64)? as usize;
+            if shape.duration.is_none() {
+                requests = sh.nonzero_share("-n", requests)?;
+            }
+            if let Some(rps) = shape.rps {
+                shape.rps = Some(sh.share_rate(rps));
+                if shape.rps == Some(0.0) {
+                    return Err(usage(format!(
+                        "invalid value '{rps}' for '--rps': {} shards need at least {} requests per second (shard {sh} would get none)",
+                        sh.count, sh.count
+                    )));
+                }
+            }
+            if let Distribution::Sequential { .. } = shape.distribution {
+                shape.distribution = Distribution::Sequential {
+                    part: sh.index,
+                    parts: sh.count,
+                };
+            }
+        }
+        let data_size = shape.value.max;
+        let pipeline = in_range("-P", cli.pipeline, 1, 1_000_000)? as usize;
+        let dbnum = in_range("--dbnum", cli.dbnum, 0, u32::MAX as i64)? as u32;
+        let keyspace = match cli.keyspace {
+            Some(r) => Some(in_range("-r", r, 1, i64::MAX)? as u64),
+            None => None,
+        };
+        if cli.distribution_given && keyspace.is_none() {
+            // Without -r every key is the literal `key:__rand_int__`: there is nothing to distribute.
+            return Err(usage(format!(
+                "'--distribution {}' needs '-r <keyspacelen>': without -r keys are not randomized",
+                cli.distribution
+            )));
+        }
+        let threads = match cli.threads {
+            Some(t) => in_range("--threads", t, 1, MAX_THREADS)? as usize,
+            None => 1,
+        };
+        let cpus = match &cli.cpus {
+            Some(list) => Some(crate::config::cpus::parse_cpus(list, &env.usable_cores)?),
+            None => None,
+        };
+        let keepalive = match cli.keepalive {
+            0 => false,
+            1 => true,
+            v => {
+                return Err(usage(format!(
+                    "invalid value '{v}' for '-k': must be 0 or 1"
+                )));
+            }
+        };
+        let precision = in_range("--precision", cli.precision, 1, 5)? as u8;
+        let ms = |flag: &str, v: i64| -> Result<Duration, UsageError> {
+            Ok(Duration::from_millis(
+                in_range(flag, v, 1, 86_400_000)? as u64
+            ))
+        };
+        let timeout = match cli.timeout {
+            Some(t) => Some(ms("--timeout", t)?),
+            None => None,
+        };
+        let connect_timeout = ms("--connect-timeout", cli.connect_timeout)?;
+        let failover_timeout = match cli.failover_timeout {
+            s if s.is_finite() && s > 0.0 && s <= 86_400.0 => Duration::from_secs_f64(s),
+            s => {
+                return Err(usage(format!(
+                    "invalid value '{s}' for '--failover-timeout': must be a number of seconds above 0 and at most 86400"
+                )));
+            }
+        };
+        let mut port = in_range("-p", cli.port, 0, 65535)? as u16;
+        // `-h [::1]`: an IPv6 address may come bracketed, as in a URI.
+        let mut host = match cli.host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+            Some(inner) if inner.contains(':') => inner.to_string(),
+            _ => cli.host.clone(),
+        };
+        let mut user = cli.user.clone();
+        let mut password = cli.password.clone();
+        let mut dbnum = dbnum;
+        let mut tls_on = cli.tls;
+        if let Some(u) = &cli.uri {
+            let uri = parse_uri(u)?;
+            tls_on |= uri.tls;
+            host = uri.host.unwrap_or(host);
+            port = uri.port.unwrap_or(port);
+            user = uri.user.or(user);
+            password = uri.password.or(password);
+            dbnum = uri.db.unwrap_or(dbnum);
+        }
+        if password.is_none()
+            && let Some(p) = env.auth.as_ref().filter(|p| !p.is_empty())
+        {
+            password = Some(p.clone());
+        }
+        if user.is_some() && password.is_none() {
+            return Err(usage("'--user' needs a password: give it with -a"));
+        }
+        if cli.cluster && dbnum != 0 {
+            return Err(usage(format!(
+                "invalid value '{dbnum}' for '--dbnum': a cluster has only database 0 (--cluster)"
+            )));
+        }
+        if cli.stdin_last_arg && cli.command.is_empty() {
+            return Err(usage(
+                "'-x' needs a command whose last argument it reads from stdin",
+            ));
+        }
+        let output = if cli.csv {
+            OutputMode::Csv
+        } else if cli.quiet {
+            OutputMode::Quiet
+        } else {
+            OutputMode::Normal
+        };
+        if let Some(p) = &cli.plot {
+            check_extension("--plot", std::path::Path::new(p))?;
+        }
+        let now = env.now.as_secs_f64();
+        let start_at = match &cli.start_at {
+            Some(v) => Some(parse_start_at(v, now)?),
+            None => None,
+        };
+        let seed = cli.seed.unwrap_or(env.now.as_nanos() as u64);
+        let seed = shard.map_or(seed, |sh| sh.seed(seed));
+        let tls_options = TlsOptions {
+            sni: cli.sni.clone(),
+            cacert: cli.cacert.as_ref().map(PathBuf::from),
+            cacertdir: cli.cacertdir.as_ref().map(PathBuf::from),
+            insecure: cli.insecure,
+            cert: cli.cert.as_ref().map(PathBuf::from),
+            key: cli.key.as_ref().map(PathBuf::from),
+            ciphers: cli.tls_ciphers.clone(),
+            ciphersuites: cli.tls_ciphersuites.clone(),
+            groups: cli.tls_groups.clone(),
+        };
+        tls::check_flags(&tls_options, tls_on, cli.socket.is_some())
+            .map_err(|e| UsageError(e.0))?;
+        use std::os::unix::ffi::OsStrExt;
+        Ok(Settings {
+            host,
+            port,
+            socket: cli.socket.as_ref().map(PathBuf::from),
+            user,
+            password,
+            dbnum,
+            resp3: cli.resp3,
+            tracking: cli.enable_tracking,
+            clients,
+            requests,
+            data_size,
+            keyspace,
+            pipeline,
+            threads,
+            multi_thread: cli.threads.is_some(),
+            cpus,
+            keepalive,
+            output,
+            loop_forever: cli.loop_forever,
+            idle: cli.idle,
+            seed,
+            precision,
+            show_errors: cli.show_errors,
+            cluster: cli.cluster,
+            failover_timeout,
+            timeout,
+            connect_timeout,
+            tls: tls_on.then_some(tls_options),
+            json: cli.json.clone(),
+            hdr_out: cli.hdr_out.clone(),
+            plot: cli.plot.as_ref().map(PathBuf::from),
+            start_at,
+            shape,
+            shard,
+            suite: SuiteFlags {
+                tests: cli.tests.clone(),
+                mix: cli.mix.clone(),
+                command: cli.command.iter().map(|a| a.as_bytes().to_vec()).collect(),
+                stdin_last_arg: cli.stdin_last_arg,
+            },
+        })
+    }
+}
