@@ -102,6 +102,79 @@ fn build(entries: u32) -> io::Result<(IoUring, RingMode)> {
         .map(|r| (r, RingMode::Plain))
 }
 
+/// `io_uring_register` opcodes and `io_uring_enter` flags of the kernel's ABI that the io-uring crate
+/// does not keep across calls (its registered ring index lives in one `Submitter`).
+const IORING_REGISTER_RING_FDS: libc::c_uint = 20;
+const IORING_UNREGISTER_RING_FDS: libc::c_uint = 21;
+const IORING_ENTER_GETEVENTS: libc::c_uint = 1;
+const IORING_ENTER_EXT_ARG: libc::c_uint = 8;
+const IORING_ENTER_REGISTERED_RING: libc::c_uint = 16;
+
+/// `struct io_uring_rsrc_update`.
+#[repr(C)]
+struct RsrcUpdate {
+    offset: u32,
+    resv: u32,
+    data: u64,
+}
+
+/// `struct __kernel_timespec`.
+#[repr(C)]
+struct KernelTimespec {
+    sec: i64,
+    nsec: i64,
+}
+
+/// `struct io_uring_getevents_arg`.
+#[repr(C)]
+struct GeteventsArg {
+    sigmask: u64,
+    sigmask_sz: u32,
+    min_wait_usec: u32,
+    ts: u64,
+}
+
+/// Registers the ring's own descriptor with the kernel (`IORING_REGISTER_RING_FDS`, Linux 5.18): each
+/// `io_uring_enter` then names the ring by the returned index, and the kernel skips the descriptor
+/// lookup per call. `None` when the kernel refuses (the ring is then entered by its descriptor).
+fn register_ring_fd(ring: &IoUring) -> Option<u32> {
+    let mut up = RsrcUpdate {
+        offset: u32::MAX,
+        resv: 0,
+        data: ring.as_raw_fd() as u64,
+    };
+    // SAFETY: one `io_uring_rsrc_update`, read and written by the kernel during the call.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_io_uring_register,
+            ring.as_raw_fd(),
+            IORING_REGISTER_RING_FDS,
+            &mut up as *mut RsrcUpdate,
+            1,
+        )
+    };
+    (r == 1).then_some(up.offset)
+}
+
+/// Undoes [`register_ring_fd`] (the registration holds a reference to the ring until the thread ends).
+fn unregister_ring_fd(ring: &IoUring, index: u32) {
+    let up = RsrcUpdate {
+        offset: index,
+        resv: 0,
+        data: 0,
+    };
+    // SAFETY: as in `register_ring_fd`.
+    unsafe {
+        libc::syscall(
+            libc::SYS_io_uring_register,
+            ring.as_raw_fd(),
+            IORING_UNREGISTER_RING_FDS,
+            &up as *const RsrcUpdate,
+            1,
+        )
+    };
+}
+
 /// Checks once, before any test, that the kernel has what the engine uses: a ring, provided buffer
 /// rings and multishot receive. Returns the ring mode executors will get.
 pub fn probe() -> Result<RingMode, RingError> {
@@ -412,6 +485,16 @@ pub(crate) struct Driver<'a> {
     idle: bool,
     /// `-I`: why the run ended.
     failure: Option<ConnError>,
+    /// The ring's registered index for `io_uring_enter`, when the kernel took the registration.
+    ring_index: Option<u32>,
+}
+
+impl Drop for Driver<'_> {
+    fn drop(&mut self) {
+        if let Some(index) = self.ring_index {
+            unregister_ring_fd(&self.ring, index);
+        }
+    }
 }
 
 impl<'a> Driver<'a> {
@@ -505,6 +588,7 @@ impl<'a> Driver<'a> {
             })
             .collect::<Vec<_>>();
         let absent = conns.iter().filter(|c| c.phase == Phase::Done).count();
+        let ring_index = register_ring_fd(&ring);
         let idle = cfg.idle;
         Ok(Driver {
             ring,
@@ -529,6 +613,7 @@ impl<'a> Driver<'a> {
             layer,
             idle,
             failure: None,
+            ring_index,
         })
     }
 
@@ -1315,11 +1400,17 @@ impl<'a> Driver<'a> {
 
     /// Submits what is queued and waits up to `wait` for a completion.
     fn submit_and_wait(&mut self, wait: Duration) -> io::Result<()> {
-        let ts = Timespec::new()
-            .sec(wait.as_secs())
-            .nsec(wait.subsec_nanos());
-        let args = SubmitArgs::new().timespec(&ts);
-        match self.ring.submitter().submit_with_args(1, &args) {
+        let entered = match self.ring_index {
+            Some(index) => self.enter_registered(index, wait),
+            None => {
+                let ts = Timespec::new()
+                    .sec(wait.as_secs())
+                    .nsec(wait.subsec_nanos());
+                let args = SubmitArgs::new().timespec(&ts);
+                self.ring.submitter().submit_with_args(1, &args)
+            }
+        };
+        match entered {
             Ok(_) => Ok(()),
             Err(e)
                 if matches!(
@@ -1330,6 +1421,40 @@ impl<'a> Driver<'a> {
                 Ok(())
             }
             Err(e) => Err(e),
+        }
+    }
+
+    /// `io_uring_enter` by the ring's registered index: submits what is queued and waits up to `wait`
+    /// for one completion.
+    fn enter_registered(&mut self, index: u32, wait: Duration) -> io::Result<usize> {
+        let to_submit = self.ring.submission().len() as libc::c_uint;
+        let ts = KernelTimespec {
+            sec: wait.as_secs() as i64,
+            nsec: i64::from(wait.subsec_nanos()),
+        };
+        let arg = GeteventsArg {
+            sigmask: 0,
+            sigmask_sz: 0,
+            min_wait_usec: 0,
+            ts: &ts as *const KernelTimespec as u64,
+        };
+        // SAFETY: the argument structs outlive the call; `index` names this thread's registration of
+        // this ring, made in `new` and dropped with the driver.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_io_uring_enter,
+                index,
+                to_submit,
+                1 as libc::c_uint,
+                IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG | IORING_ENTER_REGISTERED_RING,
+                &arg as *const GeteventsArg,
+                std::mem::size_of::<GeteventsArg>(),
+            )
+        };
+        if r < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(r as usize)
         }
     }
 
