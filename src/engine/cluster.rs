@@ -687,6 +687,11 @@ impl ClusterLayer<'_> {
                 continue;
             }
             let j = c * stride + node;
+            if !d.is_live(j) && !d.is_closed(j) {
+                // The last connection there is still draining: the request waits for the next pump.
+                k += 1;
+                continue;
+            }
             if !d.is_live(j) {
                 // Connect lazily to a node this client has no connection to (a new owner, or after a loss).
                 let addr = self.map.nodes[node].addr;
@@ -791,7 +796,7 @@ impl ClusterLayer<'_> {
         let limit = self.cfg.failover_timeout;
         for j in 0..self.owed.len() {
             let (due, last) = d.owed(j);
-            if due > 0 && now.saturating_duration_since(last) >= limit {
+            if due > 0 && d.is_live(j) && now.saturating_duration_since(last) >= limit {
                 let node = j % self.stride;
                 let slot = self.owed[j]
                     .iter()
@@ -868,11 +873,13 @@ impl Layer for ClusterLayer<'_> {
         st.note_conn_error(&e.to_string());
         if matches!(e, ConnError::Timeout { .. }) {
             // A reply late beyond --timeout: its request fails, it is not sent again.
-            let before = cl.free.len();
-            cl.free.extend(owed);
-            let n = (cl.free.len() - before) as u64;
-            if cl.pacing.is_none() {
-                cl.free.truncate(before);
+            let paced = cl.pacing.is_some();
+            let mut n = 0;
+            for i in owed {
+                n += 1;
+                if paced {
+                    cl.free.push(i);
+                }
             }
             st.failed += n;
             st.timed_out += n;
@@ -888,12 +895,6 @@ impl Layer for ClusterLayer<'_> {
         self.watch(d, now);
         for c in 0..self.clients.len() {
             self.pump_client(d, c, now);
-        }
-        if self.clients.iter().any(|c| c.pacing.is_some()) {
-            self.plan.live.publish(
-                self.state.stats.borrow().completed,
-                self.state.latency_sum_ns.get(),
-            );
         }
     }
 

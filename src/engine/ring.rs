@@ -550,7 +550,8 @@ impl<'a> Driver<'a> {
                         VecDeque::new(),
                     ),
                 };
-                let pacing = plan.pacing(began, i);
+                // A layer paces its own requests.
+                let pacing = plan.pacing(began, i).filter(|_| layer.is_none());
                 Conn {
                     phase: if fd.is_some() {
                         Phase::Live
@@ -980,6 +981,11 @@ impl<'a> Driver<'a> {
     /// True when connection `i` is connected and driven.
     pub(crate) fn is_live(&self, i: usize) -> bool {
         self.conns[i].phase == Phase::Live
+    }
+
+    /// True when slot `i` has no socket and nothing in the kernel: [`Self::open`] may use it.
+    pub(crate) fn is_closed(&self, i: usize) -> bool {
+        self.conns[i].phase == Phase::Done
     }
 
     /// True while connection `i` has a send in the kernel (its buffer must not change).
