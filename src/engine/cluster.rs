@@ -161,6 +161,12 @@ struct ClusterLayer<'a> {
     turn: Rc<Cell<u64>>,
     max: usize,
     next_watch: Instant,
+    /// Clients to pump on the next turn (a reply, a finished send, a loss, work left), each once.
+    ready: Vec<usize>,
+    pumping: Vec<usize>,
+    queued: Vec<bool>,
+    /// The earliest backoff's end among the clients, if any is backing off.
+    next_backoff: Option<Instant>,
 }
 
 fn node_target(addr: SocketAddr) -> Target {
@@ -279,10 +285,22 @@ pub(crate) fn layer<'a>(
         turn: Rc::new(Cell::new(0)),
         max,
         next_watch: began,
+        ready: (0..plan.clients).collect(),
+        pumping: Vec::with_capacity(plan.clients),
+        queued: vec![true; plan.clients],
+        next_backoff: None,
     })
 }
 
 impl ClusterLayer<'_> {
+    /// Puts client `c` on the list of the next pump.
+    fn mark(&mut self, c: usize) {
+        if !self.queued[c] {
+            self.queued[c] = true;
+            self.ready.push(c);
+        }
+    }
+
     /// Re-reads the slot map unless it was read just now.
     fn refresh(&mut self, now: Instant) {
         if self
@@ -653,7 +671,9 @@ impl ClusterLayer<'_> {
             let backoff = BACKOFF_START
                 .saturating_mul(1 << round.min(6))
                 .min(BACKOFF_MAX);
-            cl.wake_at = Some(now + backoff);
+            let at = now + backoff;
+            cl.wake_at = Some(at);
+            self.next_backoff = Some(self.next_backoff.map_or(at, |b| b.min(at)));
         }
         true
     }
@@ -757,6 +777,16 @@ impl ClusterLayer<'_> {
             }
             self.clients[c].wake_at = None;
         }
+        self.pump_work(d, c, now);
+        let cl = &self.clients[c];
+        // Requests that waited for a busy or draining connection, or came back while routing: again
+        // on the next turn.
+        if !cl.finished && cl.wake_at.is_none() && (!cl.todo.is_empty() || !cl.retry.is_empty()) {
+            self.mark(c);
+        }
+    }
+
+    fn pump_work(&mut self, d: &mut Driver<'_>, c: usize, now: Instant) {
         if !self.clients[c].retry.is_empty() || self.clients[c].lost || self.clients[c].wait {
             if !self.take_retries(c, now) {
                 self.finish_client(d, c);
@@ -812,6 +842,7 @@ impl ClusterLayer<'_> {
 impl Layer for ClusterLayer<'_> {
     fn on_reply(&mut self, conn: usize, error: bool, raw: &[u8], now: Instant) {
         let (c, node) = (conn / self.stride, conn % self.stride);
+        self.mark(c);
         let Some(i) = self.owed[conn].pop_front() else {
             return;
         };
@@ -867,6 +898,7 @@ impl Layer for ClusterLayer<'_> {
 
     fn on_lost(&mut self, conn: usize, e: &ConnError, now: Instant) {
         let (c, node) = (conn / self.stride, conn % self.stride);
+        self.mark(c);
         let cl = &mut self.clients[c];
         let owed = self.owed[conn].drain(..).filter(|&i| i != ASKING_MARK);
         let mut st = self.state.stats.borrow_mut();
@@ -891,23 +923,55 @@ impl Layer for ClusterLayer<'_> {
         self.note_lost(node, now);
     }
 
+    fn wake(&mut self, conn: usize) {
+        self.mark(conn / self.stride);
+    }
+
     fn pump(&mut self, d: &mut Driver<'_>, now: Instant) {
         self.watch(d, now);
-        for c in 0..self.clients.len() {
+        // Every client when the open loop paces them or the shard gave up; those whose backoff ended;
+        // else only those with news.
+        if self.cfg.shape.rps.is_some() || self.abort.is_some() {
+            (0..self.clients.len()).for_each(|c| self.mark(c));
+        }
+        if self.next_backoff.is_some_and(|b| b <= now) {
+            self.next_backoff = None;
+            for c in 0..self.clients.len() {
+                match self.clients[c].wake_at {
+                    Some(w) if w <= now => self.mark(c),
+                    Some(w) => {
+                        self.next_backoff = Some(self.next_backoff.map_or(w, |b| b.min(w)));
+                    }
+                    None => {}
+                }
+            }
+        }
+        std::mem::swap(&mut self.ready, &mut self.pumping);
+        for k in 0..self.pumping.len() {
+            self.queued[self.pumping[k]] = false;
+        }
+        for k in 0..self.pumping.len() {
+            let c = self.pumping[k];
             self.pump_client(d, c, now);
         }
+        self.pumping.clear();
     }
 
     fn next_wake(&self) -> Option<Instant> {
-        self.clients
-            .iter()
-            .filter(|c| !c.finished)
-            .filter_map(|c| match (c.wake_at, &c.pacing) {
-                (Some(w), _) => Some(w),
-                (None, Some(p)) if !c.done && !c.free.is_empty() => Some(p.intended(c.seq)),
-                _ => None,
-            })
-            .min()
+        if !self.ready.is_empty() {
+            return Some(self.next_watch.min(Instant::now()));
+        }
+        let due = self.cfg.shape.rps.and_then(|_| {
+            self.clients
+                .iter()
+                .filter(|c| !c.finished && c.wake_at.is_none() && !c.done && !c.free.is_empty())
+                .filter_map(|c| c.pacing.map(|p| p.intended(c.seq)))
+                .min()
+        });
+        match (due, self.next_backoff) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     fn finished(&self) -> bool {

@@ -383,6 +383,8 @@ pub(crate) trait Layer {
     fn on_reply(&mut self, conn: usize, error: bool, raw: &[u8], now: Instant);
     /// Connection `conn` failed with `e`; the replies it still owed will not come.
     fn on_lost(&mut self, conn: usize, e: &ConnError, now: Instant);
+    /// Connection `conn` finished a send, or closed: what waited for it may go on.
+    fn wake(&mut self, conn: usize);
     /// Queues whatever is due now, on any connection (called once per turn of the loop).
     fn pump(&mut self, d: &mut Driver<'_>, now: Instant);
     /// The next moment the layer has something to do without a completion (a backoff's end, a request due).
@@ -875,6 +877,9 @@ impl<'a> Driver<'a> {
             // A layer connects again when it has something to send there.
             c.due = 0;
             self.set_phase(i, Phase::Done);
+            if let Some(l) = self.layer.as_mut() {
+                l.wake(i);
+            }
             return;
         }
         let renew = std::mem::take(&mut c.renew);
@@ -1202,7 +1207,11 @@ impl<'a> Driver<'a> {
     /// After replies or a finished send: a connection with nothing in flight sends again (closed
     /// loop), or with `-k 0` gets a new connection first; one whose share is done is closed.
     fn after_progress(&mut self, i: usize) {
-        if self.layer.is_some() || self.idle {
+        if let Some(l) = self.layer.as_mut() {
+            l.wake(i);
+            return;
+        }
+        if self.idle {
             return;
         }
         let c = &mut self.conns[i];
