@@ -5,6 +5,11 @@
 #                                     (masters and replicas; `CLUSTER NODES` tells which is which)
 #   scripts/cluster.sh stop [DIR]  stops the cluster started in DIR (default: the last one started)
 # The data lives in a temporary directory; $RINGBENCH_CLUSTER_DIR chooses it instead.
+#   scripts/cluster.sh bench      starts a cluster of 3 masters, runs ringbench (release build) and
+#                                 redis-benchmark --cluster alternately with the same flags, prints the
+#                                 median rps and client CPU (user+sys) per request of each, and stops it.
+#                                 ROUNDS=3, N=200000 (-n at -P 1; 5x at -P 16), CLIENTS=50, THREADS=1,
+#                                 PIPELINES="1 16", RINGBENCH=path (a build to use instead of this tree's)
 # $RINGBENCH_CLUSTER_NODE_TIMEOUT sets cluster-node-timeout in ms (default 5000).
 set -euo pipefail
 last_file="${TMPDIR:-/tmp}/ringbench-cluster.last"
@@ -117,8 +122,55 @@ stop_dir() {
   rm -rf "$dir"
 }
 
+# bench: see the header.
+bench() {
+  command -v redis-benchmark >/dev/null || { echo "cluster.sh: redis-benchmark is not on PATH" >&2; exit 1; }
+  [ -x /usr/bin/time ] || { echo "cluster.sh: /usr/bin/time is missing" >&2; exit 1; }
+  local rounds=${ROUNDS:-3} n=${N:-200000} clients=${CLIENTS:-50} threads=${THREADS:-1}
+  local bin=${RINGBENCH:-}
+  if [ -z "$bin" ]; then
+    (cd "$(dirname "$0")/.." && cargo build --release --quiet --bin ringbench)
+    bin="$(cd "$(dirname "$0")/.." && pwd)/target/release/ringbench"
+  fi
+  local out port
+  out=$(start 3 0)
+  bench_dir=$(echo "$out" | head -n1)
+  port=$(echo "$out" | sed -n 2p | cut -d: -f2)
+  work=$(mktemp -d)
+  trap 'stop_dir "$bench_dir"; rm -rf "$work"' EXIT
+  echo "load: $(uptime | sed 's/.*load average: //')"
+  for p in ${PIPELINES:-1 16}; do
+    local reqs=$n
+    [ "$p" -gt 1 ] && reqs=$((n * 5))
+    for _ in $(seq "$rounds"); do
+      for tool in ringbench redis-benchmark; do
+        local cmd=("$bin")
+        [ "$tool" = redis-benchmark ] && cmd=(redis-benchmark)
+        /usr/bin/time -f '%U %S' -o "$work/time" "${cmd[@]}" -p "$port" --cluster -t set -n "$reqs" \
+          -c "$clients" -P "$p" -r 100000 --threads "$threads" -q >"$work/out" 2>"$work/err" ||
+          { cat "$work/err" >&2; exit 1; }
+        local rps cpu
+        rps=$(grep -o '[0-9.]* requests per second' "$work/out" | head -n1 | cut -d' ' -f1)
+        cpu=$(tail -n1 "$work/time" | awk -v n="$reqs" '{ printf "%.0f", ($1 + $2) * 1e9 / n }')
+        echo "$tool $p $rps $cpu" >>"$work/all"
+      done
+    done
+  done
+  echo "tool             -P   median rps   median CPU ns/request"
+  sort -k1,1 -k2,2n "$work/all" | awk '
+    { k = $1 " " $2; n[k]++; r[k, n[k]] = $3; c[k, n[k]] = $4; keys[k] = 1 }
+    function med(a, k, m,   i, j, t, v) {
+      for (i = 1; i <= m; i++) v[i] = a[k, i]
+      for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (v[j] + 0 < v[i] + 0) { t = v[i]; v[i] = v[j]; v[j] = t }
+      return v[int((m + 1) / 2)]
+    }
+    END { for (k in keys) { split(k, f, " "); printf "%-16s %3s %12.0f %12.0f\n", f[1], f[2], med(r, k, n[k]), med(c, k, n[k]) } }' | sort -k2,2n -k1,1
+  echo "load: $(uptime | sed 's/.*load average: //')"
+}
+
 case "${1:-}" in
   start) start "${2:-3}" "${3:-0}" ;;
+  bench) bench ;;
   stop)
     dir=${2:-$(cat "$last_file" 2>/dev/null || true)}
     if [ -z "$dir" ] || [ ! -d "$dir" ]; then
@@ -129,7 +181,7 @@ case "${1:-}" in
     [ "$(cat "$last_file" 2>/dev/null || true)" = "$dir" ] && rm -f "$last_file"
     ;;
   *)
-    echo "usage: scripts/cluster.sh start [N [R]] | stop [DIR]" >&2
+    echo "usage: scripts/cluster.sh start [N [R]] | stop [DIR] | bench" >&2
     exit 2
     ;;
 esac

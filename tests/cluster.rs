@@ -1027,3 +1027,34 @@ fn varying_values_reach_their_masters_with_their_lengths() {
     assert_eq!(c.calls("mset"), 2000, "{out}");
     assert!(!out.contains("error"), "{out}");
 }
+
+#[test]
+fn idle_connections_are_held_on_every_master_until_interrupted() {
+    let c = Cluster::start();
+    let (masters, _) = c.roles(c.ports[0]);
+    let port = c.ports[0].to_string();
+    let child = spawn_ringbench(&["-p", &port, "--cluster", "-c", "4", "-I", "--threads", "2"]);
+    // Each of the 4 clients holds one connection per master (plus the redis-cli asking).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    for &m in &masters {
+        while !c
+            .cli(m, &["info", "clients"])
+            .contains("connected_clients:5")
+        {
+            assert!(
+                Instant::now() < deadline,
+                "idle connections never opened on {m}"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    // SAFETY: kill(2) of the child this test started.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

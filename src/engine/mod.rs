@@ -1,46 +1,28 @@
 //! The thread-per-core engine: one pinned glommio executor per `--threads`, each driving its own shard of connections.
 
 pub(crate) mod cluster;
-pub(crate) mod idle;
 pub(crate) mod ring;
 pub(crate) mod schedule;
+pub(crate) mod shared;
+
+pub use shared::RunControl;
+pub(crate) use shared::{GateGuard, ShardPlan, ShardState, StartGate};
 
 use crate::config::Config;
-use crate::net::{self, ConnError, Stream};
+use crate::net::ConnError;
 use crate::stats::intervals::IntervalRecorder;
 use crate::stats::{ExecutorStats, LiveCounters, ShardStats, thread_cpu_seconds};
 use crate::workload::TestSpec;
 use glommio::{LocalExecutorBuilder, Placement};
 use std::cell::{Cell, RefCell};
 use std::io::Write;
-use std::rc::Rc;
-use std::sync::atomic::AtomicUsize;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-/// Pauses between attempts to reconnect a dropped connection; after the last, the connection gives up.
-/// They add up to 1.35 s, so a run against a server that died ends within 2 s.
-pub(crate) const RECONNECT_BACKOFF_MS: [u64; 5] = [50, 100, 200, 400, 600];
 /// io_uring buffer memory per executor. ringbench does no file I/O, so a small registration
 /// stays well under the default memlock limit.
 const IO_MEMORY: usize = 64 * 1024;
-
-/// How connections that are not on an executor's own ring (TLS, `--cluster`) do their I/O.
-pub(crate) const GLOMMIO_IO: &str = "glommio streams";
-
-/// Flags shared by the whole run: set by signal handlers or the caller, read by every executor.
-#[derive(Debug, Default, Clone)]
-pub struct RunControl {
-    /// Stop the current test now and report what completed.
-    pub stop: Arc<AtomicBool>,
-}
-
-impl RunControl {
-    pub fn stopped(&self) -> bool {
-        self.stop.load(Ordering::Relaxed)
-    }
-}
 
 /// The cores executors are pinned to, in order: `cpus` (from `--cpus`) or the cores this process may use;
 /// `warning` is set when there are more executors than cores.
@@ -92,104 +74,11 @@ pub fn split(total: u64, parts: usize) -> Vec<u64> {
         .collect()
 }
 
-/// Everything one shard needs; sent to its executor thread.
-pub(crate) struct ShardPlan {
-    pub(crate) cfg: Arc<Config>,
-    pub(crate) test: TestSpec,
-    pub(crate) index: usize,
-    pub(crate) clients: usize,
-    /// Global index of this shard's first connection (open-loop schedules are staggered by it).
-    pub(crate) first_client: usize,
-    pub(crate) requests: u64,
-    pub(crate) duration: Option<Duration>,
-    pub(crate) gate: Arc<StartGate>,
-    pub(crate) control: RunControl,
-    pub(crate) live: Arc<LiveCounters>,
-    pub(crate) error_clock: Arc<AtomicU64>,
-    /// Lines for stderr (`-e`'s error replies): written by `run_phase` to the writer it is given.
-    pub(crate) stderr: mpsc::Sender<String>,
-    pub(crate) epoch: Instant,
-}
-
-/// Lets every shard start sending at the same moment, or none: a shard that cannot start
-/// (its executor failed, or its connections did) opens the gate with `abort` set.
-#[derive(Debug, Default)]
-pub(crate) struct StartGate {
-    ready: AtomicUsize,
-    pub(crate) abort: AtomicBool,
-}
-
-impl StartGate {
-    pub(crate) async fn wait(&self, shards: usize) -> bool {
-        self.ready.fetch_add(1, Ordering::AcqRel);
-        loop {
-            if self.abort.load(Ordering::Acquire) {
-                return false;
-            }
-            if self.ready.load(Ordering::Acquire) >= shards {
-                return true;
-            }
-            glommio::timer::sleep(Duration::from_millis(1)).await;
-        }
-    }
-}
-
-/// Marks the gate aborted when dropped before the shard reached it (its executor never ran, or failed).
-pub(crate) struct GateGuard {
-    gate: Arc<StartGate>,
-    pub(crate) passed: bool,
-}
-
-impl Drop for GateGuard {
-    fn drop(&mut self) {
-        if !self.passed {
-            self.gate.abort.store(true, Ordering::Release);
-        }
-    }
-}
-
 /// How much one test (or its warmup) runs: `requests` in total, or for `duration` when set.
 #[derive(Debug, Clone, Copy)]
 pub struct Budget {
     pub requests: u64,
     pub duration: Option<Duration>,
-}
-
-/// A shard's state, shared by its connection tasks on one thread.
-pub(crate) struct ShardState {
-    pub(crate) remaining: Cell<u64>,
-    pub(crate) stats: RefCell<ShardStats>,
-    pub(crate) latency_sum_ns: Cell<u64>,
-    /// Per-second histograms, only with `--hdr-out`.
-    pub(crate) intervals: RefCell<Option<IntervalRecorder>>,
-    /// When this shard stops claiming requests (`--duration`); checked on the shard's own clock.
-    pub(crate) deadline: Option<Instant>,
-}
-
-impl ShardState {
-    /// Records `n` replies that arrived at `now`, each `lat_ns` after its reference time. With
-    /// `--hdr-out`, a second that ended before `now` is cut into its interval first.
-    pub(crate) fn record(&self, now: Instant, lat_ns: u64, n: u64) {
-        let mut st = self.stats.borrow_mut();
-        if let Some(rec) = self.intervals.borrow_mut().as_mut()
-            && rec.due(now)
-        {
-            rec.cut_until(now, &st.hist);
-        }
-        st.hist.saturating_record_n(lat_ns.max(1), n);
-        st.completed += n;
-        st.end = Some(now);
-        self.latency_sum_ns
-            .set(self.latency_sum_ns.get() + lat_ns * n);
-    }
-
-    /// Takes up to `want` requests from the shard's share.
-    pub(crate) fn claim(&self, want: usize) -> usize {
-        let rem = self.remaining.get();
-        let k = rem.min(want as u64);
-        self.remaining.set(rem - k);
-        k as usize
-    }
 }
 
 /// Why a test could not run.
@@ -254,8 +143,8 @@ pub fn run_phase(
     // A shard with no connection could not send its share, so there are never more shards than connections.
     let shards = cfg.threads.min(cfg.clients);
     let (cores, _) = plan_cores(shards, cfg.cpus.as_deref(), cfg.target.is_local());
-    let need = crate::engine::ring::request_memory(cfg, test, shards);
-    if let Some(total) = crate::engine::ring::total_memory()
+    let need = ring::request_memory(cfg, test, shards);
+    if let Some(total) = ring::total_memory()
         && need > total / 2
     {
         return Err(EngineError::Executor(format!(
@@ -390,80 +279,38 @@ pub fn run_phase(
     Ok(merged)
 }
 
-async fn connect_and_setup(
-    cfg: &Config,
-    setup: &[u8],
-    names: &[&'static str],
-) -> Result<Stream, ConnError> {
-    let mut s = net::connect(&cfg.target, cfg.tls.as_ref(), cfg.connect_timeout).await?;
-    net::run_setup(
-        &mut s,
-        setup,
-        names,
-        &cfg.target.display(),
-        cfg.connect_timeout,
-    )
-    .await?;
-    Ok(s)
-}
-
 async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, ConnError> {
-    if plan.cfg.cluster {
-        return crate::engine::cluster::run_shard(plan, guard).await;
-    }
     let cfg = plan.cfg.clone();
-    let (setup, names) = net::encode_setup(&cfg.setup);
-    let setup = Rc::new(setup);
-    let names = Rc::new(names);
-
-    // Phase 1: open this shard's connections (neither counted nor timed). They are driven by the
-    // executor's ring; only `-I` (which sends nothing) keeps glommio's streams.
-    let on_ring = !cfg.idle;
-    let mut sockets = Vec::new();
-    let mut failure = None;
-    if on_ring {
-        sockets.reserve_exact(plan.clients);
+    // Phase 1: open this shard's connections (neither counted nor timed), all driven by the
+    // executor's ring: one per client, or under `--cluster` one per client and master.
+    let opened = if cfg.cluster {
+        cluster::open(&cfg, plan.clients)
+    } else {
+        let mut socks = Vec::with_capacity(plan.clients);
+        let mut failure = None;
         for _ in 0..plan.clients {
-            match crate::engine::ring::connect(&cfg) {
-                Ok(s) => sockets.push(s),
+            match ring::connect(&cfg) {
+                Ok(s) => socks.push(Some(s)),
                 Err(e) => {
                     failure = Some(e);
                     break;
                 }
             }
         }
-    }
-    let connecting: Vec<_> = (0..if on_ring { 0 } else { plan.clients })
-        .map(|_| {
-            let cfg = cfg.clone();
-            let setup = setup.clone();
-            let names = names.clone();
-            glommio::spawn_local(async move { connect_and_setup(&cfg, &setup, &names).await })
-        })
-        .collect();
-    let mut streams = Vec::with_capacity(connecting.len());
-    for t in connecting {
-        match t.await {
-            Ok(s) => streams.push(s),
-            Err(e) => failure = failure.or(Some(e)),
+        match failure {
+            Some(e) => Err(e),
+            None => Ok((socks, None)),
         }
-    }
-    if failure.is_some() {
+    };
+    if opened.is_err() {
         plan.gate.abort.store(true, Ordering::Release);
     }
     // Phase 2: every shard starts sending at the same moment, or none does.
     let shards = cfg.threads.min(cfg.clients);
     let go = plan.gate.wait(shards).await;
     guard.passed = true;
-    if let Some(e) = failure {
-        return Err(e);
-    }
+    let (sockets, topology) = opened?;
     if !go {
-        return Ok(ShardStats::new(cfg.precision));
-    }
-
-    if cfg.idle {
-        crate::engine::idle::hold(&plan, streams).await?;
         return Ok(ShardStats::new(cfg.precision));
     }
 
@@ -472,24 +319,27 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
     let began = Instant::now();
     let mut stats = ShardStats::new(cfg.precision);
     stats.start = Some(began);
-    crate::engine::schedule::prepare_stats(&mut stats, &cfg, &plan.test);
+    schedule::prepare_stats(&mut stats, &cfg, &plan.test);
     let intervals = cfg
         .hdr_out
         .is_some()
         .then(|| IntervalRecorder::new(began, &stats.hist));
-    let state = Rc::new(ShardState {
+    let state = ShardState {
         remaining: Cell::new(plan.requests),
         stats: RefCell::new(stats),
         latency_sum_ns: Cell::new(0),
         intervals: RefCell::new(intervals),
         deadline: plan.duration.map(|d| began + d),
-    });
-    let composer = crate::engine::schedule::composer_for(&cfg, &plan.test);
-    let io = match crate::engine::ring::Driver::new(&plan, &state, sockets, composer, began, shards)
-    {
+    };
+    let composer = schedule::composer_for(&cfg, &plan.test);
+    let layer = match topology {
+        Some(t) if !cfg.idle => Some(cluster::layer(&plan, &state, t, composer.clone(), began)),
+        _ => None,
+    };
+    let (io, failure) = match ring::Driver::new(&plan, &state, sockets, composer, began, layer) {
         Ok(mut driver) => {
             driver.run();
-            driver.mode().describe()
+            (driver.mode().describe(), driver.take_failure())
         }
         Err(e) => {
             return Err(ConnError::Lost {
@@ -498,6 +348,12 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
             });
         }
     };
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    if cfg.idle {
+        return Ok(ShardStats::new(cfg.precision));
+    }
     Ok(finish_shard(&plan, &state, cpu_start, began, io))
 }
 
@@ -524,37 +380,6 @@ fn finish_shard(
     let executor = ExecutorStats::of_shard(plan.index, &stats, cpu_start, began, io);
     stats.executors.push(executor);
     stats
-}
-
-/// An error reply's text without its type byte and line end.
-pub(crate) fn error_text(raw: &[u8]) -> String {
-    String::from_utf8_lossy(raw)
-        .trim_start_matches(['-', '!'])
-        .trim_end()
-        .to_string()
-}
-
-/// Counts an error reply, keeps the first one's text, and prints it with `-e` (at most once a second).
-pub(crate) fn note_error(state: &ShardState, plan: &ShardPlan, raw: &[u8]) {
-    let mut st = state.stats.borrow_mut();
-    st.errors += 1;
-    st.count_error_kind(raw);
-    let text = || error_text(raw);
-    if st.first_error.is_none() {
-        st.first_error = Some(text());
-    }
-    if plan.cfg.show_errors {
-        let now_ms = plan.epoch.elapsed().as_millis() as u64 + 1000;
-        let last = plan.error_clock.load(Ordering::Relaxed);
-        if now_ms >= last + 1000
-            && plan
-                .error_clock
-                .compare_exchange(last, now_ms, Ordering::Relaxed, Ordering::Relaxed)
-                .is_ok()
-        {
-            let _ = plan.stderr.send(format!("Error from server: {}", text()));
-        }
-    }
 }
 
 /// Sleeps until Unix time `t`, waking early when the run is stopped. Returns false when stopped.

@@ -9,10 +9,12 @@
 
 use crate::config::Config;
 use crate::engine::schedule::Pacing;
-use crate::engine::{RECONNECT_BACKOFF_MS, ShardPlan, ShardState, error_text, note_error};
+use crate::engine::shared::{RECONNECT_BACKOFF_MS, ShardPlan, ShardState, error_text, note_error};
 use crate::net::ConnError;
 use crate::net::control::ControlClient;
+use crate::net::target::Target;
 use crate::protocol::resp::{ProtocolError, ReplyScanner, Scanned};
+use crate::stats::ShardStats;
 use crate::workload::PipelineBuffer;
 use crate::workload::compose::Composer;
 use crate::workload::keys::KeyGen;
@@ -98,6 +100,79 @@ fn build(entries: u32) -> io::Result<(IoUring, RingMode)> {
         .setup_cqsize(cq)
         .build(entries)
         .map(|r| (r, RingMode::Plain))
+}
+
+/// `io_uring_register` opcodes and `io_uring_enter` flags of the kernel's ABI that the io-uring crate
+/// does not keep across calls (its registered ring index lives in one `Submitter`).
+const IORING_REGISTER_RING_FDS: libc::c_uint = 20;
+const IORING_UNREGISTER_RING_FDS: libc::c_uint = 21;
+const IORING_ENTER_GETEVENTS: libc::c_uint = 1;
+const IORING_ENTER_EXT_ARG: libc::c_uint = 8;
+const IORING_ENTER_REGISTERED_RING: libc::c_uint = 16;
+
+/// `struct io_uring_rsrc_update`.
+#[repr(C)]
+struct RsrcUpdate {
+    offset: u32,
+    resv: u32,
+    data: u64,
+}
+
+/// `struct __kernel_timespec`.
+#[repr(C)]
+struct KernelTimespec {
+    sec: i64,
+    nsec: i64,
+}
+
+/// `struct io_uring_getevents_arg`.
+#[repr(C)]
+struct GeteventsArg {
+    sigmask: u64,
+    sigmask_sz: u32,
+    min_wait_usec: u32,
+    ts: u64,
+}
+
+/// Registers the ring's own descriptor with the kernel (`IORING_REGISTER_RING_FDS`, Linux 5.18): each
+/// `io_uring_enter` then names the ring by the returned index, and the kernel skips the descriptor
+/// lookup per call. `None` when the kernel refuses (the ring is then entered by its descriptor).
+fn register_ring_fd(ring: &IoUring) -> Option<u32> {
+    let mut up = RsrcUpdate {
+        offset: u32::MAX,
+        resv: 0,
+        data: ring.as_raw_fd() as u64,
+    };
+    // SAFETY: one `io_uring_rsrc_update`, read and written by the kernel during the call.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_io_uring_register,
+            ring.as_raw_fd(),
+            IORING_REGISTER_RING_FDS,
+            &mut up as *mut RsrcUpdate,
+            1,
+        )
+    };
+    (r == 1).then_some(up.offset)
+}
+
+/// Undoes [`register_ring_fd`] (the registration holds a reference to the ring until the thread ends).
+fn unregister_ring_fd(ring: &IoUring, index: u32) {
+    let up = RsrcUpdate {
+        offset: index,
+        resv: 0,
+        data: 0,
+    };
+    // SAFETY: as in `register_ring_fd`.
+    unsafe {
+        libc::syscall(
+            libc::SYS_io_uring_register,
+            ring.as_raw_fd(),
+            IORING_UNREGISTER_RING_FDS,
+            &up as *const RsrcUpdate,
+            1,
+        )
+    };
 }
 
 /// Checks once, before any test, that the kernel has what the engine uses: a ring, provided buffer
@@ -294,6 +369,30 @@ enum Requests {
     Shared(Rc<PipelineBuffer>),
     /// One request composed at a time (varying values, mixes, the open loop).
     Composed(Arc<Composer>),
+    /// Bytes a [`Layer`] wrote into the connection's `out` (`--cluster`).
+    Raw,
+}
+
+/// What a driver layered on the ring does instead of the single-node closed and open loops: it decides
+/// what each connection sends and what each reply means (`--cluster` routes requests to node
+/// connections and follows redirects). The ring keeps the connections, their sends, receives, TLS,
+/// scanning and `--timeout`; a connection that is lost is not reconnected by the ring but left to the
+/// layer ([`Driver::open`]).
+pub(crate) trait Layer {
+    /// One whole reply (an error reply when `error`) arrived on connection `conn` at `now`.
+    fn on_reply(&mut self, conn: usize, error: bool, raw: &[u8], now: Instant);
+    /// Connection `conn` failed with `e`; the replies it still owed will not come.
+    fn on_lost(&mut self, conn: usize, e: &ConnError, now: Instant);
+    /// Connection `conn` finished a send, or closed: what waited for it may go on.
+    fn wake(&mut self, conn: usize);
+    /// Queues whatever is due now, on any connection (called once per turn of the loop).
+    fn pump(&mut self, d: &mut Driver<'_>, now: Instant);
+    /// The next moment the layer has something to do without a completion (a backoff's end, a request due).
+    fn next_wake(&self) -> Option<Instant>;
+    /// True once the layer will send nothing more.
+    fn finished(&self) -> bool;
+    /// Adds the layer's figures to the shard's when the run ends.
+    fn finish(&mut self, stats: &mut ShardStats);
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -382,17 +481,33 @@ pub(crate) struct Driver<'a> {
     /// Connections finished, and waiting to reconnect.
     done: usize,
     reconnecting: usize,
+    /// `--cluster`: what the connections send and what replies mean.
+    layer: Option<Box<dyn Layer + 'a>>,
+    /// `-I`: the connections send nothing; the first one the server refuses or closes ends the run.
+    idle: bool,
+    /// `-I`: why the run ended.
+    failure: Option<ConnError>,
+    /// The ring's registered index for `io_uring_enter`, when the kernel took the registration.
+    ring_index: Option<u32>,
+}
+
+impl Drop for Driver<'_> {
+    fn drop(&mut self) {
+        if let Some(index) = self.ring_index {
+            unregister_ring_fd(&self.ring, index);
+        }
+    }
 }
 
 impl<'a> Driver<'a> {
-    /// Takes over `socks` (connected, set up) for this shard.
+    /// Takes over `socks` (connected, set up; `None` for a slot a layer connects later) for this shard.
     pub(crate) fn new(
         plan: &'a ShardPlan,
         state: &'a ShardState,
-        socks: Vec<Socket>,
+        socks: Vec<Option<Socket>>,
         composer: Option<Arc<Composer>>,
         began: Instant,
-        shards: usize,
+        layer: Option<Box<dyn Layer + 'a>>,
     ) -> io::Result<Driver<'a>> {
         let cfg = &*plan.cfg;
         let entries = (socks.len() * 2 + 16).next_power_of_two().clamp(64, 4096) as u32;
@@ -400,7 +515,10 @@ impl<'a> Driver<'a> {
         let bufs = BufRing::new(&ring, RECV_BUFFERS, RECV_BUFFER_SIZE)?;
         // Sockets are registered files (slot i = connection i), so no operation looks its file up;
         // a kernel that refuses the table gets plain descriptors.
-        let fds: Vec<i32> = socks.iter().map(|(fd, _)| fd.as_raw_fd()).collect();
+        let fds: Vec<i32> = socks
+            .iter()
+            .map(|s| s.as_ref().map_or(-1, |(fd, _)| fd.as_raw_fd()))
+            .collect();
         let fixed = ring.submitter().register_files(&fds).is_ok();
         let cursor = Rc::new(Cell::new(0u64));
         let depth = cfg.pipeline;
@@ -410,9 +528,14 @@ impl<'a> Driver<'a> {
         let conns = socks
             .into_iter()
             .enumerate()
-            .map(|(i, (fd, tls))| {
+            .map(|(i, sock)| {
+                let (fd, tls) = match sock {
+                    Some((fd, tls)) => (Some(fd), tls),
+                    None => (None, None),
+                };
                 let seed = crate::workload::keys::connection_seed(cfg.seed, plan.index, i);
                 let (requests, out, flights) = match &composer {
+                    _ if layer.is_some() => (Requests::Raw, Vec::new(), VecDeque::new()),
                     Some(c) => (
                         Requests::Composed(c.clone()),
                         Vec::with_capacity(depth * c.max_request_len()),
@@ -429,14 +552,16 @@ impl<'a> Driver<'a> {
                         VecDeque::new(),
                     ),
                 };
-                let pacing = cfg
-                    .shape
-                    .rps
-                    .map(|rps| Pacing::new(began, plan.first_client + i, cfg.clients, rps));
+                // A layer paces its own requests.
+                let pacing = plan.pacing(began, i).filter(|_| layer.is_none());
                 Conn {
-                    fd: Some(fd),
+                    phase: if fd.is_some() {
+                        Phase::Live
+                    } else {
+                        Phase::Done
+                    },
+                    fd,
                     generation: 0,
-                    phase: Phase::Live,
                     recv_armed: false,
                     send_pending: false,
                     out,
@@ -447,13 +572,7 @@ impl<'a> Driver<'a> {
                     batch_sent: began,
                     flights,
                     reader: InPlaceScanner::default(),
-                    keys: KeyGen::new(
-                        cfg.shape.distribution,
-                        cfg.keyspace.unwrap_or(1),
-                        plan.index,
-                        shards,
-                        &cursor,
-                    ),
+                    keys: plan.keys(&cursor),
                     rng: SmallRng::seed_from_u64(seed),
                     next_due: pacing.map(|p| p.intended(0)),
                     pacing,
@@ -471,12 +590,19 @@ impl<'a> Driver<'a> {
                 }
             })
             .collect::<Vec<_>>();
+        let absent = conns.iter().filter(|c| c.phase == Phase::Done).count();
+        let ring_index = register_ring_fd(&ring);
+        let idle = cfg.idle;
         Ok(Driver {
             ring,
             mode,
             fixed,
             bufs,
-            ready: (0..conns.len()).collect(),
+            ready: if layer.is_some() || idle {
+                VecDeque::new()
+            } else {
+                (0..conns.len()).collect()
+            },
             conns,
             plan,
             state,
@@ -485,8 +611,12 @@ impl<'a> Driver<'a> {
             turn: Rc::new(Cell::new(0)),
             mixed,
             plain: Vec::new(),
-            done: 0,
+            done: absent,
             reconnecting: 0,
+            layer,
+            idle,
+            failure: None,
+            ring_index,
         })
     }
 
@@ -523,7 +653,7 @@ impl<'a> Driver<'a> {
             (Some(t), _) => t.sealed.as_ptr(),
             (None, Requests::Fixed(p)) => p.buffer().as_ptr(),
             (None, Requests::Shared(p)) => p.buffer().as_ptr(),
-            (None, Requests::Composed(_)) => c.out.as_ptr(),
+            (None, Requests::Composed(_) | Requests::Raw) => c.out.as_ptr(),
         };
         let rest = c.out_len - c.out_at;
         // SAFETY: the bytes live in the connection's own buffers (see `push`).
@@ -540,6 +670,9 @@ impl<'a> Driver<'a> {
 
     /// Queues what connection `i` has to send now: a closed-loop batch, or the open loop's due requests.
     fn fill(&mut self, i: usize, now: Instant) {
+        if self.idle || self.layer.is_some() {
+            return;
+        }
         let depth = self.cfg.pipeline;
         let state = self.state;
         let c = &mut self.conns[i];
@@ -575,6 +708,7 @@ impl<'a> Driver<'a> {
                         c.due = n;
                         c.batch_sent = now;
                     }
+                    Requests::Raw => return,
                     Requests::Composed(comp) => {
                         c.out.clear();
                         for _ in 0..n {
@@ -638,35 +772,41 @@ impl<'a> Driver<'a> {
             self.finish_if_idle(i);
             return;
         }
-        c.out_at = 0;
-        if let Requests::Composed(_) = c.requests {
-            c.out_len = c.out.len();
-        }
         if c.waiting() == k {
             c.last_progress = now;
+        }
+        if let Err(e) = self.start_send(i) {
+            self.lose(i, &e);
+        }
+    }
+
+    /// Sends what connection `i` has ready (`out_len` bytes of its requests, or all of `out`),
+    /// sealed first under TLS.
+    fn start_send(&mut self, i: usize) -> Result<(), ConnError> {
+        let c = &mut self.conns[i];
+        c.out_at = 0;
+        if let Requests::Composed(_) | Requests::Raw = c.requests {
+            c.out_len = c.out.len();
         }
         if let Some(t) = c.tls.as_mut() {
             let plain = match &c.requests {
                 Requests::Fixed(p) => &p.buffer()[..c.out_len],
                 Requests::Shared(p) => &p.buffer()[..c.out_len],
-                Requests::Composed(_) => &c.out[..],
+                Requests::Composed(_) | Requests::Raw => &c.out[..],
             };
             match t.seal(plain) {
                 Ok(n) => c.out_len = n,
-                Err(e) => {
-                    let e = self.tls_lost(e);
-                    self.lose(i, &e);
-                    return;
-                }
+                Err(e) => return Err(self.tls_lost(e)),
             }
         }
         self.send_rest(i);
+        Ok(())
     }
 
-    fn tls_lost(&self, reason: String) -> ConnError {
+    fn tls_lost(&self, e: TlsError) -> ConnError {
         ConnError::Tls {
             addr: self.addr.clone(),
-            reason,
+            reason: e.to_string(),
         }
     }
 
@@ -675,6 +815,22 @@ impl<'a> Driver<'a> {
     fn lose(&mut self, i: usize, e: &ConnError) {
         let c = &mut self.conns[i];
         if c.phase != Phase::Live {
+            return;
+        }
+        if self.idle {
+            self.failure.get_or_insert_with(|| e.clone());
+            // The other executors stop holding too: the run has failed.
+            self.plan
+                .gate
+                .abort
+                .store(true, std::sync::atomic::Ordering::Release);
+            self.shut(i);
+            return;
+        }
+        if let Some(l) = self.layer.as_mut() {
+            c.due = 0;
+            l.on_lost(i, e, Instant::now());
+            self.shut(i);
             return;
         }
         let lost = c.waiting() as u64;
@@ -691,7 +847,9 @@ impl<'a> Driver<'a> {
         self.shut(i);
     }
 
-    fn shut(&mut self, i: usize) {
+    /// Shuts connection `i` down; it reconnects (or, under a layer or `-I`, ends) once its last
+    /// completions are in.
+    pub(crate) fn shut(&mut self, i: usize) {
         self.set_phase(i, Phase::Draining);
         let c = &mut self.conns[i];
         if let Some(fd) = &c.fd {
@@ -715,6 +873,15 @@ impl<'a> Driver<'a> {
             let _ = self.ring.submitter().register_files_update(i as u32, &[-1]);
         }
         let c = &mut self.conns[i];
+        if self.layer.is_some() || self.idle {
+            // A layer connects again when it has something to send there.
+            c.due = 0;
+            self.set_phase(i, Phase::Done);
+            if let Some(l) = self.layer.as_mut() {
+                l.wake(i);
+            }
+            return;
+        }
         let renew = std::mem::take(&mut c.renew);
         let finished =
             c.refused || c.waiting() == 0 && (c.done_sending || self.state.remaining.get() == 0);
@@ -766,31 +933,11 @@ impl<'a> Driver<'a> {
                 self.set_phase(i, Phase::Done);
                 continue;
             }
-            match connect(self.cfg) {
-                Ok((fd, tls)) => {
-                    if self.fixed {
-                        let raw = fd.as_raw_fd();
-                        if self
-                            .ring
-                            .submitter()
-                            .register_files_update(i as u32, &[raw])
-                            .is_err()
-                        {
-                            // The slot cannot take the new socket: this connection ends.
-                            self.set_phase(i, Phase::Done);
-                            continue;
-                        }
-                    }
-                    let c = &mut self.conns[i];
-                    c.fd = Some(fd);
-                    c.tls = tls.map(TlsSession::new);
-                    c.fresh = true;
-                    c.last_progress = Instant::now();
-                    self.set_phase(i, Phase::Live);
-                    self.arm_recv(i);
-                    self.make_ready(i);
-                }
-                Err(e) => {
+            let cfg = self.cfg;
+            match self.open(i, &cfg.target) {
+                Ok(()) => self.make_ready(i),
+                Err(None) => self.set_phase(i, Phase::Done),
+                Err(Some(e)) => {
                     let setup_refused = matches!(e, ConnError::Setup { .. });
                     if self.conns[i].attempt == 0 {
                         self.state
@@ -809,6 +956,75 @@ impl<'a> Driver<'a> {
                 }
             }
         }
+    }
+
+    /// Connects slot `i` (not live) to `target` and arms its receive. `Err(None)`: the connection
+    /// opened but the ring's file table would not take it (the slot stays unusable).
+    pub(crate) fn open(&mut self, i: usize, target: &Target) -> Result<(), Option<ConnError>> {
+        let (fd, tls) = connect_to(self.cfg, target)?;
+        if self.fixed {
+            let raw = fd.as_raw_fd();
+            if self
+                .ring
+                .submitter()
+                .register_files_update(i as u32, &[raw])
+                .is_err()
+            {
+                return Err(None);
+            }
+        }
+        let c = &mut self.conns[i];
+        c.fd = Some(fd);
+        c.tls = tls.map(TlsSession::new);
+        c.fresh = true;
+        c.last_progress = Instant::now();
+        self.set_phase(i, Phase::Live);
+        self.arm_recv(i);
+        Ok(())
+    }
+
+    /// True when connection `i` is connected and driven.
+    pub(crate) fn is_live(&self, i: usize) -> bool {
+        self.conns[i].phase == Phase::Live
+    }
+
+    /// True when slot `i` has no socket and nothing in the kernel: [`Self::open`] may use it.
+    pub(crate) fn is_closed(&self, i: usize) -> bool {
+        self.conns[i].phase == Phase::Done
+    }
+
+    /// True while connection `i` has a send in the kernel (its buffer must not change).
+    pub(crate) fn is_sending(&self, i: usize) -> bool {
+        self.conns[i].send_pending
+    }
+
+    /// Replies connection `i` still owes, and when it last sent or received.
+    pub(crate) fn owed(&self, i: usize) -> (usize, Instant) {
+        (self.conns[i].due, self.conns[i].last_progress)
+    }
+
+    /// Connection `i`'s send buffer, for a layer to write `replies` more requests into before [`Self::send`].
+    pub(crate) fn out(&mut self, i: usize, replies: usize) -> &mut Vec<u8> {
+        let c = &mut self.conns[i];
+        if c.out_len > 0 && !c.send_pending {
+            // The last send is done: its bytes go.
+            c.out.clear();
+            c.out_len = 0;
+        }
+        c.due += replies;
+        &mut c.out
+    }
+
+    /// Sends connection `i`'s buffer; on failure the connection is shut and its requests are the
+    /// caller's to retry.
+    pub(crate) fn send(&mut self, i: usize, now: Instant) -> Result<(), ConnError> {
+        self.conns[i].last_progress = now;
+        let r = self.start_send(i);
+        if r.is_err() {
+            self.conns[i].due = 0;
+            self.shut(i);
+        }
+        r
     }
 
     fn make_ready(&mut self, i: usize) {
@@ -871,7 +1087,8 @@ impl<'a> Driver<'a> {
 
     /// Scans `len` bytes of buffer `bid` for connection `i`'s replies.
     fn scan(&mut self, i: usize, bid: u16, len: usize, now: Instant) {
-        let (state, plan, mixed) = (self.state, self.plan, self.mixed);
+        let (state, plan, mixed, idle) = (self.state, self.plan, self.mixed, self.idle);
+        let mut layer = self.layer.as_deref_mut();
         let mut data = self.bufs.data(bid, len);
         let c = &mut self.conns[i];
         let mut closed = false;
@@ -899,6 +1116,13 @@ impl<'a> Driver<'a> {
             if refused.is_some() {
                 return;
             }
+            if idle {
+                // `-I` sends nothing: an error is the server refusing the connection.
+                if error {
+                    refused = Some(error_text(raw));
+                }
+                return;
+            }
             // A server that refuses a connection (maxclients, protected mode) says so before it
             // reads anything: that line answers no request.
             if error && fresh && batch == 0 && is_refusal(raw) {
@@ -909,6 +1133,15 @@ impl<'a> Driver<'a> {
                     );
                 }
                 refused = Some(text);
+                return;
+            }
+            if let Some(l) = layer.as_mut() {
+                if *due == 0 {
+                    extra = true;
+                    return;
+                }
+                *due -= 1;
+                l.on_reply(i, error, raw, now);
                 return;
             }
             if *due > 0 {
@@ -974,6 +1207,13 @@ impl<'a> Driver<'a> {
     /// After replies or a finished send: a connection with nothing in flight sends again (closed
     /// loop), or with `-k 0` gets a new connection first; one whose share is done is closed.
     fn after_progress(&mut self, i: usize) {
+        if let Some(l) = self.layer.as_mut() {
+            l.wake(i);
+            return;
+        }
+        if self.idle {
+            return;
+        }
         let c = &mut self.conns[i];
         if c.phase != Phase::Live || c.send_pending {
             return;
@@ -1047,9 +1287,20 @@ impl<'a> Driver<'a> {
         let open_loop = self.cfg.shape.rps.is_some();
         let mut next_timeout_check = Instant::now();
         let mut cq = Vec::with_capacity(256);
+        let layered = self.layer.is_some();
         while !self.plan.control.stopped() {
             let now = Instant::now();
-            if self.state.deadline.is_some_and(|d| now >= d) {
+            if self.idle
+                && (self.failure.is_some()
+                    || self
+                        .plan
+                        .gate
+                        .abort
+                        .load(std::sync::atomic::Ordering::Acquire))
+            {
+                break;
+            }
+            if !layered && self.state.deadline.is_some_and(|d| now >= d) {
                 // --duration is over: requests already sent may still answer.
                 for i in 0..self.conns.len() {
                     self.conns[i].done_sending = true;
@@ -1058,7 +1309,10 @@ impl<'a> Driver<'a> {
             }
             self.retry_connects(now);
             // Queue every due send.
-            if open_loop {
+            if let Some(mut l) = self.layer.take() {
+                l.pump(self, now);
+                self.layer = Some(l);
+            } else if open_loop {
                 for i in 0..self.conns.len() {
                     self.fill(i, now);
                 }
@@ -1068,7 +1322,7 @@ impl<'a> Driver<'a> {
                     self.fill(i, now);
                 }
             }
-            if self.done == self.conns.len() {
+            if self.done == self.conns.len() && self.layer.as_ref().is_none_or(|l| l.finished()) {
                 break;
             }
             // Wait for at least one completion, or until the next request is due.
@@ -1089,6 +1343,9 @@ impl<'a> Driver<'a> {
             }
             if let Some(t) = timeout {
                 wait = wait.min(t);
+            }
+            if let Some(w) = self.layer.as_ref().and_then(|l| l.next_wake()) {
+                wait = wait.min(w.saturating_duration_since(now));
             }
             if self.reconnecting > 0
                 && let Some(r) = self
@@ -1118,10 +1375,17 @@ impl<'a> Driver<'a> {
             }
             let now = Instant::now();
             self.reap(&mut cq, now);
-            self.plan.live.publish(
-                self.state.stats.borrow().completed,
-                self.state.latency_sum_ns.get(),
-            );
+            if self.idle {
+                // `-I`: the live count is the connections still open.
+                self.plan
+                    .live
+                    .publish((self.conns.len() - self.done) as u64, 0);
+            } else {
+                self.plan.live.publish(
+                    self.state.stats.borrow().completed,
+                    self.state.latency_sum_ns.get(),
+                );
+            }
             if let Some(t) = timeout
                 && now >= next_timeout_check
             {
@@ -1135,19 +1399,33 @@ impl<'a> Driver<'a> {
         // Requests still in flight when the loop ends failed, unless the run was stopped on purpose
         // (a signal, or the end of --duration).
         let left: u64 = self.conns.iter().map(|c| c.waiting() as u64).sum();
-        if left > 0 && !self.plan.control.stopped() && self.state.deadline.is_none() {
+        if left > 0 && !layered && !self.plan.control.stopped() && self.state.deadline.is_none() {
             self.state.stats.borrow_mut().failed += left;
         }
         self.drain(&mut cq);
+        if let Some(l) = self.layer.as_mut() {
+            l.finish(&mut self.state.stats.borrow_mut());
+        }
+    }
+
+    /// `-I`: why the run ended early (the server refused or closed a connection), if it did.
+    pub(crate) fn take_failure(&mut self) -> Option<ConnError> {
+        self.failure.take()
     }
 
     /// Submits what is queued and waits up to `wait` for a completion.
     fn submit_and_wait(&mut self, wait: Duration) -> io::Result<()> {
-        let ts = Timespec::new()
-            .sec(wait.as_secs())
-            .nsec(wait.subsec_nanos());
-        let args = SubmitArgs::new().timespec(&ts);
-        match self.ring.submitter().submit_with_args(1, &args) {
+        let entered = match self.ring_index {
+            Some(index) => self.enter_registered(index, wait),
+            None => {
+                let ts = Timespec::new()
+                    .sec(wait.as_secs())
+                    .nsec(wait.subsec_nanos());
+                let args = SubmitArgs::new().timespec(&ts);
+                self.ring.submitter().submit_with_args(1, &args)
+            }
+        };
+        match entered {
             Ok(_) => Ok(()),
             Err(e)
                 if matches!(
@@ -1158,6 +1436,40 @@ impl<'a> Driver<'a> {
                 Ok(())
             }
             Err(e) => Err(e),
+        }
+    }
+
+    /// `io_uring_enter` by the ring's registered index: submits what is queued and waits up to `wait`
+    /// for one completion.
+    fn enter_registered(&mut self, index: u32, wait: Duration) -> io::Result<usize> {
+        let to_submit = self.ring.submission().len() as libc::c_uint;
+        let ts = KernelTimespec {
+            sec: wait.as_secs() as i64,
+            nsec: i64::from(wait.subsec_nanos()),
+        };
+        let arg = GeteventsArg {
+            sigmask: 0,
+            sigmask_sz: 0,
+            min_wait_usec: 0,
+            ts: &ts as *const KernelTimespec as u64,
+        };
+        // SAFETY: the argument structs outlive the call; `index` names this thread's registration of
+        // this ring, made in `new` and dropped with the driver.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_io_uring_enter,
+                index,
+                to_submit,
+                1 as libc::c_uint,
+                IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG | IORING_ENTER_REGISTERED_RING,
+                &arg as *const GeteventsArg,
+                std::mem::size_of::<GeteventsArg>(),
+            )
+        };
+        if r < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(r as usize)
         }
     }
 
@@ -1242,13 +1554,23 @@ pub(crate) type Socket = (OwnedFd, Option<rustls::ClientConnection>);
 /// Opens one connection to the server (TLS handshake included) and runs the setup commands on it
 /// (blocking; set-up only).
 pub(crate) fn connect(cfg: &Config) -> Result<Socket, ConnError> {
-    ControlClient::connect(
-        &cfg.target,
-        cfg.tls.as_ref(),
-        &cfg.setup,
-        cfg.connect_timeout,
-    )?
-    .into_socket()
+    connect_to(cfg, &cfg.target)
+}
+
+/// Like [`connect`], to `target` (a cluster node) instead of the run's server.
+pub(crate) fn connect_to(cfg: &Config, target: &Target) -> Result<Socket, ConnError> {
+    ControlClient::connect(target, cfg.tls.as_ref(), &cfg.setup, cfg.connect_timeout)?.into_socket()
+}
+
+/// Why a TLS session on the ring failed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum TlsError {
+    /// rustls could not take or give bytes.
+    #[error("{0}")]
+    Io(#[from] io::Error),
+    /// The server's records were refused (bad record, alert, certificate).
+    #[error("{0}")]
+    Session(String),
 }
 
 /// A connection's TLS session fed from and into the ring's buffers.
@@ -1267,32 +1589,27 @@ impl TlsSession {
     }
 
     /// Encrypts `plain` (and anything else rustls has to send) into [`Self::sealed`]; returns its length.
-    fn seal(&mut self, plain: &[u8]) -> Result<usize, String> {
+    fn seal(&mut self, plain: &[u8]) -> Result<usize, TlsError> {
         use std::io::Write;
-        self.conn
-            .writer()
-            .write_all(plain)
-            .map_err(|e| e.to_string())?;
+        self.conn.writer().write_all(plain)?;
         self.sealed.clear();
         while self.conn.wants_write() {
-            self.conn
-                .write_tls(&mut self.sealed)
-                .map_err(|e| e.to_string())?;
+            self.conn.write_tls(&mut self.sealed)?;
         }
         Ok(self.sealed.len())
     }
 
     /// Decrypts the records in `data` into `plain` (replacing its contents); true when the server
     /// closed the session.
-    fn open(&mut self, mut data: &[u8], plain: &mut Vec<u8>) -> Result<bool, String> {
+    fn open(&mut self, mut data: &[u8], plain: &mut Vec<u8>) -> Result<bool, TlsError> {
         use std::io::Read;
         plain.clear();
         let mut closed = false;
         while !data.is_empty() {
-            self.conn.read_tls(&mut data).map_err(|e| e.to_string())?;
+            self.conn.read_tls(&mut data)?;
             self.conn
                 .process_new_packets()
-                .map_err(|e| crate::net::tls::describe(&e, None))?;
+                .map_err(|e| TlsError::Session(crate::net::tls::describe(&e, None)))?;
             loop {
                 let at = plain.len();
                 if plain.capacity() - at < 4096 {
@@ -1310,7 +1627,7 @@ impl TlsSession {
                         plain.truncate(at);
                         break;
                     }
-                    Err(e) => return Err(e.to_string()),
+                    Err(e) => return Err(e.into()),
                 }
             }
         }

@@ -1,5 +1,5 @@
-//! Where the server is and how each connection to it is set up: what a connection needs, whether it is
-//! opened by the control client, the glommio streams or the ring.
+//! Where the server is and how each connection to it is set up: what every connection needs, the control
+//! client's and the ring's alike (the ring's are opened by the control client and handed over).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

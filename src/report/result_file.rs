@@ -355,8 +355,8 @@ pub struct ExecutorEntry {
     pub failed: u64,
     pub cpu_user_s: f64,
     pub cpu_sys_s: f64,
-    /// How the executor's connections did their I/O (its own io_uring and its set-up flags, or
-    /// glommio's streams); empty in files written before it was recorded.
+    /// How the executor's connections did their I/O (its own io_uring and its set-up flags); empty in
+    /// files written before it was recorded.
     #[serde(default)]
     pub io: String,
 }

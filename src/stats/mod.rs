@@ -75,8 +75,7 @@ pub struct ExecutorStats {
     pub cpu_sys_s: f64,
     /// Wall seconds from its first send to its end (the CPU figures' time base).
     pub wall_s: f64,
-    /// How its connections did their I/O: its own io_uring and the flags the kernel accepted, or
-    /// glommio's streams (TLS, `--cluster`).
+    /// How its connections did their I/O: its own io_uring and the flags the kernel accepted.
     pub io: &'static str,
 }
 

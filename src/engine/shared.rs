@@ -1,0 +1,178 @@
+//! What the engine's drivers (`ring`, `cluster`) and its shard lifecycle (`mod.rs`) share: the run's
+//! flags, a shard's plan and state, the start gate, and how an error reply is counted. A leaf: it uses
+//! no other file of the engine.
+
+use crate::config::Config;
+use crate::engine::schedule::Pacing;
+use crate::stats::intervals::IntervalRecorder;
+use crate::stats::{LiveCounters, ShardStats};
+use crate::workload::TestSpec;
+use crate::workload::keys::KeyGen;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, mpsc};
+use std::time::{Duration, Instant};
+
+/// Pauses between attempts to reconnect a dropped connection; after the last, the connection gives up.
+/// They add up to 1.35 s, so a run against a server that died ends within 2 s.
+pub(crate) const RECONNECT_BACKOFF_MS: [u64; 5] = [50, 100, 200, 400, 600];
+/// Flags shared by the whole run: set by signal handlers or the caller, read by every executor.
+#[derive(Debug, Default, Clone)]
+pub struct RunControl {
+    /// Stop the current test now and report what completed.
+    pub stop: Arc<AtomicBool>,
+}
+
+impl RunControl {
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+}
+
+/// Everything one shard needs; sent to its executor thread.
+pub(crate) struct ShardPlan {
+    pub(crate) cfg: Arc<Config>,
+    pub(crate) test: TestSpec,
+    pub(crate) index: usize,
+    pub(crate) clients: usize,
+    /// Global index of this shard's first connection (open-loop schedules are staggered by it).
+    pub(crate) first_client: usize,
+    pub(crate) requests: u64,
+    pub(crate) duration: Option<Duration>,
+    pub(crate) gate: Arc<StartGate>,
+    pub(crate) control: RunControl,
+    pub(crate) live: Arc<LiveCounters>,
+    pub(crate) error_clock: Arc<AtomicU64>,
+    /// Lines for stderr (`-e`'s error replies): written by `run_phase` to the writer it is given.
+    pub(crate) stderr: mpsc::Sender<String>,
+    pub(crate) epoch: Instant,
+}
+
+impl ShardPlan {
+    /// The key generator of one of this shard's connections; `cursor` is the shard's position in a
+    /// sequential keyspace, shared by its connections.
+    pub(crate) fn keys(&self, cursor: &Rc<Cell<u64>>) -> KeyGen {
+        let cfg = &self.cfg;
+        KeyGen::new(
+            cfg.shape.distribution,
+            cfg.keyspace.unwrap_or(1),
+            self.index,
+            cfg.threads.min(cfg.clients),
+            cursor,
+        )
+    }
+
+    /// The `--rps` schedule of this shard's connection `i`, from `began`.
+    pub(crate) fn pacing(&self, began: Instant, i: usize) -> Option<Pacing> {
+        let cfg = &self.cfg;
+        cfg.shape
+            .rps
+            .map(|rps| Pacing::new(began, self.first_client + i, cfg.clients, rps))
+    }
+}
+
+/// Lets every shard start sending at the same moment, or none: a shard that cannot start
+/// (its executor failed, or its connections did) opens the gate with `abort` set.
+#[derive(Debug, Default)]
+pub(crate) struct StartGate {
+    pub(crate) ready: AtomicUsize,
+    pub(crate) abort: AtomicBool,
+}
+
+impl StartGate {
+    pub(crate) async fn wait(&self, shards: usize) -> bool {
+        self.ready.fetch_add(1, Ordering::AcqRel);
+        loop {
+            if self.abort.load(Ordering::Acquire) {
+                return false;
+            }
+            if self.ready.load(Ordering::Acquire) >= shards {
+                return true;
+            }
+            glommio::timer::sleep(Duration::from_millis(1)).await;
+        }
+    }
+}
+
+/// Marks the gate aborted when dropped before the shard reached it (its executor never ran, or failed).
+pub(crate) struct GateGuard {
+    pub(crate) gate: Arc<StartGate>,
+    pub(crate) passed: bool,
+}
+
+impl Drop for GateGuard {
+    fn drop(&mut self) {
+        if !self.passed {
+            self.gate.abort.store(true, Ordering::Release);
+        }
+    }
+}
+
+/// A shard's state, shared by its connection tasks on one thread.
+pub(crate) struct ShardState {
+    pub(crate) remaining: Cell<u64>,
+    pub(crate) stats: RefCell<ShardStats>,
+    pub(crate) latency_sum_ns: Cell<u64>,
+    /// Per-second histograms, only with `--hdr-out`.
+    pub(crate) intervals: RefCell<Option<IntervalRecorder>>,
+    /// When this shard stops claiming requests (`--duration`); checked on the shard's own clock.
+    pub(crate) deadline: Option<Instant>,
+}
+
+impl ShardState {
+    /// Records `n` replies that arrived at `now`, each `lat_ns` after its reference time. With
+    /// `--hdr-out`, a second that ended before `now` is cut into its interval first.
+    pub(crate) fn record(&self, now: Instant, lat_ns: u64, n: u64) {
+        let mut st = self.stats.borrow_mut();
+        if let Some(rec) = self.intervals.borrow_mut().as_mut()
+            && rec.due(now)
+        {
+            rec.cut_until(now, &st.hist);
+        }
+        st.hist.saturating_record_n(lat_ns.max(1), n);
+        st.completed += n;
+        st.end = Some(now);
+        self.latency_sum_ns
+            .set(self.latency_sum_ns.get() + lat_ns * n);
+    }
+
+    /// Takes up to `want` requests from the shard's share.
+    pub(crate) fn claim(&self, want: usize) -> usize {
+        let rem = self.remaining.get();
+        let k = rem.min(want as u64);
+        self.remaining.set(rem - k);
+        k as usize
+    }
+}
+
+/// An error reply's text without its type byte and line end.
+pub(crate) fn error_text(raw: &[u8]) -> String {
+    String::from_utf8_lossy(raw)
+        .trim_start_matches(['-', '!'])
+        .trim_end()
+        .to_string()
+}
+
+/// Counts an error reply, keeps the first one's text, and prints it with `-e` (at most once a second).
+pub(crate) fn note_error(state: &ShardState, plan: &ShardPlan, raw: &[u8]) {
+    let mut st = state.stats.borrow_mut();
+    st.errors += 1;
+    st.count_error_kind(raw);
+    let text = || error_text(raw);
+    if st.first_error.is_none() {
+        st.first_error = Some(text());
+    }
+    if plan.cfg.show_errors {
+        let now_ms = plan.epoch.elapsed().as_millis() as u64 + 1000;
+        let last = plan.error_clock.load(Ordering::Relaxed);
+        if now_ms >= last + 1000
+            && plan
+                .error_clock
+                .compare_exchange(last, now_ms, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            let _ = plan.stderr.send(format!("Error from server: {}", text()));
+        }
+    }
+}
