@@ -36,7 +36,7 @@ use net::control;
 use net::discovery::{self, DiscoveryError};
 use net::target::Target;
 use protocol::cluster::ClusterError;
-use report::{rate_report, results};
+use report::results;
 use stats::TestResult;
 use stats::server_view;
 use std::ffi::OsString;
@@ -447,13 +447,7 @@ pub fn run(
                     test.title, result.stats.completed, requested
                 );
             }
-            let text = match cfg.output {
-                OutputMode::Normal => results::normal_text(&result, &header),
-                OutputMode::Quiet => {
-                    report::quiet_line(&result) + &rate_report::quiet_parts(&result)
-                }
-                OutputMode::Csv => report::csv_row(&result) + &rate_report::csv_parts(&result),
-            };
+            let text = results::test_text(&result, &header, cfg.output);
             out.write_all(text.as_bytes())?;
             out.flush()?;
             // A log that cannot be written is reported after the run: the report is out, the other

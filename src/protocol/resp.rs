@@ -605,18 +605,19 @@ fn decode_at(
 pub fn encode_command(out: &mut Vec<u8>, args: &[&[u8]]) {
     out.reserve(16 + args.iter().map(|a| a.len() + 16).sum::<usize>());
     out.push(b'*');
-    push_decimal(out, args.len());
+    push_decimal(out, args.len() as u64);
     out.extend_from_slice(b"\r\n");
     for arg in args {
         out.push(b'$');
-        push_decimal(out, arg.len());
+        push_decimal(out, arg.len() as u64);
         out.extend_from_slice(b"\r\n");
         out.extend_from_slice(arg);
         out.extend_from_slice(b"\r\n");
     }
 }
 
-fn push_decimal(out: &mut Vec<u8>, mut n: usize) {
+/// Appends `n` in decimal without formatting machinery.
+pub(crate) fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
     let mut tmp = [0u8; 20];
     let mut i = tmp.len();
     loop {

@@ -1,13 +1,23 @@
 //! Where a run's results go besides the text report: the server view under the summary, `--hdr-out` logs
 //! after each test, and `--json` / `--plot` when the run ends.
 
-use crate::config::Config;
+use crate::config::{Config, OutputMode};
 use crate::report::hdrlog::HdrLogError;
 use crate::report::plot::PlotError;
 use crate::report::result_file::{ResultFileError, RunFile};
-use crate::report::{self, Header};
+use crate::report::{self, Header, rate_report};
 use crate::stats::TestResult;
 use std::io::Write;
+
+/// A finished test as the chosen output prints it: the normal block, the `-q` line or the CSV row, each
+/// with its `--rps` figures.
+pub fn test_text(r: &TestResult, h: &Header, mode: OutputMode) -> String {
+    match mode {
+        OutputMode::Normal => normal_text(r, h),
+        OutputMode::Quiet => report::quiet_line(r) + &rate_report::quiet_parts(r),
+        OutputMode::Csv => report::csv_row(r) + &rate_report::csv_parts(r),
+    }
+}
 
 /// The normal block with the server's side under the summary.
 pub fn normal_text(r: &TestResult, h: &Header) -> String {

@@ -58,7 +58,7 @@ fn load_for_merge(files: &[PathBuf]) -> Result<Vec<(String, RunFile)>, ToolError
                 |e| {
                     ToolError::Other(format!(
                         "could not read stdin: {}",
-                        crate::net::io_reason(e)
+                        crate::os_error::describe(e)
                     ))
                 },
             )?;

@@ -297,7 +297,7 @@ impl Composer {
                         0
                     };
                     out.push(b'$');
-                    push_decimal(out, len as u64);
+                    crate::protocol::resp::push_decimal(out, len as u64);
                     out.extend_from_slice(b"\r\n");
                     out.extend_from_slice(&self.pool[from..from + len]);
                     out.extend_from_slice(b"\r\n");
@@ -336,21 +336,6 @@ fn weighted_order(weights: &[u64]) -> Vec<u16> {
             best as u16
         })
         .collect()
-}
-
-/// Appends `v` in decimal without formatting machinery.
-fn push_decimal(out: &mut Vec<u8>, mut v: u64) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[i..]);
 }
 
 /// The group of every `__rand_int__` of a template whose placeholders share one number per request
