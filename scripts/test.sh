@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test on a fresh Debian/Ubuntu machine: installs what the tests start or call when it is
 # missing (redis-server and redis-cli, openssl for the TLS certificates, script for terminal tests, a
-# TrueType font for the PNG chart), checks clippy and the docs with warnings as errors, then runs
+# TrueType font for the PNG chart, python3 for the layering check), checks clippy, the layering
+# (scripts/deps.sh) and the docs with warnings as errors, then runs
 # `cargo test --all-targets` with its output shown. Extra arguments go to cargo test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +12,7 @@ command -v redis-cli >/dev/null || missing+=(redis-tools)
 command -v openssl >/dev/null || missing+=(openssl)
 command -v script >/dev/null || missing+=(bsdutils)
 command -v timeout >/dev/null || missing+=(coreutils)
+command -v python3 >/dev/null || missing+=(python3-minimal)
 # The PNG chart test draws text with a system TrueType font.
 font=""
 for f in /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf /usr/share/fonts/dejavu/DejaVuSans.ttf \
@@ -29,5 +31,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   if command -v service >/dev/null; then $sudo service redis-server stop >/dev/null 2>&1 || true; fi
 fi
 cargo clippy --all-targets -- -D warnings
+# The stages' layering and no import cycle between files (ARCHITECTURE.md, "Dependencies").
+bash scripts/deps.sh >/dev/null || { bash scripts/deps.sh; exit 1; }
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps
 exec cargo test --all-targets "$@"

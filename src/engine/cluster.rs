@@ -857,7 +857,7 @@ impl Layer for ClusterLayer<'_> {
             match cluster::parse_redirect(raw) {
                 Some(Redirect::Moved { slot, node }) => {
                     self.moved += 1;
-                    if let Some(idx) = self.map.node_for(node) {
+                    if let Some(idx) = self.map.node_for(node, &discovery::resolve_node) {
                         self.map.owner[slot as usize] = idx;
                         r.target = idx;
                     } else {
@@ -871,7 +871,7 @@ impl Layer for ClusterLayer<'_> {
                 }
                 Some(Redirect::Ask { node, .. }) => {
                     self.ask += 1;
-                    let idx = self.map.node_for(node);
+                    let idx = self.map.node_for(node, &discovery::resolve_node);
                     r.target = idx.unwrap_or(UNASSIGNED);
                     r.asking = idx.is_some();
                     r.attempts += 1;

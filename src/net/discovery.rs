@@ -6,7 +6,7 @@ use crate::net::control::ControlClient;
 use crate::net::target::{Setup, Target};
 use crate::net::tls::TlsClient;
 use crate::protocol::cluster::{ClusterError, SlotMap};
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
 /// Why the cluster's layout could not be read: the connection, or the reply.
@@ -32,7 +32,12 @@ pub fn discover(
         // Through a unix socket the node's own address is unknown; loopback is where such a node runs.
         Target::Unix(_) => SocketAddr::from(([127, 0, 0, 1], 0)),
     };
-    Ok(SlotMap::from_cluster_slots(&v, seed, &target.display())?)
+    Ok(SlotMap::from_cluster_slots(
+        &v,
+        seed,
+        &target.display(),
+        &resolve_node,
+    )?)
 }
 
 /// `save` and `appendonly` of one master, for the report header.
@@ -76,4 +81,13 @@ pub fn node_configs(
             },
         )
         .collect()
+}
+
+/// Resolves `host:port` as the cluster names a node; the blocking resolver runs only for names that are
+/// not IP addresses (hostnames announced with `cluster-announce-hostname`).
+pub fn resolve_node(host: &str, port: u16) -> Option<SocketAddr> {
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return Some(SocketAddr::new(ip, port));
+    }
+    (host, port).to_socket_addrs().ok()?.next()
 }

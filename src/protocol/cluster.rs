@@ -3,7 +3,7 @@
 //! `net::discovery`.
 
 use crate::protocol::resp::Value;
-use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::ops::Range;
 
 /// Number of hash slots in a Redis Cluster.
@@ -123,14 +123,9 @@ pub enum ClusterError {
     NoSlots(String),
 }
 
-/// Resolves `host:port` as the cluster names a node; the blocking resolver runs only for names that are
-/// not IP addresses (hostnames announced with `cluster-announce-hostname`).
-fn resolve(host: &str, port: u16) -> Option<SocketAddr> {
-    if let Ok(ip) = host.parse::<IpAddr>() {
-        return Some(SocketAddr::new(ip, port));
-    }
-    (host, port).to_socket_addrs().ok()?.next()
-}
+/// How a node's announced `host:port` becomes an address: given by the caller, so this module does no
+/// I/O (`net::discovery::resolve_node` looks names up; the tests use literal addresses).
+pub type Resolve<'a> = &'a dyn Fn(&str, u16) -> Option<SocketAddr>;
 
 /// `host:port`, bracketed for IPv6.
 fn node_name(host: &str, port: u16) -> String {
@@ -156,6 +151,7 @@ impl SlotMap {
         v: &Value,
         seed: SocketAddr,
         addr: &str,
+        resolve: Resolve<'_>,
     ) -> Result<Self, ClusterError> {
         let bad = |why: &str| ClusterError::BadReply {
             addr: addr.to_string(),
@@ -224,7 +220,7 @@ impl SlotMap {
 
     /// The index of the node a redirect names (`ip:port` bytes), adding it when it is new.
     /// `None` when the name cannot be resolved.
-    pub fn node_for(&mut self, name: &[u8]) -> Option<u16> {
+    pub fn node_for(&mut self, name: &[u8], resolve: Resolve<'_>) -> Option<u16> {
         if let Some(i) = self.nodes.iter().position(|n| n.name.as_bytes() == name) {
             return Some(i as u16);
         }
@@ -397,6 +393,11 @@ mod tests {
         ])
     }
 
+    /// Addresses written as IP literals only: no lookup in unit tests.
+    fn literal(host: &str, port: u16) -> Option<SocketAddr> {
+        Some(SocketAddr::new(host.parse().ok()?, port))
+    }
+
     #[test]
     fn slot_map_from_cluster_slots() {
         let seed: SocketAddr = "127.0.0.1:7000".parse().unwrap();
@@ -405,7 +406,7 @@ mod tests {
             range(5461, 10922, "", 7001),
             range(10923, 16383, "127.0.0.1", 7002),
         ]);
-        let mut m = SlotMap::from_cluster_slots(&v, seed, "x").unwrap();
+        let mut m = SlotMap::from_cluster_slots(&v, seed, "x", &literal).unwrap();
         assert_eq!(m.masters(), [0, 1, 2]);
         assert_eq!(m.nodes[1].name, "127.0.0.1:7001");
         assert_eq!(m.owner[0], 0);
@@ -413,15 +414,16 @@ mod tests {
         assert_eq!(m.owner[16383], 2);
         // A refresh where node 2 took everything keeps the indices.
         let fresh = Value::Array(vec![range(0, 16383, "127.0.0.1", 7002)]);
-        let fresh = SlotMap::from_cluster_slots(&fresh, seed, "x").unwrap();
+        let fresh = SlotMap::from_cluster_slots(&fresh, seed, "x", &literal).unwrap();
         m.update_from(&fresh);
         assert_eq!(m.masters(), [2]);
-        assert_eq!(m.node_for(b"127.0.0.1:7001"), Some(1));
-        assert_eq!(m.node_for(b"127.0.0.1:7009"), Some(3));
+        assert_eq!(m.node_for(b"127.0.0.1:7001", &literal), Some(1));
+        assert_eq!(m.node_for(b"127.0.0.1:7009", &literal), Some(3));
         let err = SlotMap::from_cluster_slots(
             &Value::Error("ERR This instance has cluster support disabled".into()),
             seed,
             "x",
+            &literal,
         )
         .unwrap_err();
         assert!(err.to_string().contains("not a cluster node"), "{err}");
