@@ -144,13 +144,13 @@ pub fn dispatch(args: &[OsString], out: &mut dyn Write, err: &mut dyn Write) -> 
 /// The bracket after `threads: N` in the header: fewer executors than `--threads` asked (one per client
 /// at most), and executors sharing cores. It belongs to the report, not to stderr.
 fn threads_note(cfg: &Config) -> Option<String> {
-    let ran = cfg.threads.min(cfg.clients);
+    let ran = cfg.run.threads.min(cfg.run.clients);
     let mut parts = Vec::new();
-    if ran < cfg.threads {
-        parts.push(format!("{} asked, one per client", cfg.threads));
+    if ran < cfg.run.threads {
+        parts.push(format!("{} asked, one per client", cfg.run.threads));
     }
     if ran > 1 {
-        let cores = match &cfg.cpus {
+        let cores = match &cfg.run.cpus {
             Some(list) => list.len(),
             None => cpus::usable_cores().len(),
         };
@@ -187,7 +187,7 @@ fn cluster_header(cfg: &Config) -> Result<(Vec<discovery::NodeConfig>, Vec<Targe
         &cfg.target,
         cfg.tls.as_ref(),
         &cfg.setup,
-        cfg.connect_timeout,
+        cfg.run.connect_timeout,
     )
     .map_err(|e| match e {
         DiscoveryError::Conn(c) => RunError::Conn(c),
@@ -195,14 +195,14 @@ fn cluster_header(cfg: &Config) -> Result<(Vec<discovery::NodeConfig>, Vec<Targe
         DiscoveryError::Cluster(other) => RunError::Cluster(other),
     })?;
     let masters = map.masters().len();
-    if cfg.clients < masters {
+    if cfg.run.clients < masters {
         return Err(RunError::Usage(config::UsageError(format!(
             "invalid value '{}' for '-c': the cluster has {masters} masters and each needs at least one client",
-            cfg.clients
+            cfg.run.clients
         ))));
     }
     Ok((
-        discovery::node_configs(&map, cfg.tls.as_ref(), &cfg.setup, cfg.connect_timeout),
+        discovery::node_configs(&map, cfg.tls.as_ref(), &cfg.setup, cfg.run.connect_timeout),
         discovery::master_targets(&map),
     ))
 }
@@ -225,26 +225,26 @@ pub fn run(
         stdout
     };
     let cfg = Arc::new(cfg);
-    limits::prepare(cfg.clients, cfg.threads)?;
-    if matches!(cfg.target, Target::Tcp { .. }) && !cfg.cluster {
-        limits::local_ports(cfg.clients)?;
+    limits::prepare(cfg.run.clients, cfg.run.threads)?;
+    if matches!(cfg.target, Target::Tcp { .. }) && !cfg.run.cluster {
+        limits::local_ports(cfg.run.clients)?;
     }
     ring::probe()?;
     let mut ctl = control::ControlClient::connect(
         &cfg.target,
         cfg.tls.as_ref(),
         &cfg.setup,
-        cfg.connect_timeout,
+        cfg.run.connect_timeout,
     )?;
     let header = report::Header {
-        clients: cfg.clients,
-        data_size: cfg.data_size,
-        data_min: Some(cfg.shape.value.min),
-        keepalive: cfg.keepalive,
+        clients: cfg.run.clients,
+        data_size: cfg.run.data_size,
+        data_min: Some(cfg.run.shape.value.min),
+        keepalive: cfg.run.keepalive,
         save: ctl.config_get("save")?,
         appendonly: ctl.config_get("appendonly")?,
-        multi_thread: cfg.multi_thread,
-        threads: cfg.threads.min(cfg.clients),
+        multi_thread: cfg.run.multi_thread,
+        threads: cfg.run.threads.min(cfg.run.clients),
         threads_note: threads_note(&cfg),
         tls: cfg.tls.as_ref().map(|t| t.checks.clone()),
         cluster_nodes: None,
@@ -256,7 +256,7 @@ pub fn run(
     }
     let mut header = header;
     let mut masters = Vec::new();
-    if cfg.cluster {
+    if cfg.run.cluster {
         let (configs, targets) = cluster_header(&cfg)?;
         header.cluster_nodes = Some(configs);
         masters = targets;
@@ -264,11 +264,11 @@ pub fn run(
     let mut ctl = Some(ctl);
     let mut outcome = RunOutcome::default();
     let mut unwritten = Vec::new();
-    if cfg.idle {
+    if cfg.run.idle {
         writeln!(
             out,
             "Creating {} idle connections and waiting forever (Ctrl+C when done)",
-            cfg.clients
+            cfg.run.clients
         )?;
         out.flush()?;
         // Idle mode opens exactly -c connections.
@@ -304,7 +304,7 @@ pub fn run(
             target,
             cfg.tls.as_ref(),
             &cfg.setup,
-            cfg.connect_timeout,
+            cfg.run.connect_timeout,
         )
     };
     // With --cluster the view covers every master (each watch connects when its first test begins).
@@ -319,7 +319,7 @@ pub fn run(
                 .collect(),
         )
     };
-    if let Some(t) = cfg.start_at {
+    if let Some(t) = cfg.run.start_at {
         // Shown on a terminal only: a pod's or a host's log is its result (--json -), and a successful run
         // writes nothing to stderr.
         if let Some(p) = progress.as_deref_mut() {
@@ -334,7 +334,7 @@ pub fn run(
             return Ok(outcome);
         }
     }
-    if cfg.output == OutputMode::Csv {
+    if cfg.run.output == OutputMode::Csv {
         out.write_all(report::CSV_HEADER.as_bytes())?;
     }
     let mut hinted = false;
@@ -377,7 +377,7 @@ pub fn run(
                 let _ = p.flush();
             };
             let mut warmed = None;
-            if let Some(warmup) = cfg.shape.warmup {
+            if let Some(warmup) = cfg.run.shape.warmup {
                 // The server sees the warmup; its figures are dropped.
                 let budget = engine::Budget {
                     requests: u64::MAX,
@@ -389,7 +389,7 @@ pub fn run(
                     break;
                 }
             }
-            let stats = engine::run_test(&cfg, test, cfg.requests, control, stderr, &mut tick)?;
+            let stats = engine::run_test(&cfg, test, cfg.run.requests, control, stderr, &mut tick)?;
             if let Some(p) = progress.as_deref_mut() {
                 let _ = write!(p, "\r\x1b[K");
                 let _ = p.flush();
@@ -397,12 +397,12 @@ pub fn run(
             for e in &stats.conn_errors {
                 let _ = writeln!(stderr, "ringbench: {}: {e}", test.title);
             }
-            let requested = if cfg.shape.duration.is_some() {
+            let requested = if cfg.run.shape.duration.is_some() {
                 stats.completed + stats.failed
             } else {
-                cfg.requests
+                cfg.run.requests
             };
-            if cfg.output == OutputMode::Csv {
+            if cfg.run.output == OutputMode::Csv {
                 // CSV rows have no room for failures: say so where a reader of the file still sees it.
                 if stats.errors > 0 {
                     let _ = writeln!(
@@ -423,10 +423,10 @@ pub fn run(
             }
             let mut result = TestResult::new(test.title.clone(), requested, stats);
             result.warmup = warmed;
-            result.timeout_ms = cfg.timeout.map(|t| t.as_millis() as u64);
-            result.rate = cfg.shape.rps.map(|rps| config::shape::RateTarget {
+            result.timeout_ms = cfg.run.timeout.map(|t| t.as_millis() as u64);
+            result.rate = cfg.run.shape.rps.map(|rps| config::shape::RateTarget {
                 rps,
-                slots: cfg.clients * cfg.pipeline,
+                slots: cfg.run.clients * cfg.run.pipeline,
             });
             let per_node = |name: &str| {
                 result.stats.cluster.as_ref().map_or(0, |c| {
@@ -440,14 +440,14 @@ pub fn run(
             let view = watch.end(result.stats.completed, per_node, control.stopped());
             result.server = view;
             result.interrupted = control.stopped();
-            if result.interrupted && cfg.output == OutputMode::Csv {
+            if result.interrupted && cfg.run.output == OutputMode::Csv {
                 let _ = writeln!(
                     stderr,
                     "ringbench: {}: interrupted after {} of {} requests",
                     test.title, result.stats.completed, requested
                 );
             }
-            let text = results::test_text(&result, &header, cfg.output);
+            let text = results::test_text(&result, &header, cfg.run.output);
             out.write_all(text.as_bytes())?;
             out.flush()?;
             // A log that cannot be written is reported after the run: the report is out, the other
@@ -459,18 +459,18 @@ pub fn run(
             outcome.failed |=
                 result.stats.failed > 0 || (result.stats.not_sent > 0 && !control.stopped());
             outcome.error_replies |= result.stats.errors > 0;
-            if !cfg.cluster
+            if !cfg.run.cluster
                 && !hinted
                 && let Some(h) = redirect_hint(&result)
             {
                 let _ = writeln!(stderr, "{h}");
                 hinted = true;
             }
-            if !cfg.loop_forever || cfg.json.is_some() || cfg.plot.is_some() {
+            if !cfg.run.loop_forever || cfg.run.json.is_some() || cfg.run.plot.is_some() {
                 outcome.results.push(result);
             }
         }
-        if !cfg.loop_forever || control.stopped() {
+        if !cfg.run.loop_forever || control.stopped() {
             break;
         }
     }

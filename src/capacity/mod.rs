@@ -678,10 +678,10 @@ pub struct SearchRun {
 
 fn step_config(cfg: &Config, rps: Option<f64>, duration: Duration) -> Arc<Config> {
     let mut c = cfg.clone();
-    c.shape.rps = rps;
-    c.shape.duration = Some(duration);
-    c.shape.warmup = None;
-    c.loop_forever = false;
+    c.run.shape.rps = rps;
+    c.run.shape.duration = Some(duration);
+    c.run.shape.warmup = None;
+    c.run.loop_forever = false;
     Arc::new(c)
 }
 
@@ -738,7 +738,7 @@ fn run_step(
     r.warmup = (!args.warmup.is_zero()).then_some((warm, args.warmup.as_secs_f64()));
     r.rate = Some(RateTarget {
         rps: rate,
-        slots: cfg.clients * cfg.pipeline,
+        slots: cfg.run.clients * cfg.run.pipeline,
     });
     r.server = watch.end(r.stats.completed, false);
     Ok(Some((r, warm)))
@@ -762,19 +762,19 @@ pub fn run(
     let test = cfg.tests[0].clone();
     let mut sink = std::io::sink();
     let to_stdout = crate::report::results::json_to_stdout(&cfg);
-    let quiet = cfg.output == crate::config::OutputMode::Quiet;
+    let quiet = cfg.run.output == crate::config::OutputMode::Quiet;
     let out: &mut dyn Write = if to_stdout { &mut sink } else { stdout };
-    crate::config::limits::prepare(cfg.clients, cfg.threads)?;
+    crate::config::limits::prepare(cfg.run.clients, cfg.run.threads)?;
     let ctl = crate::net::control::ControlClient::connect(
         &cfg.target,
         cfg.tls.as_ref(),
         &cfg.setup,
-        cfg.connect_timeout,
+        cfg.run.connect_timeout,
     )?;
-    if cfg.threads > 1
+    if cfg.run.threads > 1
         && let (_, Some(w)) = engine::plan_cores(
-            cfg.threads.min(cfg.clients),
-            cfg.cpus.as_deref(),
+            cfg.run.threads.min(cfg.run.clients),
+            cfg.run.cpus.as_deref(),
             cfg.target.is_local(),
         )
     {
@@ -785,16 +785,16 @@ pub fn run(
         &cfg.target,
         cfg.tls.as_ref(),
         &cfg.setup,
-        cfg.connect_timeout,
+        cfg.run.connect_timeout,
     );
     if !quiet {
         writeln!(
             out,
             "capacity search: {}; -c {} -P {} --threads {}; objective {}",
             test.title,
-            cfg.clients,
-            cfg.pipeline,
-            cfg.threads,
+            cfg.run.clients,
+            cfg.run.pipeline,
+            cfg.run.threads,
             objectives_text(&args.objectives)
         )?;
         let warmup = if args.warmup.is_zero() {
@@ -916,7 +916,7 @@ pub fn run(
         &answer,
         &args.objectives,
         to,
-        cfg.threads,
+        cfg.run.threads,
         stopped,
     );
     out.write_all(text.as_bytes())?;
@@ -950,7 +950,7 @@ pub fn run(
         next_rps: answer.next.map(|i| steps[i].offered),
         client_limited: answer.next.is_some_and(|i| steps[i].verdict.client_limited),
     };
-    if let Some(dest) = &cfg.json {
+    if let Some(dest) = &cfg.run.json {
         let host = host_name();
         let mut file = RunFile::of_run(&cfg, &[], stopped);
         file.tests = records
@@ -963,7 +963,7 @@ pub fn run(
             .map_err(|e| RunError::Results(vec![e.into()]))?;
     }
     // A search stopped before its first step ended has nothing to draw.
-    if let Some(path) = cfg.plot.as_ref().filter(|_| !records.is_empty()) {
+    if let Some(path) = cfg.run.plot.as_ref().filter(|_| !records.is_empty()) {
         let points: Vec<crate::report::plot::KneePoint> = records
             .iter()
             .filter(|rec| !rec.repeated)

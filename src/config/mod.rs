@@ -19,60 +19,20 @@ use crate::net::target::{Setup, Target};
 use crate::workload::{self, SuiteParams, TestSpec};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::path::PathBuf;
-use std::time::Duration;
 
 pub use error::{ConfigError, ResolveError, UsageError};
-pub use settings::{Env, OutputMode, Settings, parse_uri};
+pub use settings::{Env, OutputMode, RunSettings, Settings, parse_uri};
 
 /// Everything a run needs, validated.
 #[derive(Debug, Clone)]
 pub struct Config {
     pub target: Target,
     pub setup: Setup,
-    pub clients: usize,
-    pub requests: u64,
-    pub data_size: usize,
-    pub keyspace: Option<u64>,
-    pub pipeline: usize,
-    /// Executors to start (1 without `--threads`).
-    pub threads: usize,
-    /// Whether `--threads` was given (the header says `multi-thread: yes`).
-    pub multi_thread: bool,
-    /// `--cpus`: the cores executors are pinned to, in order (`None`: the usable cores in order).
-    pub cpus: Option<Vec<usize>>,
-    pub keepalive: bool,
-    pub output: OutputMode,
-    pub loop_forever: bool,
-    pub idle: bool,
-    pub seed: u64,
-    pub precision: u8,
-    pub show_errors: bool,
-    /// `--cluster`: route every request to the master that owns its key's slot.
-    pub cluster: bool,
-    /// `--failover-timeout`: with `--cluster`, how long a request for a slot that no master answers
-    /// (its master lost, no replica promoted yet) is retried before the run gives up.
-    pub failover_timeout: Duration,
-    /// `--timeout`: how long a request may wait for its reply.
-    pub timeout: Option<Duration>,
-    /// `--connect-timeout`: how long connecting (and setup) may take.
-    pub connect_timeout: Duration,
     pub tests: Vec<TestSpec>,
     /// TLS settings with `--tls` or `rediss://`.
     pub tls: Option<crate::net::tls::TlsClient>,
-    /// `--json`: a file, or `-` for stdout.
-    pub json: Option<String>,
-    /// `--hdr-out`: interval logs go to `<prefix><test>.hlog`.
-    pub hdr_out: Option<String>,
-    /// `--plot`: an SVG file.
-    pub plot: Option<PathBuf>,
-    /// `--start-at`: Unix time to wait for before the first test.
-    pub start_at: Option<f64>,
-    /// Pacing and request shape: `--rps`, `--duration`, `--warmup`, distributions, values, mixes.
-    pub shape: Shape,
-    /// `--shard` / `--shards`: this process's place in a run of several; `clients`, `requests`, the rate,
-    /// the seed and the sequential key slice above are already this shard's share.
-    pub shard: Option<crate::config::shard::Shard>,
+    /// How the run goes: load, timeouts, output (everything `Settings::parse` decides alone).
+    pub run: RunSettings,
 }
 
 /// The longest title a custom command gets (in characters, `...` included).
@@ -234,18 +194,25 @@ impl Config {
         stderr: &mut dyn Write,
     ) -> Result<Config, ConfigError> {
         let s = settings;
-        if let Some(j) = s.json.as_deref().filter(|j| *j != "-") {
+        if let Some(j) = s.run.json.as_deref().filter(|j| *j != "-") {
             check_writable("--json", j, j)?;
         }
-        if let Some(p) = s.plot.as_ref().and_then(|p| p.to_str()) {
+        if let Some(p) = s.run.plot.as_ref().and_then(|p| p.to_str()) {
             check_writable("--plot", p, p)?;
         }
         let mut tests = build_suite(
-            &s.suite, &s.shape, s.keyspace, s.cluster, s.seed, stdin, stderr,
+            &s.suite,
+            &s.run.shape,
+            s.run.keyspace,
+            s.run.cluster,
+            s.run.seed,
+            stdin,
+            stderr,
         )?;
-        s.shape
-            .attach_composers(&mut tests, s.keyspace.is_some(), s.seed);
-        if let Some(p) = &s.hdr_out {
+        s.run
+            .shape
+            .attach_composers(&mut tests, s.run.keyspace.is_some(), s.run.seed);
+        if let Some(p) = &s.run.hdr_out {
             // Every test's log, so a name taken by a folder is found before the run.
             for t in &tests {
                 check_writable("--hdr-out", p, &log_path(p, &t.title))?;
@@ -272,33 +239,9 @@ impl Config {
                 resp3: s.resp3,
                 tracking: s.tracking,
             },
-            clients: s.clients,
-            requests: s.requests,
-            data_size: s.data_size,
-            keyspace: s.keyspace,
-            pipeline: s.pipeline,
-            threads: s.threads,
-            multi_thread: s.multi_thread,
-            cpus: s.cpus,
-            keepalive: s.keepalive,
-            output: s.output,
-            loop_forever: s.loop_forever,
-            idle: s.idle,
-            seed: s.seed,
-            precision: s.precision,
-            show_errors: s.show_errors,
-            cluster: s.cluster,
-            failover_timeout: s.failover_timeout,
-            timeout: s.timeout,
-            connect_timeout: s.connect_timeout,
             tests,
             tls,
-            json: s.json,
-            hdr_out: s.hdr_out,
-            plot: s.plot,
-            start_at: s.start_at,
-            shape: s.shape,
-            shard: s.shard,
+            run: s.run,
         })
     }
 }
@@ -307,6 +250,7 @@ impl Config {
 mod tests {
     use super::*;
     use crate::cli::Cli;
+    use std::time::Duration;
 
     #[test]
     fn titles_escape_and_shorten() {
@@ -443,10 +387,10 @@ mod tests {
         ];
         let s = Settings::parse(&cli(&args), &quiet_env()).unwrap();
         assert_eq!(s.host, "no-such-host.invalid");
-        assert_eq!(s.start_at, Some(1_700_000_010.0));
+        assert_eq!(s.run.start_at, Some(1_700_000_010.0));
         // The same flags against the same environment give the same settings (the seed is the clock's).
         let again = Settings::parse(&cli(&args), &quiet_env()).unwrap();
-        assert_eq!(s.seed, again.seed);
+        assert_eq!(s.run.seed, again.run.seed);
         // The environment is an argument: the shard index and the password come from it alone.
         let env = Env {
             shard_index: Some("2".into()),
@@ -454,7 +398,7 @@ mod tests {
             ..quiet_env()
         };
         let s = Settings::parse(&cli(&["--shards", "3", "--user", "u"]), &env).unwrap();
-        assert_eq!(s.shard.map(|sh| sh.index), Some(2));
+        assert_eq!(s.run.shard.map(|sh| sh.index), Some(2));
         assert_eq!(s.password.as_deref(), Some("from-env"));
         assert!(!format!("{s:?}").contains("from-env"));
         let e = Settings::parse(&cli(&["--shards", "3"]), &quiet_env()).unwrap_err();

@@ -85,13 +85,26 @@ pub struct Settings {
     pub dbnum: u32,
     pub resp3: bool,
     pub tracking: bool,
+    /// The TLS flags, checked against each other; `None` without TLS.
+    pub tls: Option<TlsOptions>,
+    pub suite: SuiteFlags,
+    pub run: RunSettings,
+}
+
+/// How the run goes once connected: load, pacing, timeouts, output. Decided by [`Settings::parse`] alone
+/// and carried unchanged into the resolved [`Config`](crate::config::Config).
+#[derive(Debug, Clone)]
+pub struct RunSettings {
     pub clients: usize,
     pub requests: u64,
     pub data_size: usize,
     pub keyspace: Option<u64>,
     pub pipeline: usize,
+    /// Executors to start (1 without `--threads`).
     pub threads: usize,
+    /// Whether `--threads` was given (the header says `multi-thread: yes`).
     pub multi_thread: bool,
+    /// `--cpus`: the cores executors are pinned to, in order (`None`: the usable cores in order).
     pub cpus: Option<Vec<usize>>,
     pub keepalive: bool,
     pub output: OutputMode,
@@ -100,19 +113,28 @@ pub struct Settings {
     pub seed: u64,
     pub precision: u8,
     pub show_errors: bool,
+    /// `--cluster`: route every request to the master that owns its key's slot.
     pub cluster: bool,
+    /// `--failover-timeout`: with `--cluster`, how long a request for a slot that no master answers
+    /// (its master lost, no replica promoted yet) is retried before the run gives up.
     pub failover_timeout: Duration,
+    /// `--timeout`: how long a request may wait for its reply.
     pub timeout: Option<Duration>,
+    /// `--connect-timeout`: how long connecting (and setup) may take.
     pub connect_timeout: Duration,
-    /// The TLS flags, checked against each other; `None` without TLS.
-    pub tls: Option<TlsOptions>,
+    /// `--json`: a file, or `-` for stdout.
     pub json: Option<String>,
+    /// `--hdr-out`: interval logs go to `<prefix><test>.hlog`.
     pub hdr_out: Option<String>,
+    /// `--plot`: an SVG file.
     pub plot: Option<PathBuf>,
+    /// `--start-at`: Unix time to wait for before the first test.
     pub start_at: Option<f64>,
+    /// Pacing and request shape: `--rps`, `--duration`, `--warmup`, distributions, values, mixes.
     pub shape: Shape,
-    pub shard: Option<Shard>,
-    pub suite: SuiteFlags,
+    /// `--shard` / `--shards`: this process's place in a run of several; `clients`, `requests`, the rate,
+    /// the seed and the sequential key slice above are already this shard's share.
+    pub shard: Option<crate::config::shard::Shard>,
 }
 
 impl std::fmt::Debug for Settings {
@@ -124,8 +146,7 @@ impl std::fmt::Debug for Settings {
             .field("socket", &self.socket)
             .field("user", &self.user)
             .field("password", &self.password.as_ref().map(|_| "<hidden>"))
-            .field("clients", &self.clients)
-            .field("requests", &self.requests)
+            .field("run", &self.run)
             .field("suite", &self.suite)
             .finish_non_exhaustive()
     }
@@ -401,37 +422,39 @@ impl Settings {
             dbnum,
             resp3: cli.resp3,
             tracking: cli.enable_tracking,
-            clients,
-            requests,
-            data_size,
-            keyspace,
-            pipeline,
-            threads,
-            multi_thread: cli.threads.is_some(),
-            cpus,
-            keepalive,
-            output,
-            loop_forever: cli.loop_forever,
-            idle: cli.idle,
-            seed,
-            precision,
-            show_errors: cli.show_errors,
-            cluster: cli.cluster,
-            failover_timeout,
-            timeout,
-            connect_timeout,
             tls: tls_on.then_some(tls_options),
-            json: cli.json.clone(),
-            hdr_out: cli.hdr_out.clone(),
-            plot: cli.plot.as_ref().map(PathBuf::from),
-            start_at,
-            shape,
-            shard,
             suite: SuiteFlags {
                 tests: cli.tests.clone(),
                 mix: cli.mix.clone(),
                 command: cli.command.iter().map(|a| a.as_bytes().to_vec()).collect(),
                 stdin_last_arg: cli.stdin_last_arg,
+            },
+            run: RunSettings {
+                clients,
+                requests,
+                data_size,
+                keyspace,
+                pipeline,
+                threads,
+                multi_thread: cli.threads.is_some(),
+                cpus,
+                keepalive,
+                output,
+                loop_forever: cli.loop_forever,
+                idle: cli.idle,
+                seed,
+                precision,
+                show_errors: cli.show_errors,
+                cluster: cli.cluster,
+                failover_timeout,
+                timeout,
+                connect_timeout,
+                json: cli.json.clone(),
+                hdr_out: cli.hdr_out.clone(),
+                plot: cli.plot.as_ref().map(PathBuf::from),
+                start_at,
+                shape,
+                shard,
             },
         })
     }

@@ -196,7 +196,7 @@ pub(crate) fn open(
         &cfg.target,
         cfg.tls.as_ref(),
         &cfg.setup,
-        cfg.connect_timeout,
+        cfg.run.connect_timeout,
     )
     .map_err(cluster_to_conn)?;
     let stride = (map.nodes.len() * 2).max(8);
@@ -224,12 +224,13 @@ pub(crate) fn layer<'a>(
 ) -> Box<dyn Layer + 'a> {
     let cfg = &*plan.cfg;
     let Topology { map, stride } = topology;
-    let depth = cfg.pipeline;
+    let depth = cfg.run.pipeline;
     let cursor = Rc::new(Cell::new(0u64));
     let max = composer.as_ref().map_or(0, |c| c.max_request_len());
     let clients = (0..plan.clients)
         .map(|i| {
             let seed = cfg
+                .run
                 .seed
                 .wrapping_add((plan.index as u64) << 32)
                 .wrapping_add(i as u64)
@@ -327,7 +328,7 @@ impl ClusterLayer<'_> {
                 &node_target(addr),
                 self.cfg.tls.as_ref(),
                 &self.cfg.setup,
-                self.cfg.connect_timeout,
+                self.cfg.run.connect_timeout,
             ) {
                 self.map.update_from(&fresh);
                 break;
@@ -360,7 +361,7 @@ impl ClusterLayer<'_> {
         while self.tallies.len() <= node {
             self.tallies.push(NodeTally {
                 completed: 0,
-                hist: new_histogram(self.cfg.precision),
+                hist: new_histogram(self.cfg.run.precision),
             });
         }
         self.tallies[node].completed += 1;
@@ -433,7 +434,7 @@ impl ClusterLayer<'_> {
                 &target,
                 self.cfg.tls.as_ref(),
                 &self.cfg.setup,
-                self.cfg.connect_timeout,
+                self.cfg.run.connect_timeout,
             )
             .and_then(|mut c| c.command(&[b"CLUSTER", b"INFO"]));
             if let Ok(Value::Bulk(b) | Value::Verbatim(_, b)) = reply
@@ -445,7 +446,7 @@ impl ClusterLayer<'_> {
                 break;
             }
         }
-        let secs = self.cfg.failover_timeout.as_secs_f64();
+        let secs = self.cfg.run.failover_timeout.as_secs_f64();
         let what = match (silent, owner) {
             (Some(_), Some(n)) => format!("{n} sent no reply for {secs} s"),
             (None, Some(n)) => {
@@ -525,7 +526,7 @@ impl ClusterLayer<'_> {
         if self.state.deadline.is_some_and(|d| now >= d) {
             return false;
         }
-        let k = self.state.claim(self.cfg.pipeline);
+        let k = self.state.claim(self.cfg.run.pipeline);
         if k == 0 {
             return false;
         }
@@ -640,7 +641,7 @@ impl ClusterLayer<'_> {
                 r.stalled.get_or_insert(now);
             }
             if r.stalled
-                .is_some_and(|t| now.duration_since(t) >= self.cfg.failover_timeout)
+                .is_some_and(|t| now.duration_since(t) >= self.cfg.run.failover_timeout)
             {
                 stuck = stuck.or(Some(r.slot));
             }
@@ -825,7 +826,7 @@ impl ClusterLayer<'_> {
             return;
         }
         self.next_watch = now + WATCH_EVERY;
-        let limit = self.cfg.failover_timeout;
+        let limit = self.cfg.run.failover_timeout;
         for j in 0..self.owed.len() {
             let (due, last) = d.owed(j);
             if due > 0 && d.is_live(j) && now.saturating_duration_since(last) >= limit {
@@ -933,7 +934,7 @@ impl Layer for ClusterLayer<'_> {
         self.watch(d, now);
         // Every client when the open loop paces them or the shard gave up; those whose backoff ended;
         // else only those with news.
-        if self.cfg.shape.rps.is_some() || self.abort.is_some() {
+        if self.cfg.run.shape.rps.is_some() || self.abort.is_some() {
             (0..self.clients.len()).for_each(|c| self.mark(c));
         }
         if self.next_backoff.is_some_and(|b| b <= now) {
@@ -963,7 +964,7 @@ impl Layer for ClusterLayer<'_> {
         if !self.ready.is_empty() {
             return Some(self.next_watch.min(Instant::now()));
         }
-        let due = self.cfg.shape.rps.and_then(|_| {
+        let due = self.cfg.run.shape.rps.and_then(|_| {
             self.clients
                 .iter()
                 .filter(|c| !c.finished && c.wake_at.is_none() && !c.done && !c.free.is_empty())
@@ -992,7 +993,7 @@ impl Layer for ClusterLayer<'_> {
         if self.per_second.len() < seconds {
             self.per_second.resize(seconds, 0);
         }
-        let precision = self.cfg.precision;
+        let precision = self.cfg.run.precision;
         let mut cs = ClusterStats {
             moved: self.moved,
             ask: self.ask,

@@ -120,12 +120,12 @@ pub fn run_test(
     on_tick: impl FnMut(u64, u64),
 ) -> Result<ShardStats, EngineError> {
     let budget = Budget {
-        requests: if cfg.shape.duration.is_some() {
+        requests: if cfg.run.shape.duration.is_some() {
             u64::MAX
         } else {
             requests
         },
-        duration: cfg.shape.duration,
+        duration: cfg.run.shape.duration,
     };
     run_phase(cfg, test, budget, control, stderr, on_tick)
 }
@@ -141,8 +141,8 @@ pub fn run_phase(
 ) -> Result<ShardStats, EngineError> {
     let requests = budget.requests;
     // A shard with no connection could not send its share, so there are never more shards than connections.
-    let shards = cfg.threads.min(cfg.clients);
-    let (cores, _) = plan_cores(shards, cfg.cpus.as_deref(), cfg.target.is_local());
+    let shards = cfg.run.threads.min(cfg.run.clients);
+    let (cores, _) = plan_cores(shards, cfg.run.cpus.as_deref(), cfg.target.is_local());
     let need = ring::request_memory(cfg, test, shards);
     if let Some(total) = ring::total_memory()
         && need > total / 2
@@ -150,15 +150,15 @@ pub fn run_phase(
         return Err(EngineError::Executor(format!(
             "{}: -d {} with -P {} and -c {} needs {:.1} GB of request buffers, more than half of this machine's {:.1} GB; lower -c, -P or -d",
             test.title,
-            cfg.data_size,
-            cfg.pipeline,
-            cfg.clients,
+            cfg.run.data_size,
+            cfg.run.pipeline,
+            cfg.run.clients,
             need as f64 / 1e9,
             total as f64 / 1e9
         )));
     }
     let base_rss = crate::stats::ClientMemory::start();
-    let clients = split(cfg.clients as u64, shards);
+    let clients = split(cfg.run.clients as u64, shards);
     let shares = split(requests, shards);
     let gate = Arc::new(StartGate::default());
     let error_clock = Arc::new(AtomicU64::new(0));
@@ -259,7 +259,7 @@ pub fn run_phase(
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
     }
-    let mut merged = ShardStats::new(cfg.precision);
+    let mut merged = ShardStats::new(cfg.run.precision);
     let mut start_failure = None;
     for h in handles {
         match h.join() {
@@ -272,7 +272,7 @@ pub fn run_phase(
     if let Some(e) = start_failure {
         return Err(e);
     }
-    merged.client_memory = crate::stats::ClientMemory::finish(base_rss, cfg.clients);
+    merged.client_memory = crate::stats::ClientMemory::finish(base_rss, cfg.run.clients);
     if let Some(e) = first_error.lock().unwrap_or_else(|p| p.into_inner()).take() {
         return Err(e.into());
     }
@@ -283,7 +283,7 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
     let cfg = plan.cfg.clone();
     // Phase 1: open this shard's connections (neither counted nor timed), all driven by the
     // executor's ring: one per client, or under `--cluster` one per client and master.
-    let opened = if cfg.cluster {
+    let opened = if cfg.run.cluster {
         cluster::open(&cfg, plan.clients)
     } else {
         let mut socks = Vec::with_capacity(plan.clients);
@@ -306,21 +306,22 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
         plan.gate.abort.store(true, Ordering::Release);
     }
     // Phase 2: every shard starts sending at the same moment, or none does.
-    let shards = cfg.threads.min(cfg.clients);
+    let shards = cfg.run.threads.min(cfg.run.clients);
     let go = plan.gate.wait(shards).await;
     guard.passed = true;
     let (sockets, topology) = opened?;
     if !go {
-        return Ok(ShardStats::new(cfg.precision));
+        return Ok(ShardStats::new(cfg.run.precision));
     }
 
     // Phase 3: drive the connections.
     let cpu_start = thread_cpu_seconds();
     let began = Instant::now();
-    let mut stats = ShardStats::new(cfg.precision);
+    let mut stats = ShardStats::new(cfg.run.precision);
     stats.start = Some(began);
     schedule::prepare_stats(&mut stats, &cfg, &plan.test);
     let intervals = cfg
+        .run
         .hdr_out
         .is_some()
         .then(|| IntervalRecorder::new(began, &stats.hist));
@@ -333,7 +334,7 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
     };
     let composer = schedule::composer_for(&cfg, &plan.test);
     let layer = match topology {
-        Some(t) if !cfg.idle => Some(cluster::layer(&plan, &state, t, composer.clone(), began)),
+        Some(t) if !cfg.run.idle => Some(cluster::layer(&plan, &state, t, composer.clone(), began)),
         _ => None,
     };
     let (io, failure) = match ring::Driver::new(&plan, &state, sockets, composer, began, layer) {
@@ -351,8 +352,8 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
     if let Some(e) = failure {
         return Err(e);
     }
-    if cfg.idle {
-        return Ok(ShardStats::new(cfg.precision));
+    if cfg.run.idle {
+        return Ok(ShardStats::new(cfg.run.precision));
     }
     Ok(finish_shard(&plan, &state, cpu_start, began, io))
 }

@@ -521,7 +521,7 @@ impl<'a> Driver<'a> {
             .collect();
         let fixed = ring.submitter().register_files(&fds).is_ok();
         let cursor = Rc::new(Cell::new(0u64));
-        let depth = cfg.pipeline;
+        let depth = cfg.run.pipeline;
         let mixed = composer.as_ref().is_some_and(|c| c.variants().len() > 1);
         let shared = (composer.is_none() && !plan.test.template.has_placeholders())
             .then(|| Rc::new(PipelineBuffer::new(&plan.test.template, depth)));
@@ -533,7 +533,7 @@ impl<'a> Driver<'a> {
                     Some((fd, tls)) => (Some(fd), tls),
                     None => (None, None),
                 };
-                let seed = crate::workload::keys::connection_seed(cfg.seed, plan.index, i);
+                let seed = crate::workload::keys::connection_seed(cfg.run.seed, plan.index, i);
                 let (requests, out, flights) = match &composer {
                     _ if layer.is_some() => (Requests::Raw, Vec::new(), VecDeque::new()),
                     Some(c) => (
@@ -592,7 +592,7 @@ impl<'a> Driver<'a> {
             .collect::<Vec<_>>();
         let absent = conns.iter().filter(|c| c.phase == Phase::Done).count();
         let ring_index = register_ring_fd(&ring);
-        let idle = cfg.idle;
+        let idle = cfg.run.idle;
         Ok(Driver {
             ring,
             mode,
@@ -673,7 +673,7 @@ impl<'a> Driver<'a> {
         if self.idle || self.layer.is_some() {
             return;
         }
-        let depth = self.cfg.pipeline;
+        let depth = self.cfg.run.pipeline;
         let state = self.state;
         let c = &mut self.conns[i];
         if c.phase != Phase::Live || c.send_pending || c.done_sending {
@@ -1225,7 +1225,7 @@ impl<'a> Driver<'a> {
             self.finish_if_idle(i);
             return;
         }
-        if !self.cfg.keepalive && c.pacing.is_none() {
+        if !self.cfg.run.keepalive && c.pacing.is_none() {
             c.renew = true;
             self.shut(i);
             return;
@@ -1283,8 +1283,8 @@ impl<'a> Driver<'a> {
         for i in 0..self.conns.len() {
             self.arm_recv(i);
         }
-        let timeout = self.cfg.timeout;
-        let open_loop = self.cfg.shape.rps.is_some();
+        let timeout = self.cfg.run.timeout;
+        let open_loop = self.cfg.run.shape.rps.is_some();
         let mut next_timeout_check = Instant::now();
         let mut cq = Vec::with_capacity(256);
         let layered = self.layer.is_some();
@@ -1328,7 +1328,7 @@ impl<'a> Driver<'a> {
             // Wait for at least one completion, or until the next request is due.
             let mut wait = MAX_WAIT;
             if open_loop {
-                let depth = self.cfg.pipeline;
+                let depth = self.cfg.run.pipeline;
                 if let Some(d) = self
                     .conns
                     .iter()
@@ -1525,11 +1525,11 @@ impl<'a> Driver<'a> {
 /// The request buffer memory a test needs over all executors: one buffer of `-P` requests per
 /// connection, or per executor when every connection sends the same bytes.
 pub(crate) fn request_memory(cfg: &Config, test: &crate::workload::TestSpec, shards: usize) -> u64 {
-    let depth = cfg.pipeline as u64;
+    let depth = cfg.run.pipeline as u64;
     match crate::engine::schedule::composer_for(cfg, test) {
-        Some(c) => cfg.clients as u64 * depth * c.max_request_len() as u64,
+        Some(c) => cfg.run.clients as u64 * depth * c.max_request_len() as u64,
         None if test.template.has_placeholders() => {
-            cfg.clients as u64 * depth * test.template.bytes().len() as u64
+            cfg.run.clients as u64 * depth * test.template.bytes().len() as u64
         }
         None => shards as u64 * depth * test.template.bytes().len() as u64,
     }
@@ -1559,7 +1559,13 @@ pub(crate) fn connect(cfg: &Config) -> Result<Socket, ConnError> {
 
 /// Like [`connect`], to `target` (a cluster node) instead of the run's server.
 pub(crate) fn connect_to(cfg: &Config, target: &Target) -> Result<Socket, ConnError> {
-    ControlClient::connect(target, cfg.tls.as_ref(), &cfg.setup, cfg.connect_timeout)?.into_socket()
+    ControlClient::connect(
+        target,
+        cfg.tls.as_ref(),
+        &cfg.setup,
+        cfg.run.connect_timeout,
+    )?
+    .into_socket()
 }
 
 /// Why a TLS session on the ring failed.

@@ -51,13 +51,13 @@ impl Pacing {
 /// The composer a test runs with on the per-request path, or `None` for the fixed-layout fast path.
 /// Open-loop runs always take the per-request path, compiling the test's own template if needed.
 pub(crate) fn composer_for(cfg: &Config, test: &TestSpec) -> Option<Arc<Composer>> {
-    match (&test.compose, cfg.shape.rps) {
+    match (&test.compose, cfg.run.shape.rps) {
         (Some(c), _) => Some(c.clone()),
         (None, Some(_)) => Some(Arc::new(Composer::new(
             &[(test.title.clone(), test.command.clone(), &test.template, 1)],
-            cfg.keyspace.is_some(),
-            cfg.shape.value,
-            cfg.seed,
+            cfg.run.keyspace.is_some(),
+            cfg.run.shape.value,
+            cfg.run.seed,
         ))),
         (None, None) => None,
     }
@@ -65,8 +65,8 @@ pub(crate) fn composer_for(cfg: &Config, test: &TestSpec) -> Option<Arc<Composer
 
 /// Adds the histograms a shard needs beyond the plain one: service time (open loop), one per mixed command.
 pub(crate) fn prepare_stats(stats: &mut ShardStats, cfg: &Config, test: &TestSpec) {
-    if cfg.shape.rps.is_some() {
-        stats.service = Some(new_histogram(cfg.precision));
+    if cfg.run.shape.rps.is_some() {
+        stats.service = Some(new_histogram(cfg.run.precision));
     }
     if let Some(c) = &test.compose
         && c.variants().len() > 1
@@ -76,7 +76,7 @@ pub(crate) fn prepare_stats(stats: &mut ShardStats, cfg: &Config, test: &TestSpe
             .iter()
             .map(|v| PartStats {
                 title: v.title.clone(),
-                hist: new_histogram(cfg.precision),
+                hist: new_histogram(cfg.run.precision),
                 completed: 0,
                 errors: 0,
             })

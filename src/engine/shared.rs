@@ -55,10 +55,10 @@ impl ShardPlan {
     pub(crate) fn keys(&self, cursor: &Rc<Cell<u64>>) -> KeyGen {
         let cfg = &self.cfg;
         KeyGen::new(
-            cfg.shape.distribution,
-            cfg.keyspace.unwrap_or(1),
+            cfg.run.shape.distribution,
+            cfg.run.keyspace.unwrap_or(1),
             self.index,
-            cfg.threads.min(cfg.clients),
+            cfg.run.threads.min(cfg.run.clients),
             cursor,
         )
     }
@@ -66,9 +66,10 @@ impl ShardPlan {
     /// The `--rps` schedule of this shard's connection `i`, from `began`.
     pub(crate) fn pacing(&self, began: Instant, i: usize) -> Option<Pacing> {
         let cfg = &self.cfg;
-        cfg.shape
+        cfg.run
+            .shape
             .rps
-            .map(|rps| Pacing::new(began, self.first_client + i, cfg.clients, rps))
+            .map(|rps| Pacing::new(began, self.first_client + i, cfg.run.clients, rps))
     }
 }
 
@@ -163,7 +164,7 @@ pub(crate) fn note_error(state: &ShardState, plan: &ShardPlan, raw: &[u8]) {
     if st.first_error.is_none() {
         st.first_error = Some(text());
     }
-    if plan.cfg.show_errors {
+    if plan.cfg.run.show_errors {
         let now_ms = plan.epoch.elapsed().as_millis() as u64 + 1000;
         let last = plan.error_clock.load(Ordering::Relaxed);
         if now_ms >= last + 1000

@@ -46,12 +46,12 @@ pub enum SinkError {
 
 /// True when the JSON goes to stdout, which then carries nothing else.
 pub fn json_to_stdout(cfg: &Config) -> bool {
-    cfg.json.as_deref() == Some("-")
+    cfg.run.json.as_deref() == Some("-")
 }
 
 /// Called when a test ends: writes its interval log with `--hdr-out`.
 pub fn after_test(cfg: &Config, r: &TestResult) -> Result<(), SinkError> {
-    if let Some(prefix) = &cfg.hdr_out {
+    if let Some(prefix) = &cfg.run.hdr_out {
         crate::report::hdrlog::write(prefix, r)?;
     }
     Ok(())
@@ -64,10 +64,10 @@ pub fn after_run(
     stopped: bool,
     out: &mut dyn Write,
 ) -> Result<(), SinkError> {
-    if let Some(dest) = &cfg.json {
+    if let Some(dest) = &cfg.run.json {
         RunFile::of_run(cfg, results, stopped).write_to(dest, out)?;
     }
-    if let Some(path) = &cfg.plot {
+    if let Some(path) = &cfg.run.plot {
         let series: Vec<crate::report::plot::Series<'_>> = results
             .iter()
             .map(|r| crate::report::plot::Series {
