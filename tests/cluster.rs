@@ -694,13 +694,7 @@ fn a_killed_master_without_a_replica_ends_the_run_within_the_bound() {
     assert_eq!(completed + failed + not_sent, requested, "{stdout}");
     assert!(failed <= 20, "{stdout}");
     assert!(completed >= 3000 && not_sent > 40_000_000, "{stdout}");
-    let secs: f64 = stdout
-        .lines()
-        .find_map(|l| l.split(" requests completed in ").nth(1))
-        .and_then(|r| r.split(' ').next())
-        .unwrap()
-        .parse()
-        .unwrap();
+    let secs = common::completed(&stdout).1;
     assert!(
         secs >= took.as_secs_f64() - 0.5,
         "{secs} s reported\n{stdout}"
@@ -865,14 +859,6 @@ fn the_server_view_sums_every_master_and_the_json_lists_each() {
     );
 }
 
-/// The `N requests completed in` count of the report (the first test's).
-fn completed(out: &str) -> u64 {
-    out.lines()
-        .find_map(|l| l.trim().split_once(" requests completed in "))
-        .map(|(n, _)| n.parse().unwrap())
-        .unwrap_or_else(|| panic!("no completed count in:\n{out}"))
-}
-
 /// The requests of one command in the `per command` table of a mix.
 fn per_command(out: &str, title: &str) -> u64 {
     out.lines()
@@ -912,7 +898,7 @@ fn the_open_loop_paces_every_master_and_counts_each_request_once() {
     );
     assert!(ok, "{out}\n{err}");
     assert!(err.is_empty(), "stderr: {err}");
-    let done = completed(&out);
+    let done = completed(&out).0;
     // The schedule holds 4000 requests (2000 per second for 2 s); a busy machine may end a few short.
     assert!((3600..=4000).contains(&done), "{out}");
     let per_master = calls_per_master(&c, "set");
@@ -948,7 +934,7 @@ fn a_mix_is_routed_per_request_and_counted_per_command() {
     );
     assert!(ok, "{out}\n{err}");
     assert!(err.is_empty(), "stderr: {err}");
-    assert_eq!(completed(&out), 20000, "{out}");
+    assert_eq!(completed(&out).0, 20000, "{out}");
     assert_eq!(per_command(&out, "SET"), 10000, "{out}");
     assert_eq!(per_command(&out, "GET"), 10000, "{out}");
     assert!(!out.contains("redirects:"), "{out}");
@@ -975,7 +961,7 @@ fn varying_values_reach_their_masters_with_their_lengths() {
     );
     assert!(ok, "{out}\n{err}");
     assert!(err.is_empty(), "stderr: {err}");
-    assert_eq!(completed(&out), 20000, "{out}");
+    assert_eq!(completed(&out).0, 20000, "{out}");
     assert!(!out.contains("redirects:"), "{out}");
     assert_eq!(c.calls("set"), 20000);
     let mut lengths = Vec::new();

@@ -136,13 +136,7 @@ fn a_killed_server_ends_the_run_within_two_seconds_with_the_report() {
     assert_eq!(completed + failed + not_sent, requested, "{stdout}");
     assert!(stdout.contains(&format!("{not_sent} not sent")), "{stdout}");
     // The reported time is the wall time, the reconnect attempts after the kill included.
-    let secs: f64 = stdout
-        .lines()
-        .find_map(|l| l.split(" requests completed in ").nth(1))
-        .and_then(|r| r.split(' ').next())
-        .unwrap()
-        .parse()
-        .unwrap();
+    let secs = common::completed(&stdout).1;
     assert!(
         secs + 0.1 >= took.as_secs_f64(),
         "{secs} s reported, {took:?} after the kill"

@@ -35,16 +35,6 @@ fn summary_row(out: &str, label: &str) -> Vec<f64> {
     row.split_whitespace().map(|v| v.parse().unwrap()).collect()
 }
 
-/// "N requests completed in S seconds" as (N, S).
-fn completed(out: &str) -> (u64, f64) {
-    let line = out
-        .lines()
-        .find(|l| l.contains("requests completed in"))
-        .unwrap_or_else(|| panic!("no completion line in\n{out}"));
-    let w: Vec<&str> = line.split_whitespace().collect();
-    (w[0].parse().unwrap(), w[4].parse().unwrap())
-}
-
 #[test]
 fn fixed_rate_for_a_fixed_time() {
     let _turn = alone();

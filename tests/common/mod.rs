@@ -191,15 +191,7 @@ pub fn spawn_ringbench(args: &[&str]) -> Child {
 
 /// Parses the `requests: N requested, C completed, F failed` line of the normal block.
 pub fn request_counts(stdout: &str) -> Option<(u64, u64, u64)> {
-    let line = stdout
-        .lines()
-        .find(|l| l.trim_start().starts_with("requests: "))?;
-    let nums: Vec<u64> = line
-        .split(|c: char| !c.is_ascii_digit())
-        .filter(|t| !t.is_empty())
-        .map(|t| t.parse().unwrap())
-        .collect();
-    Some((nums[0], nums[1], nums[2]))
+    request_split(stdout).map(|(r, c, f, _)| (r, c, f))
 }
 
 /// Parses the requests line into (requested, completed, failed, not sent).
@@ -229,4 +221,14 @@ pub fn ringbench_ok(server: &RedisServer, args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     stdout
+}
+
+/// The first test's "N requests completed in S seconds" as (N, S).
+pub fn completed(out: &str) -> (u64, f64) {
+    let line = out
+        .lines()
+        .find(|l| l.contains(" requests completed in "))
+        .unwrap_or_else(|| panic!("no completion line in\n{out}"));
+    let w: Vec<&str> = line.split_whitespace().collect();
+    (w[0].parse().unwrap(), w[4].parse().unwrap())
 }
