@@ -23,7 +23,8 @@ use io_uring::{IoUring, cqueue, opcode, squeue};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 use std::cell::Cell;
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::rc::Rc;
@@ -431,6 +432,8 @@ struct Conn {
     pacing: Option<Pacing>,
     seq: u64,
     next_due: Option<Instant>,
+    /// Open loop: the due time this connection waits for in the driver's timers, if any.
+    scheduled: Option<Instant>,
     done_sending: bool,
     was_full: bool,
     /// When the connection last sent or received (for `--timeout`).
@@ -489,6 +492,14 @@ pub(crate) struct Driver<'a> {
     failure: Option<ConnError>,
     /// The ring's registered index for `io_uring_enter`, when the kernel took the registration.
     ring_index: Option<u32>,
+    /// Open loop: connections that wait for their next request's due time, earliest first. An entry
+    /// counts only while it equals its connection's `scheduled` (older ones are skipped when popped).
+    timers: BinaryHeap<Reverse<(Instant, u32)>>,
+    /// Open loop: wake-ups fall on a grid of [`crate::engine::schedule::QUANTUM`] from `began`, so one
+    /// wake-up sends every request that fell due within the quantum before it.
+    began: Instant,
+    /// `--duration` is over and every connection was told so (done once, not every turn).
+    deadline_passed: bool,
 }
 
 impl Drop for Driver<'_> {
@@ -575,6 +586,7 @@ impl<'a> Driver<'a> {
                     keys: plan.keys(&cursor),
                     rng: SmallRng::seed_from_u64(seed),
                     next_due: pacing.map(|p| p.intended(0)),
+                    scheduled: None,
                     pacing,
                     seq: 0,
                     done_sending: false,
@@ -617,6 +629,9 @@ impl<'a> Driver<'a> {
             idle,
             failure: None,
             ring_index,
+            timers: BinaryHeap::new(),
+            began,
+            deadline_passed: false,
         })
     }
 
@@ -770,6 +785,7 @@ impl<'a> Driver<'a> {
         }
         if k == 0 {
             self.finish_if_idle(i);
+            self.schedule(i, now);
             return;
         }
         if c.waiting() == k {
@@ -777,7 +793,59 @@ impl<'a> Driver<'a> {
         }
         if let Err(e) = self.start_send(i) {
             self.lose(i, &e);
+            return;
         }
+        self.schedule(i, now);
+    }
+
+    /// Open loop: puts connection `i` where its next request will be found, if it has room for one: in
+    /// the ready list when it is due already, else in the timers at its due time. A full connection is
+    /// scheduled again when a reply makes room; one with a send in the kernel, when the send is done.
+    fn schedule(&mut self, i: usize, now: Instant) {
+        let depth = self.cfg.run.pipeline;
+        let c = &mut self.conns[i];
+        if c.pacing.is_none()
+            || c.phase != Phase::Live
+            || c.done_sending
+            || c.flights.len() >= depth
+        {
+            return;
+        }
+        let Some(due) = c.next_due else { return };
+        if due <= now {
+            if !c.send_pending {
+                self.make_ready(i);
+            }
+            return;
+        }
+        if c.scheduled != Some(due) {
+            c.scheduled = Some(due);
+            self.timers.push(Reverse((due, i as u32)));
+        }
+    }
+
+    /// Open loop: moves the connections whose timer is due by `now` to the ready list.
+    fn due_timers(&mut self, now: Instant) {
+        while let Some(&Reverse((t, i))) = self.timers.peek() {
+            if t > now {
+                break;
+            }
+            self.timers.pop();
+            let i = i as usize;
+            if self.conns[i].scheduled == Some(t) {
+                self.conns[i].scheduled = None;
+                self.make_ready(i);
+            }
+        }
+    }
+
+    /// Open loop: when the loop next wakes for a due request: the earliest timer, moved up to the
+    /// next point of the quantum grid, so requests due within one quantum leave with one wake-up.
+    fn next_timer(&self) -> Option<Instant> {
+        let &Reverse((t, _)) = self.timers.peek()?;
+        let q = crate::engine::schedule::QUANTUM.as_nanos() as u64;
+        let since = t.saturating_duration_since(self.began).as_nanos() as u64;
+        Some(self.began + Duration::from_nanos(since.div_ceil(q) * q))
     }
 
     /// Sends what connection `i` has ready (`out_len` bytes of its requests, or all of `out`),
@@ -1201,12 +1269,12 @@ impl<'a> Driver<'a> {
             self.lose(i, &self.closed());
             return;
         }
-        self.after_progress(i);
+        self.after_progress(i, now);
     }
 
     /// After replies or a finished send: a connection with nothing in flight sends again (closed
     /// loop), or with `-k 0` gets a new connection first; one whose share is done is closed.
-    fn after_progress(&mut self, i: usize) {
+    fn after_progress(&mut self, i: usize, now: Instant) {
         if let Some(l) = self.layer.as_mut() {
             l.wake(i);
             return;
@@ -1216,6 +1284,10 @@ impl<'a> Driver<'a> {
         }
         let c = &mut self.conns[i];
         if c.phase != Phase::Live || c.send_pending {
+            return;
+        }
+        if c.pacing.is_some() && !c.done_sending {
+            self.schedule(i, now);
             return;
         }
         if c.waiting() > 0 {
@@ -1241,7 +1313,7 @@ impl<'a> Driver<'a> {
         }
     }
 
-    fn on_send(&mut self, i: usize, res: i32) {
+    fn on_send(&mut self, i: usize, res: i32, now: Instant) {
         let c = &mut self.conns[i];
         c.send_pending = false;
         if c.phase != Phase::Live {
@@ -1258,7 +1330,7 @@ impl<'a> Driver<'a> {
             self.send_rest(i);
             return;
         }
-        self.after_progress(i);
+        self.after_progress(i, now);
     }
 
     /// Fails connections that waited longer than `--timeout` for a reply.
@@ -1300,8 +1372,9 @@ impl<'a> Driver<'a> {
             {
                 break;
             }
-            if !layered && self.state.deadline.is_some_and(|d| now >= d) {
+            if !layered && !self.deadline_passed && self.state.deadline.is_some_and(|d| now >= d) {
                 // --duration is over: requests already sent may still answer.
+                self.deadline_passed = true;
                 for i in 0..self.conns.len() {
                     self.conns[i].done_sending = true;
                     self.finish_if_idle(i);
@@ -1312,11 +1385,10 @@ impl<'a> Driver<'a> {
             if let Some(mut l) = self.layer.take() {
                 l.pump(self, now);
                 self.layer = Some(l);
-            } else if open_loop {
-                for i in 0..self.conns.len() {
-                    self.fill(i, now);
-                }
             } else {
+                if open_loop {
+                    self.due_timers(now);
+                }
                 while let Some(i) = self.ready.pop_front() {
                     self.conns[i].queued = false;
                     self.fill(i, now);
@@ -1327,19 +1399,8 @@ impl<'a> Driver<'a> {
             }
             // Wait for at least one completion, or until the next request is due.
             let mut wait = MAX_WAIT;
-            if open_loop {
-                let depth = self.cfg.run.pipeline;
-                if let Some(d) = self
-                    .conns
-                    .iter()
-                    .filter(|c| {
-                        c.phase == Phase::Live && !c.done_sending && c.flights.len() < depth
-                    })
-                    .filter_map(|c| c.next_due)
-                    .min()
-                {
-                    wait = wait.min(d.saturating_duration_since(now));
-                }
+            if let Some(t) = self.next_timer() {
+                wait = wait.min(t.saturating_duration_since(now));
             }
             if let Some(t) = timeout {
                 wait = wait.min(t);
@@ -1491,7 +1552,7 @@ impl<'a> Driver<'a> {
                     }
                 }
                 (OP_RECV, false) => self.on_recv(i, res, flags, now),
-                (OP_SEND, false) => self.on_send(i, res),
+                (OP_SEND, false) => self.on_send(i, res, now),
                 _ => {}
             }
         }

@@ -21,6 +21,12 @@ use std::time::{Duration, Instant};
 /// A request sent later than this after its intended time counts as late in the report.
 pub(crate) const LATE: Duration = Duration::from_millis(1);
 
+/// The open loop's wake-up grid: an executor wakes for due requests only at multiples of this from
+/// its start, and sends every request that fell due since, so a request leaves at most this much
+/// after its intended time (plus the kernel's wake-up delay) and one wake-up serves all the
+/// requests due within it. Latency still counts from each request's intended time.
+pub const QUANTUM: Duration = Duration::from_micros(20);
+
 /// One connection's open-loop schedule.
 #[derive(Debug, Clone, Copy)]
 pub struct Pacing {
