@@ -5,6 +5,7 @@ pub(crate) mod ring;
 pub(crate) mod schedule;
 pub(crate) mod shared;
 
+pub(crate) use schedule::QUANTUM;
 pub use shared::RunControl;
 pub(crate) use shared::{GateGuard, ShardPlan, ShardState, StartGate};
 

@@ -9,7 +9,9 @@
 
 use crate::config::Config;
 use crate::engine::schedule::Pacing;
-use crate::engine::shared::{RECONNECT_BACKOFF_MS, ShardPlan, ShardState, error_text, note_error};
+use crate::engine::shared::{
+    RECONNECT_BACKOFF_MS, ShardPlan, ShardState, error_text, note_error_in,
+};
 use crate::net::ConnError;
 use crate::net::control::ControlClient;
 use crate::net::target::Target;
@@ -43,6 +45,14 @@ const MAX_WAIT: Duration = Duration::from_millis(10);
 
 const OP_RECV: u64 = 1;
 const OP_SEND: u64 = 2;
+
+/// What the open loop's wait asks for when it only needs to wake at its next due request: more
+/// completions than can arrive, so the kernel (6.7 and later, with `DEFER_TASKRUN`) lets replies
+/// queue instead of waking the executor for each. Their arrival times come from the kernel's
+/// receive timestamps ([`RxStamps`]).
+const SLEEP_THROUGH: u32 = 1 << 16;
+/// Control space of a timestamped receive: one `cmsghdr` with a `timespec`.
+const STAMP_CONTROL_LEN: usize = 32;
 
 /// How the ring of an executor was set up: the best the kernel accepted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -296,6 +306,95 @@ impl Drop for BufRing {
     }
 }
 
+/// Open loop: receives are multishot `recvmsg`s that carry each buffer's kernel receive timestamp
+/// (`SO_TIMESTAMPNS`), so a reply's latency ends when it reached the socket, not when the executor
+/// next woke. The executor can then sleep until its next due request instead of waking for every
+/// reply. The message header describes the layout of each buffer (no name, a fixed control space);
+/// it is boxed so its address is stable while receives that read it are in the kernel.
+struct RxStamps {
+    msghdr: Box<libc::msghdr>,
+}
+
+impl RxStamps {
+    fn new() -> RxStamps {
+        // SAFETY: msghdr is plain data; all-zero is a valid value (null pointers, zero lengths).
+        let mut msghdr: Box<libc::msghdr> = Box::new(unsafe { std::mem::zeroed() });
+        msghdr.msg_controllen = STAMP_CONTROL_LEN;
+        RxStamps { msghdr }
+    }
+
+    /// Asks the kernel to timestamp what socket `fd` receives.
+    fn enable(fd: &OwnedFd) -> bool {
+        let on: libc::c_int = 1;
+        // SAFETY: a valid socket and an int option value that outlives the call.
+        unsafe {
+            libc::setsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_TIMESTAMPNS,
+                (&on as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            ) == 0
+        }
+    }
+
+    /// Splits a received buffer into where its payload starts, how long it is, and its receive
+    /// timestamp (nanoseconds of `CLOCK_REALTIME`), when the kernel gave one.
+    fn parse(&self, buf: &[u8]) -> Option<(usize, usize, Option<u64>)> {
+        let out = io_uring::types::RecvMsgOut::parse(buf, &self.msghdr).ok()?;
+        let at = buf.len() - out.payload_data().len();
+        let mut stamp = None;
+        let control = out.control_data();
+        // One `cmsghdr` (len, level, type) then the data, as the kernel lays it out on 64-bit Linux.
+        let head = std::mem::size_of::<libc::cmsghdr>();
+        if control.len() >= head + 16 {
+            let level = i32::from_ne_bytes(control[8..12].try_into().ok()?);
+            let kind = i32::from_ne_bytes(control[12..16].try_into().ok()?);
+            if level == libc::SOL_SOCKET && kind == libc::SCM_TIMESTAMPNS {
+                let sec = i64::from_ne_bytes(control[head..head + 8].try_into().ok()?);
+                let nsec = i64::from_ne_bytes(control[head + 8..head + 16].try_into().ok()?);
+                stamp = u64::try_from(sec)
+                    .ok()
+                    .map(|s| s * 1_000_000_000 + nsec.max(0) as u64);
+            }
+        }
+        Some((at, out.payload_data().len(), stamp))
+    }
+}
+
+/// A turn's clock: the monotonic `now` the loop reads, and the same moment on the wall clock, to
+/// turn a kernel receive timestamp into an `Instant`.
+#[derive(Clone, Copy)]
+struct Clock {
+    now: Instant,
+    real_ns: u64,
+}
+
+impl Clock {
+    fn read(stamps: bool) -> Clock {
+        let now = Instant::now();
+        let real_ns = if stamps {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64)
+        } else {
+            0
+        };
+        Clock { now, real_ns }
+    }
+
+    /// When a buffer stamped `stamp` arrived: `now` less its age, never later than `now`.
+    fn arrival(&self, stamp: Option<u64>) -> Instant {
+        match stamp {
+            Some(t) if self.real_ns > 0 => self
+                .now
+                .checked_sub(Duration::from_nanos(self.real_ns.saturating_sub(t)))
+                .unwrap_or(self.now),
+            _ => self.now,
+        }
+    }
+}
+
 /// Finds reply boundaries in receive buffers read in place. Only a line cut at a buffer's end (a
 /// few bytes, or an error reply's text) is copied, so the next buffer can complete it.
 #[derive(Debug, Default)]
@@ -351,6 +450,31 @@ impl InPlaceScanner {
     pub fn reset(&mut self) {
         self.scanner = ReplyScanner::new();
         self.carry = Vec::new();
+    }
+}
+
+/// Replies of one value in a row (a latency), recorded into a histogram with one call when the value
+/// changes or the buffer ends.
+#[derive(Default)]
+struct Run {
+    value: u64,
+    n: u64,
+}
+
+impl Run {
+    fn push(&mut self, hist: &mut hdrhistogram::Histogram<u64>, value: u64) {
+        if self.n > 0 && self.value != value {
+            self.flush(hist);
+        }
+        self.value = value;
+        self.n += 1;
+    }
+
+    fn flush(&mut self, hist: &mut hdrhistogram::Histogram<u64>) {
+        if self.n > 0 {
+            hist.saturating_record_n(self.value.max(1), self.n);
+        }
+        self.n = 0;
     }
 }
 
@@ -500,6 +624,10 @@ pub(crate) struct Driver<'a> {
     began: Instant,
     /// `--duration` is over and every connection was told so (done once, not every turn).
     deadline_passed: bool,
+    /// Open loop: receives carry kernel timestamps, so the wait need not wake for each reply.
+    stamps: Option<RxStamps>,
+    /// False once a timestamped receive came without its timestamp: the wait wakes for replies again.
+    stamped: bool,
 }
 
 impl Drop for Driver<'_> {
@@ -531,6 +659,11 @@ impl<'a> Driver<'a> {
             .map(|s| s.as_ref().map_or(-1, |(fd, _)| fd.as_raw_fd()))
             .collect();
         let fixed = ring.submitter().register_files(&fds).is_ok();
+        // The single-node open loop reads replies' arrival times from the kernel; a socket that
+        // refuses the option turns it off for the executor.
+        let stamps = (cfg.run.shape.rps.is_some() && layer.is_none() && !cfg.run.idle)
+            .then(RxStamps::new)
+            .filter(|_| socks.iter().flatten().all(|(fd, _)| RxStamps::enable(fd)));
         let cursor = Rc::new(Cell::new(0u64));
         let depth = cfg.run.pipeline;
         let mixed = composer.as_ref().is_some_and(|c| c.variants().len() > 1);
@@ -632,6 +765,8 @@ impl<'a> Driver<'a> {
             timers: BinaryHeap::new(),
             began,
             deadline_passed: false,
+            stamped: stamps.is_some(),
+            stamps,
         })
     }
 
@@ -651,10 +786,13 @@ impl<'a> Driver<'a> {
     fn arm_recv(&mut self, i: usize) {
         let c = &mut self.conns[i];
         let Some(fd) = c.fd.as_ref() else { return };
-        let sqe = if self.fixed {
-            opcode::RecvMulti::new(Fixed(i as u32), BGID).build()
-        } else {
-            opcode::RecvMulti::new(Fd(fd.as_raw_fd()), BGID).build()
+        let sqe = match (&self.stamps, self.fixed) {
+            (Some(s), true) => opcode::RecvMsgMulti::new(Fixed(i as u32), &*s.msghdr, BGID).build(),
+            (Some(s), false) => {
+                opcode::RecvMsgMulti::new(Fd(fd.as_raw_fd()), &*s.msghdr, BGID).build()
+            }
+            (None, true) => opcode::RecvMulti::new(Fixed(i as u32), BGID).build(),
+            (None, false) => opcode::RecvMulti::new(Fd(fd.as_raw_fd()), BGID).build(),
         }
         .user_data(user_data(i, c.generation, OP_RECV));
         c.recv_armed = true;
@@ -1041,6 +1179,9 @@ impl<'a> Driver<'a> {
                 return Err(None);
             }
         }
+        if self.stamps.is_some() && !RxStamps::enable(&fd) {
+            self.stamped = false;
+        }
         let c = &mut self.conns[i];
         c.fd = Some(fd);
         c.tls = tls.map(TlsSession::new);
@@ -1104,11 +1245,29 @@ impl<'a> Driver<'a> {
     }
 
     /// Handles one receive completion of connection `i`.
-    fn on_recv(&mut self, i: usize, res: i32, flags: u32, now: Instant) {
+    fn on_recv(&mut self, i: usize, mut res: i32, flags: u32, clock: Clock) {
         let more = cqueue::more(flags);
+        let now = clock.now;
         if let Some(bid) = cqueue::buffer_select(flags) {
+            let mut found = (0, res.max(0) as usize, now);
+            if res > 0
+                && let Some(s) = &self.stamps
+            {
+                // A `recvmsg` buffer: header and control first; no payload is the peer's close.
+                match s.parse(self.bufs.data(bid, res as usize)) {
+                    Some((at, len, stamp)) => {
+                        self.stamped &= stamp.is_some() || len == 0;
+                        found = (at, len, clock.arrival(stamp));
+                        if len == 0 {
+                            res = 0;
+                        }
+                    }
+                    None => res = -libc::EPROTO,
+                }
+            }
             if res > 0 && self.conns[i].phase == Phase::Live {
-                self.scan(i, bid, res as usize, now);
+                let (at, len, arrived) = found;
+                self.scan(i, bid, at, len, now, arrived);
             }
             self.bufs.give_back(bid);
         }
@@ -1153,11 +1312,12 @@ impl<'a> Driver<'a> {
         }
     }
 
-    /// Scans `len` bytes of buffer `bid` for connection `i`'s replies.
-    fn scan(&mut self, i: usize, bid: u16, len: usize, now: Instant) {
+    /// Scans `len` bytes of buffer `bid` from `at` for connection `i`'s replies, which reached the
+    /// socket at `arrived` (the kernel's timestamp in the open loop, else `now`).
+    fn scan(&mut self, i: usize, bid: u16, at: usize, len: usize, now: Instant, arrived: Instant) {
         let (state, plan, mixed, idle) = (self.state, self.plan, self.mixed, self.idle);
         let mut layer = self.layer.as_deref_mut();
-        let mut data = self.bufs.data(bid, len);
+        let mut data = &self.bufs.data(bid, at + len)[at..];
         let c = &mut self.conns[i];
         let mut closed = false;
         if let Some(t) = c.tls.as_mut() {
@@ -1173,6 +1333,11 @@ impl<'a> Driver<'a> {
         }
         let (reader, flights, due, batch_sent) =
             (&mut c.reader, &mut c.flights, &mut c.due, c.batch_sent);
+        // The shard's figures are borrowed once per buffer (not under a layer, which records its
+        // own), and replies with the same latency are recorded together: a batch is one record.
+        let mut st = layer.is_none().then(|| state.figures(now));
+        let (mut run, mut service_run) = (Run::default(), Run::default());
+        let (mut counted, mut lat_sum) = (0u64, 0u64);
         let mut batch = 0u64;
         let mut extra = false;
         let mut refused: Option<String> = None;
@@ -1212,11 +1377,14 @@ impl<'a> Driver<'a> {
                 l.on_reply(i, error, raw, now);
                 return;
             }
+            let Some(st) = st.as_deref_mut() else {
+                return;
+            };
             if *due > 0 {
                 *due -= 1;
                 batch += 1;
                 if error {
-                    note_error(state, plan, raw);
+                    note_error_in(st, plan, raw);
                 }
                 return;
             }
@@ -1225,14 +1393,15 @@ impl<'a> Driver<'a> {
                 return;
             };
             if error {
-                note_error(state, plan, raw);
+                note_error_in(st, plan, raw);
             }
-            let lat = now.saturating_duration_since(f.intended).as_nanos() as u64;
-            state.record(now, lat, 1);
-            let mut st = state.stats.borrow_mut();
+            let lat = arrived.saturating_duration_since(f.intended).as_nanos() as u64;
+            run.push(&mut st.hist, lat);
+            counted += 1;
+            lat_sum += lat;
             if let Some(svc) = st.service.as_mut() {
-                let service = now.saturating_duration_since(f.sent).as_nanos() as u64;
-                svc.saturating_record(service.max(1));
+                let service = arrived.saturating_duration_since(f.sent).as_nanos() as u64;
+                service_run.push(svc, service);
             }
             if mixed && let Some(part) = st.parts.get_mut(f.kind) {
                 part.hist.saturating_record(lat.max(1));
@@ -1240,10 +1409,26 @@ impl<'a> Driver<'a> {
                 part.errors += u64::from(error);
             }
         });
-        if batch > 0 {
-            let lat = now.saturating_duration_since(batch_sent).as_nanos() as u64;
-            state.record(now, lat, batch);
+        if let Some(st) = st.as_deref_mut() {
+            run.flush(&mut st.hist);
+            if let Some(svc) = st.service.as_mut() {
+                service_run.flush(svc);
+            }
+            if batch > 0 {
+                let lat = now.saturating_duration_since(batch_sent).as_nanos() as u64;
+                st.hist.saturating_record_n(lat.max(1), batch);
+                counted += batch;
+                lat_sum += lat * batch;
+            }
+            if counted > 0 {
+                st.completed += counted;
+                st.end = Some(now);
+            }
         }
+        drop(st);
+        state
+            .latency_sum_ns
+            .set(state.latency_sum_ns.get() + lat_sum);
         c.last_progress = now;
         c.fresh = false;
         if let Some(message) = refused {
@@ -1424,7 +1609,15 @@ impl<'a> Driver<'a> {
                         .max(Duration::from_micros(50)),
                 );
             }
-            if let Err(e) = self.submit_and_wait(wait) {
+            // With timestamped receives the open loop sleeps until its next due request; replies
+            // queue meanwhile (a connection whose reply makes room sends at the next point of the
+            // grid). Otherwise the first completion wakes it.
+            let want = if self.stamped && self.ready.is_empty() && !self.timers.is_empty() {
+                SLEEP_THROUGH
+            } else {
+                1
+            };
+            if let Err(e) = self.submit_and_wait(wait, want) {
                 let err = ConnError::Lost {
                     addr: self.addr.clone(),
                     reason: format!("io_uring_enter failed: {e}"),
@@ -1434,8 +1627,9 @@ impl<'a> Driver<'a> {
                 }
                 break;
             }
-            let now = Instant::now();
-            self.reap(&mut cq, now);
+            let clock = Clock::read(self.stamps.is_some());
+            let now = clock.now;
+            self.reap(&mut cq, clock);
             if self.idle {
                 // `-I`: the live count is the connections still open.
                 self.plan
@@ -1474,16 +1668,16 @@ impl<'a> Driver<'a> {
         self.failure.take()
     }
 
-    /// Submits what is queued and waits up to `wait` for a completion.
-    fn submit_and_wait(&mut self, wait: Duration) -> io::Result<()> {
+    /// Submits what is queued and waits up to `wait` for `want` completions.
+    fn submit_and_wait(&mut self, wait: Duration, want: u32) -> io::Result<()> {
         let entered = match self.ring_index {
-            Some(index) => self.enter_registered(index, wait),
+            Some(index) => self.enter_registered(index, wait, want),
             None => {
                 let ts = Timespec::new()
                     .sec(wait.as_secs())
                     .nsec(wait.subsec_nanos());
                 let args = SubmitArgs::new().timespec(&ts);
-                self.ring.submitter().submit_with_args(1, &args)
+                self.ring.submitter().submit_with_args(want as usize, &args)
             }
         };
         match entered {
@@ -1501,8 +1695,8 @@ impl<'a> Driver<'a> {
     }
 
     /// `io_uring_enter` by the ring's registered index: submits what is queued and waits up to `wait`
-    /// for one completion.
-    fn enter_registered(&mut self, index: u32, wait: Duration) -> io::Result<usize> {
+    /// for `want` completions.
+    fn enter_registered(&mut self, index: u32, wait: Duration, want: u32) -> io::Result<usize> {
         let to_submit = self.ring.submission().len() as libc::c_uint;
         let ts = KernelTimespec {
             sec: wait.as_secs() as i64,
@@ -1521,7 +1715,7 @@ impl<'a> Driver<'a> {
                 libc::SYS_io_uring_enter,
                 index,
                 to_submit,
-                1 as libc::c_uint,
+                want as libc::c_uint,
                 IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG | IORING_ENTER_REGISTERED_RING,
                 &arg as *const GeteventsArg,
                 std::mem::size_of::<GeteventsArg>(),
@@ -1535,7 +1729,8 @@ impl<'a> Driver<'a> {
     }
 
     /// Handles every completion posted, then gives the scanned buffers back to the kernel.
-    fn reap(&mut self, cq: &mut Vec<(u64, i32, u32)>, now: Instant) {
+    fn reap(&mut self, cq: &mut Vec<(u64, i32, u32)>, clock: Clock) {
+        let now = clock.now;
         cq.extend(
             self.ring
                 .completion()
@@ -1551,7 +1746,7 @@ impl<'a> Driver<'a> {
                         self.bufs.give_back(bid);
                     }
                 }
-                (OP_RECV, false) => self.on_recv(i, res, flags, now),
+                (OP_RECV, false) => self.on_recv(i, res, flags, clock),
                 (OP_SEND, false) => self.on_send(i, res, now),
                 _ => {}
             }
@@ -1575,10 +1770,10 @@ impl<'a> Driver<'a> {
         }
         let until = Instant::now() + Duration::from_millis(500);
         while self.conns.iter().any(|c| c.recv_armed || c.send_pending) && Instant::now() < until {
-            if self.submit_and_wait(Duration::from_millis(10)).is_err() {
+            if self.submit_and_wait(Duration::from_millis(10), 1).is_err() {
                 break;
             }
-            self.reap(cq, Instant::now());
+            self.reap(cq, Clock::read(self.stamps.is_some()));
         }
     }
 }
@@ -1705,6 +1900,21 @@ impl TlsSession {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_receive_timestamp_becomes_the_reply_arrival() {
+        let now = Instant::now();
+        let clock = Clock {
+            now,
+            real_ns: 1_000_000_000_000,
+        };
+        // Stamped 30 µs before the turn read its clocks.
+        let stamp = clock.real_ns - 30_000;
+        assert_eq!(clock.arrival(Some(stamp)), now - Duration::from_micros(30));
+        // No stamp, or one from the future (the wall clock stepped back): the turn's own time.
+        assert_eq!(clock.arrival(None), now);
+        assert_eq!(clock.arrival(Some(clock.real_ns + 5_000)), now);
+    }
 
     fn replies(chunks: &[&[u8]]) -> Vec<(Scanned, Vec<u8>)> {
         let mut s = InPlaceScanner::default();

@@ -25,7 +25,7 @@ pub(crate) const LATE: Duration = Duration::from_millis(1);
 /// its start, and sends every request that fell due since, so a request leaves at most this much
 /// after its intended time (plus the kernel's wake-up delay) and one wake-up serves all the
 /// requests due within it. Latency still counts from each request's intended time.
-pub const QUANTUM: Duration = Duration::from_micros(20);
+pub(crate) const QUANTUM: Duration = Duration::from_micros(20);
 
 /// One connection's open-loop schedule.
 #[derive(Debug, Clone, Copy)]

@@ -8,7 +8,7 @@ use crate::stats::intervals::IntervalRecorder;
 use crate::stats::{LiveCounters, ShardStats};
 use crate::workload::TestSpec;
 use crate::workload::keys::KeyGen;
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, RefCell, RefMut};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, mpsc};
@@ -125,17 +125,25 @@ impl ShardState {
     /// Records `n` replies that arrived at `now`, each `lat_ns` after its reference time. With
     /// `--hdr-out`, a second that ended before `now` is cut into its interval first.
     pub(crate) fn record(&self, now: Instant, lat_ns: u64, n: u64) {
-        let mut st = self.stats.borrow_mut();
-        if let Some(rec) = self.intervals.borrow_mut().as_mut()
-            && rec.due(now)
-        {
-            rec.cut_until(now, &st.hist);
-        }
+        let mut st = self.figures(now);
         st.hist.saturating_record_n(lat_ns.max(1), n);
         st.completed += n;
         st.end = Some(now);
         self.latency_sum_ns
             .set(self.latency_sum_ns.get() + lat_ns * n);
+    }
+
+    /// The shard's figures, borrowed once to record the replies that arrived by `now` (a whole
+    /// receive buffer's). With `--hdr-out`, a second that ended before `now` is cut into its
+    /// interval first.
+    pub(crate) fn figures(&self, now: Instant) -> RefMut<'_, ShardStats> {
+        let st = self.stats.borrow_mut();
+        if let Some(rec) = self.intervals.borrow_mut().as_mut()
+            && rec.due(now)
+        {
+            rec.cut_until(now, &st.hist);
+        }
+        st
     }
 
     /// Takes up to `want` requests from the shard's share.
@@ -157,7 +165,11 @@ pub(crate) fn error_text(raw: &[u8]) -> String {
 
 /// Counts an error reply, keeps the first one's text, and prints it with `-e` (at most once a second).
 pub(crate) fn note_error(state: &ShardState, plan: &ShardPlan, raw: &[u8]) {
-    let mut st = state.stats.borrow_mut();
+    note_error_in(&mut state.stats.borrow_mut(), plan, raw);
+}
+
+/// [`note_error`] into figures already borrowed.
+pub(crate) fn note_error_in(st: &mut ShardStats, plan: &ShardPlan, raw: &[u8]) {
     st.errors += 1;
     st.count_error_kind(raw);
     let text = || error_text(raw);

@@ -121,6 +121,14 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
         }
     }
     let _ = writeln!(s, "  keep alive: {}", u8::from(h.keepalive));
+    if let Some(t) = &r.rate {
+        let _ = writeln!(
+            s,
+            "  open loop: target {:.2} rps; sends leave on a {} usec wake-up grid (latency from each intended send)",
+            t.rps,
+            crate::engine::QUANTUM.as_micros()
+        );
+    }
     if let Some(tls) = &h.tls {
         let _ = writeln!(s, "  TLS: {tls}");
     }

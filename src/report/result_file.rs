@@ -150,6 +150,10 @@ pub struct RunConfig {
     /// `--rps`: the target rate (a shard's: its share; a merge's: the sum).
     #[serde(default)]
     pub rps: Option<f64>,
+    /// `--rps`: the wake-up grid of the pacing, microseconds: a request leaves at most this long after
+    /// its intended time (plus the kernel's wake-up delay). Absent without `--rps`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing_quantum_us: Option<f64>,
     /// `--cluster`: requests were routed to each key's master (absent in files of older versions).
     #[serde(default)]
     pub cluster: bool,
@@ -402,6 +406,11 @@ impl RunConfig {
             tests: cfg.tests.iter().map(|t| t.title.clone()).collect(),
             shard: cfg.run.shard,
             rps: cfg.run.shape.rps,
+            pacing_quantum_us: cfg
+                .run
+                .shape
+                .rps
+                .map(|_| crate::engine::QUANTUM.as_secs_f64() * 1e6),
             cluster: cfg.run.cluster,
         }
     }
