@@ -26,7 +26,7 @@ use crate::net::ConnError;
 use crate::net::control::ControlClient;
 use crate::net::discovery::{self, DiscoveryError};
 use crate::net::target::Target;
-use crate::protocol::cluster::{self, Redirect, SLOTS, SlotMap, UNASSIGNED};
+use crate::protocol::cluster::{self, DigitSlots, Redirect, SLOTS, SlotMap, UNASSIGNED};
 use crate::protocol::resp::Value;
 use crate::stats::cluster::{ClusterStats, Failover};
 use crate::stats::{ShardStats, new_histogram};
@@ -218,8 +218,10 @@ struct ClusterLayer<'a> {
     owed: Vec<VecDeque<u32>>,
     clients: Vec<Client>,
     composer: Option<Arc<Composer>>,
-    /// The fixed-layout template's routing key bytes (`None`: a command without a key).
+    /// The fixed-layout template's routing key bytes (`None`: a command without a key), and when the
+    /// key's only varying part is one placeholder: its index and the slots of its numbers.
     key: Option<Range<usize>>,
+    digits: Option<(usize, DigitSlots)>,
     /// The executor's position in the mix's cycle, shared by its clients.
     turn: Rc<Cell<u64>>,
     next_watch: Instant,
@@ -384,6 +386,11 @@ pub(crate) fn layer<'a>(
             .collect(),
         clients,
         key: plan.test.template.key_range(),
+        digits: plan.test.template.key_digits().and_then(|(index, at)| {
+            let t = &plan.test.template;
+            let key = &t.bytes()[t.key_range()?];
+            Some((index, DigitSlots::new(key, at)?))
+        }),
         composer,
         turn: Rc::new(Cell::new(0)),
         next_watch: began,
@@ -703,13 +710,30 @@ impl ClusterLayer<'_> {
             }
             None => {
                 let (keys, rng) = (&mut cl.keys, &mut cl.rng);
-                let bytes = cl.pipe.fill_request(i, || keys.next(rng));
-                (
-                    self.key
-                        .as_ref()
-                        .map(|r| cluster::slot_of(&bytes[r.clone()])),
-                    0,
-                )
+                match &self.digits {
+                    // The key's slot from the number its digits were patched with.
+                    Some((index, slots)) => {
+                        let (mut k, mut key) = (0, 0);
+                        cl.pipe.fill_request(i, || {
+                            let v = keys.next(rng);
+                            if k == *index {
+                                key = v;
+                            }
+                            k += 1;
+                            v
+                        });
+                        (Some(slots.slot(key)), 0)
+                    }
+                    None => {
+                        let bytes = cl.pipe.fill_request(i, || keys.next(rng));
+                        (
+                            self.key
+                                .as_ref()
+                                .map(|r| cluster::slot_of(&bytes[r.clone()])),
+                            0,
+                        )
+                    }
+                }
             }
         };
         // A command without a key may go anywhere: spread such requests over the masters.
@@ -857,11 +881,14 @@ impl ClusterLayer<'_> {
         let paced = self.clients[c].pacing.is_some();
         let composed = self.composer.is_some();
         let (mut late_full, mut late_free) = (0u64, 0u64);
+        // Partial batches go at the end of the share, while a request waits for its slot, and when
+        // the pool is full with nothing in flight to free it (a safety valve: what is in flight and
+        // one partial batch per master cannot fill it).
+        let starved = self.clients[c].free.is_empty()
+            && (c * stride..(c + 1) * stride).all(|j| self.owed[j].is_empty());
         let cl = &mut self.clients[c];
         cl.unreachable.fill(false);
-        // Partial batches go at the end of the share, or when the pool is full (it cannot be by
-        // what is in flight and partial batches alone; a safety valve when nodes multiply).
-        let whole_only = !paced && !cl.done && !cl.free.is_empty() && cl.stalled == 0;
+        let whole_only = !paced && !cl.done && !starved && cl.stalled == 0;
         for n in 0..stride {
             if self.clients[c].queue[n].is_empty() {
                 continue;

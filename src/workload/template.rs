@@ -76,6 +76,27 @@ impl RequestTemplate {
         self.key_range.clone()
     }
 
+    /// When the routing key holds exactly one placeholder's digits (and nothing else varies in it):
+    /// that placeholder's index among [`Self::rand_offsets`] and where its digits start inside the key.
+    /// Its slot then follows from the number alone (`protocol::cluster::DigitSlots`).
+    pub fn key_digits(&self) -> Option<(usize, usize)> {
+        let key = self.key_range.clone()?;
+        let inside = |o: usize| o < key.end && o + RAND_WIDTH > key.start;
+        if self.copies.iter().any(|&(d, _)| inside(d)) {
+            return None;
+        }
+        let mut found = self
+            .rand_offsets
+            .iter()
+            .enumerate()
+            .filter(|&(_, &o)| inside(o));
+        let (index, &at) = found.next()?;
+        if found.next().is_some() || at < key.start || at + RAND_WIDTH > key.end {
+            return None;
+        }
+        Some((index, at - key.start))
+    }
+
     /// The request's bytes, with placeholders as compiled.
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
@@ -251,6 +272,26 @@ mod tests {
         let cap = p.bytes.capacity();
         p.fill(3, || 7);
         assert_eq!(p.bytes.capacity(), cap);
+    }
+
+    #[test]
+    fn key_digits_name_the_one_placeholder_of_the_key() {
+        let t = RequestTemplate::from_args(
+            &[
+                b"SET".to_vec(),
+                b"key:__rand_int__".to_vec(),
+                RAND_INT.to_vec(),
+            ],
+            true,
+        );
+        assert_eq!(t.key_digits(), Some((0, 4)));
+        let two = RequestTemplate::from_args(
+            &[b"SET".to_vec(), b"__rand_int____rand_int__".to_vec()],
+            true,
+        );
+        assert_eq!(two.key_digits(), None);
+        let plain = RequestTemplate::from_args(&[b"GET".to_vec(), b"k".to_vec()], true);
+        assert_eq!(plain.key_digits(), None);
     }
 
     #[test]
