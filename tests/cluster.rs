@@ -1044,3 +1044,66 @@ fn idle_connections_are_held_on_every_master_until_interrupted() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A node's `INFO stats` counter.
+fn stat(c: &Cluster, port: u16, field: &str) -> u64 {
+    c.cli(port, &["info", "stats"])
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .unwrap_or_else(|| panic!("no {field} in INFO stats of {port}"))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn each_node_sees_batches_of_p_and_the_per_node_counts_match_its_commandstats() {
+    let c = Cluster::start();
+    let json = c.dir.join("batches.json");
+    let reads_before: Vec<u64> = c
+        .ports
+        .iter()
+        .map(|&p| stat(&c, p, "total_reads_processed"))
+        .collect();
+    let (ok, out, err) = run(
+        &c,
+        &[
+            "-t",
+            "set",
+            "-r",
+            "100000",
+            "-n",
+            "48000",
+            "-c",
+            "6",
+            "-P",
+            "16",
+            "--threads",
+            "2",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert!(ok && err.is_empty(), "{out}\n{err}");
+    let t = json_test(&json);
+    let nodes = t["cluster"]["nodes"].as_object().unwrap();
+    assert_eq!(nodes.len(), 3, "{t}");
+    let mut total = 0;
+    for (&p, before) in c.ports.iter().zip(&reads_before) {
+        let calls = parse_commandstats(&c.cli(p, &["info", "commandstats"]))["set"];
+        let name = format!("127.0.0.1:{p}");
+        // The client's per-node count is what this master served.
+        assert_eq!(nodes[&name].as_u64().unwrap(), calls, "master {name}");
+        total += calls;
+        // Each of a client's connections carries batches of -P: the master reads about one batch
+        // per read event (a round of 16 split over three masters would be 5 or 6 per read). The
+        // few other reads are the run's set-up and INFO commands and this test's own.
+        let reads = stat(&c, p, "total_reads_processed") - before;
+        let per_read = calls as f64 / reads as f64;
+        assert!(
+            per_read >= 12.0,
+            "master {name}: {calls} SETs in {reads} reads ({per_read:.1} per read)"
+        );
+    }
+    assert_eq!(total, 48000);
+}

@@ -5,6 +5,14 @@
 //! (sends, receives, TLS, scanning, `--timeout`); this file decides where each request goes and what
 //! each reply means.
 //!
+//! `-P` is the depth each node sees on each of a client's connections: a connection sends its
+//! requests as one batch of up to `-P` (closed loop: the next batch once the last one is answered;
+//! open loop: due requests while fewer than `-P` are in flight there). A client draws keys until each
+//! of its idle connections has a whole batch; a key drawn for a node whose pipeline is busy waits in
+//! that node's queue for its next batch, so no key is wasted and `-n` stays exact. A request's slot is
+//! read where the request is built (the template's key digits, or where the composer wrote the key),
+//! and its bytes are built once, in the client's pool, and copied once, into the connection's send.
+//!
 //! A lost master: its slots' requests are retried with backoff and the slot map is re-read (over the
 //! blocking control client) until a promoted replica (or another master) answers for them. When none
 //! does within `--failover-timeout`, the shard gives up with a message naming the node and the
@@ -18,19 +26,21 @@ use crate::net::ConnError;
 use crate::net::control::ControlClient;
 use crate::net::discovery::{self, DiscoveryError};
 use crate::net::target::Target;
-use crate::protocol::cluster::{self, Redirect, SLOTS, SlotMap, UNASSIGNED};
+use crate::protocol::cluster::{self, DigitSlots, Redirect, SLOTS, SlotMap, UNASSIGNED};
 use crate::protocol::resp::Value;
 use crate::stats::cluster::{ClusterStats, Failover};
 use crate::stats::{ShardStats, new_histogram};
 use crate::workload::PipelineBuffer;
-use crate::workload::compose::Composer;
+use crate::workload::compose::{Composer, KeyAt};
 use crate::workload::keys::{KeyGen, bounded};
 use hdrhistogram::Histogram;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::cell::Cell;
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 use std::net::SocketAddr;
+use std::ops::Range;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -66,13 +76,31 @@ struct LostNode {
     answered: Option<(u16, f64)>,
 }
 
-/// One master's tally on this executor, indexed like the slot map's nodes.
+/// One master's tally on this executor, indexed like the slot map's nodes: every completed reply is
+/// recorded here once; the shard's histogram is their sum, made when the run ends.
 struct NodeTally {
     completed: u64,
     hist: Histogram<u64>,
 }
 
-/// Per-request routing state within one batch.
+/// A mix command's figures on this executor, added to the shard's when the run ends.
+struct PartTally {
+    hist: Histogram<u64>,
+    completed: u64,
+    errors: u64,
+}
+
+/// Replies not yet recorded that share their node, their reference time and their arrival (a batch
+/// answered in one received buffer): one histogram record for all of them.
+#[derive(Clone, Copy)]
+struct Group {
+    node: usize,
+    intended: Instant,
+    now: Instant,
+    n: u64,
+}
+
+/// Per-request routing state; an entry of a client's request pool.
 #[derive(Debug, Clone, Copy, Default)]
 struct Req {
     slot: u16,
@@ -87,38 +115,43 @@ struct Req {
     stalled: Option<Instant>,
     /// Whether it was written to a server at least once (else a give-up counts it as not sent).
     sent: bool,
-    /// Where its bytes lie in the client's request buffer.
-    at: u32,
-    len: u32,
+    /// Open loop: it fell due, or waited, while a pipeline was full (a late send is then the
+    /// pipeline's lateness, not the client's).
+    full: bool,
     /// The mix's command it is (0 without a mix).
     kind: u16,
-    /// When it was due (open loop) or its round was sent (closed loop): latency runs from here, across
+    /// When it was due (open loop) or first sent (closed loop): latency runs from here, across
     /// redirects and resends.
     intended: Option<Instant>,
     /// Its first write to a server: service time (open loop) runs from here.
     first_sent: Option<Instant>,
 }
 
-/// One logical client. Closed loop: rounds of `-P` requests, a round after the previous one has
-/// ended. Open loop: each request is sent when due while up to `-P` are in flight; one that falls
-/// due with `-P` in flight is sent as soon as one of them ends, its latency still running from its
-/// intended time.
+/// One logical client: a connection per node, each with its own pipeline of up to `-P` requests.
+/// Closed loop: a connection sends its next batch once the last one is answered. Open loop: each
+/// request is drawn when due and sent at once when its node has fewer than `-P` in flight, else as
+/// soon as one of them ends, its latency still running from its intended time.
 struct Client {
+    /// The request pool: every request the client holds (queued, in flight, or to retry).
     reqs: Vec<Req>,
-    /// Requests to route and send now, and those redirected or lost since (handled on the next pump).
+    /// Entries of `reqs` not in use.
+    free: Vec<u32>,
+    /// Per node (indexed like the slot map's nodes): requests routed there and not yet sent, oldest
+    /// first.
+    queue: Vec<VecDeque<u32>>,
+    /// Requests back from a redirect or a loss, to route again (after the backoff, if any); and those
+    /// redirected or lost since (handled on the next pump).
     todo: Vec<u32>,
     retry: Vec<u32>,
-    /// Open loop: the entries of `reqs` not in flight.
-    free: Vec<u32>,
-    /// Fixed-layout requests, patched in place; composed requests each in their own region of `max` bytes.
+    /// Fixed-layout requests, one per pool entry, patched in place; or composed requests, each in its
+    /// own buffer of `max` bytes.
     pipe: PipelineBuffer,
-    composed: Vec<u8>,
-    one: Vec<u8>,
+    composed: Vec<Vec<u8>>,
     keys: KeyGen,
     rng: SmallRng,
     pacing: Option<Pacing>,
     /// Open loop: the next request's number in this client's schedule, and whether the next request
-    /// fell due while `-P` were in flight (its lateness is then the pipeline's, not the client's).
+    /// fell due with the pool full (its lateness is then the pipelines', not the client's).
     seq: u64,
     was_full: bool,
     /// No more requests will be claimed; and the client is done altogether.
@@ -130,9 +163,23 @@ struct Client {
     wait: bool,
     moved: bool,
     lost: bool,
-    /// Connections written to in this pump (sent at its end), and nodes that could not be reached in it.
-    dirty: Vec<usize>,
+    /// Nodes that could not be reached in this pump.
     unreachable: Vec<bool>,
+    /// The moment this client is on the executor's schedule for (its next due request, or its
+    /// backoff's end), if it is.
+    scheduled: Option<Instant>,
+    /// Requests in the pool that had to wait for their slot (lost master, CLUSTERDOWN, TRYAGAIN, no
+    /// owner). Closed loop: while there are any the client draws no new keys, as a client whose
+    /// request waits does not go on (a failover stalls it).
+    stalled: u32,
+}
+
+impl Client {
+    /// Gives pool entry `i` back: its request ended (completed or failed).
+    fn release(&mut self, i: u32) {
+        self.stalled -= u32::from(self.reqs[i as usize].stalled.is_some());
+        self.free.push(i);
+    }
 }
 
 /// An executor's cluster layer over its ring.
@@ -141,9 +188,21 @@ struct ClusterLayer<'a> {
     state: &'a ShardState,
     cfg: &'a Config,
     stride: usize,
+    depth: usize,
     map: SlotMap,
+    /// The nodes that own slots (below `stride`): the ones a client fills batches for.
+    masters: Vec<usize>,
     initial: Vec<String>,
     tallies: Vec<NodeTally>,
+    parts: Vec<PartTally>,
+    service: Option<Histogram<u64>>,
+    /// Replies of the current group, and those recorded but not yet added to the shard's counters.
+    group: Option<Group>,
+    fresh: u64,
+    fresh_lat_ns: u64,
+    fresh_end: Option<Instant>,
+    /// `--hdr-out`: the sum of the node histograms, made when a second's interval is cut.
+    interval_total: Option<Histogram<u64>>,
     moved: u64,
     ask: u64,
     retries: u64,
@@ -159,16 +218,19 @@ struct ClusterLayer<'a> {
     owed: Vec<VecDeque<u32>>,
     clients: Vec<Client>,
     composer: Option<Arc<Composer>>,
+    /// The fixed-layout template's routing key bytes (`None`: a command without a key), and when the
+    /// key's only varying part is one placeholder: its index and the slots of its numbers.
+    key: Option<Range<usize>>,
+    digits: Option<(usize, DigitSlots)>,
     /// The executor's position in the mix's cycle, shared by its clients.
     turn: Rc<Cell<u64>>,
-    max: usize,
     next_watch: Instant,
     /// Clients to pump on the next turn (a reply, a finished send, a loss, work left), each once.
     ready: Vec<usize>,
     pumping: Vec<usize>,
     queued: Vec<bool>,
-    /// The earliest backoff's end among the clients, if any is backing off.
-    next_backoff: Option<Instant>,
+    /// When clients are due without news (an open-loop request, a backoff's end), earliest first.
+    schedule: BinaryHeap<Reverse<(Instant, u32)>>,
 }
 
 fn node_target(addr: SocketAddr) -> Target {
@@ -225,6 +287,10 @@ pub(crate) fn layer<'a>(
     let cfg = &*plan.cfg;
     let Topology { map, stride } = topology;
     let depth = cfg.run.pipeline;
+    let masters = masters_below(&map, stride);
+    // Room for a batch in flight and one waiting on every master, plus one more batch: what is in
+    // flight and every node's partial batch never fill it, so a closed-loop batch always completes.
+    let pool = (depth * (2 * masters.len().max(1) + 1)).min(ASKING_MARK as usize - 1);
     let cursor = Rc::new(Cell::new(0u64));
     let max = composer.as_ref().map_or(0, |c| c.max_request_len());
     let clients = (0..plan.clients)
@@ -236,13 +302,20 @@ pub(crate) fn layer<'a>(
                 .wrapping_add(i as u64)
                 .wrapping_mul(0x9E37_79B9_7F4A_7C15);
             Client {
-                reqs: vec![Req::default(); depth],
-                todo: Vec::with_capacity(depth),
-                retry: Vec::with_capacity(depth),
-                free: (0..depth as u32).rev().collect(),
-                pipe: PipelineBuffer::new(&plan.test.template, depth),
-                composed: vec![0u8; depth * max],
-                one: Vec::with_capacity(max),
+                reqs: vec![Req::default(); pool],
+                free: (0..pool as u32).rev().collect(),
+                queue: (0..stride).map(|_| VecDeque::with_capacity(pool)).collect(),
+                todo: Vec::with_capacity(pool),
+                retry: Vec::with_capacity(pool),
+                pipe: PipelineBuffer::new(
+                    &plan.test.template,
+                    if composer.is_some() { 0 } else { pool },
+                ),
+                composed: if composer.is_some() {
+                    (0..pool).map(|_| Vec::with_capacity(max)).collect()
+                } else {
+                    Vec::new()
+                },
                 keys: plan.keys(&cursor),
                 rng: SmallRng::seed_from_u64(seed),
                 pacing: plan.pacing(began, i),
@@ -254,8 +327,9 @@ pub(crate) fn layer<'a>(
                 wait: false,
                 moved: false,
                 lost: false,
-                dirty: Vec::with_capacity(stride),
                 unreachable: vec![false; stride],
+                scheduled: None,
+                stalled: 0,
             }
         })
         .collect();
@@ -264,14 +338,41 @@ pub(crate) fn layer<'a>(
         .iter()
         .map(|&i| map.nodes[i as usize].name.clone())
         .collect();
+    let (parts, service) = {
+        let st = state.stats.borrow();
+        let parts = st
+            .parts
+            .iter()
+            .map(|p| PartTally {
+                hist: new_histogram_like(&p.hist),
+                completed: 0,
+                errors: 0,
+            })
+            .collect();
+        (parts, st.service.as_ref().map(new_histogram_like))
+    };
+    let interval_total = state
+        .intervals
+        .borrow()
+        .is_some()
+        .then(|| new_histogram(cfg.run.precision));
     Box::new(ClusterLayer {
         plan,
         state,
         cfg,
         stride,
+        depth,
         map,
+        masters,
         initial,
         tallies: Vec::new(),
+        parts,
+        service,
+        group: None,
+        fresh: 0,
+        fresh_lat_ns: 0,
+        fresh_end: None,
+        interval_total,
         moved: 0,
         ask: 0,
         retries: 0,
@@ -284,15 +385,36 @@ pub(crate) fn layer<'a>(
             .map(|_| VecDeque::with_capacity(depth * 2))
             .collect(),
         clients,
+        key: plan.test.template.key_range(),
+        digits: plan.test.template.key_digits().and_then(|(index, at)| {
+            let t = &plan.test.template;
+            let key = &t.bytes()[t.key_range()?];
+            Some((index, DigitSlots::new(key, at)?))
+        }),
         composer,
         turn: Rc::new(Cell::new(0)),
-        max,
         next_watch: began,
         ready: (0..plan.clients).collect(),
         pumping: Vec::with_capacity(plan.clients),
         queued: vec![true; plan.clients],
-        next_backoff: None,
+        schedule: BinaryHeap::with_capacity(plan.clients * 2),
     })
+}
+
+/// The nodes of `map` that own slots and that a client has a connection slot for.
+fn masters_below(map: &SlotMap, stride: usize) -> Vec<usize> {
+    map.masters()
+        .into_iter()
+        .map(usize::from)
+        .filter(|&n| n < stride)
+        .collect()
+}
+
+/// An empty histogram with `h`'s bounds and precision.
+fn new_histogram_like(h: &Histogram<u64>) -> Histogram<u64> {
+    let mut e = h.clone();
+    e.reset();
+    e
 }
 
 impl ClusterLayer<'_> {
@@ -302,6 +424,104 @@ impl ClusterLayer<'_> {
             self.queued[c] = true;
             self.ready.push(c);
         }
+    }
+
+    /// Puts client `c` on the executor's schedule for `at` (kept if it is there for earlier).
+    fn schedule(&mut self, c: usize, at: Instant) {
+        let cl = &mut self.clients[c];
+        if cl.scheduled.is_none_or(|s| at < s) {
+            cl.scheduled = Some(at);
+            self.schedule.push(Reverse((at, c as u32)));
+        }
+    }
+
+    /// Records the reply from node `node` that arrived at `now` for request `r` (an error reply when
+    /// `error`): latency from its intended time, service time from its first send, its mix command's
+    /// figures. Replies sharing node, reference time and arrival are recorded together.
+    fn complete(&mut self, node: usize, r: &Req, error: bool, now: Instant) {
+        let intended = r.intended.unwrap_or(now);
+        match self.group.as_mut() {
+            Some(g) if g.node == node && g.intended == intended && g.now == now => g.n += 1,
+            _ => {
+                self.flush_group();
+                self.group = Some(Group {
+                    node,
+                    intended,
+                    now,
+                    n: 1,
+                });
+            }
+        }
+        if let Some(svc) = self.service.as_mut() {
+            let sent = r.first_sent.unwrap_or(intended);
+            svc.saturating_record((now.saturating_duration_since(sent).as_nanos() as u64).max(1));
+        }
+        if let Some(part) = self.parts.get_mut(r.kind as usize) {
+            let lat = (now.saturating_duration_since(intended).as_nanos() as u64).max(1);
+            part.hist.saturating_record(lat);
+            part.completed += 1;
+            part.errors += u64::from(error);
+        }
+    }
+
+    /// Records the current group into its node's histogram.
+    fn flush_group(&mut self) {
+        let Some(g) = self.group.take() else {
+            return;
+        };
+        let lat = (g.now.saturating_duration_since(g.intended).as_nanos() as u64).max(1);
+        if let Some(total) = self.interval_total.as_mut()
+            && let Some(rec) = self.state.intervals.borrow_mut().as_mut()
+            && rec.due(g.now)
+        {
+            // `--hdr-out`: the seconds before this reply are cut from the sum of what is recorded.
+            total.reset();
+            for t in &self.tallies {
+                let _ = total.add(&t.hist);
+            }
+            rec.cut_until(g.now, total);
+        }
+        while self.tallies.len() <= g.node {
+            self.tallies.push(NodeTally {
+                completed: 0,
+                hist: new_histogram(self.cfg.run.precision),
+            });
+        }
+        let t = &mut self.tallies[g.node];
+        t.completed += g.n;
+        t.hist.saturating_record_n(lat, g.n);
+        self.fresh += g.n;
+        self.fresh_lat_ns += lat * g.n;
+        self.fresh_end = Some(g.now);
+        let second = g.now.saturating_duration_since(self.plan.epoch).as_secs() as usize;
+        if self.per_second.len() <= second {
+            self.per_second.resize(second + 1, 0);
+        }
+        self.per_second[second] += g.n;
+    }
+
+    /// Adds the replies recorded since the last call to `st`'s counters (and the live latency sum).
+    fn publish_into(&mut self, st: &mut ShardStats) {
+        self.flush_group();
+        if self.fresh == 0 {
+            return;
+        }
+        st.completed += self.fresh;
+        st.end = self.fresh_end;
+        self.state
+            .latency_sum_ns
+            .set(self.state.latency_sum_ns.get() + self.fresh_lat_ns);
+        self.fresh = 0;
+        self.fresh_lat_ns = 0;
+    }
+
+    /// [`Self::publish_into`] the shard's figures: once per received buffer, not per reply.
+    fn publish(&mut self) {
+        if self.group.is_none() && self.fresh == 0 {
+            return;
+        }
+        let state = self.state;
+        self.publish_into(&mut state.stats.borrow_mut());
     }
 
     /// Re-reads the slot map unless it was read just now.
@@ -331,46 +551,11 @@ impl ClusterLayer<'_> {
                 self.cfg.run.connect_timeout,
             ) {
                 self.map.update_from(&fresh);
+                self.masters = masters_below(&self.map, self.stride);
                 break;
             }
         }
         self.last_refresh = Some(Instant::now());
-    }
-
-    /// Records the reply from node `node` that arrived at `now` for request `r` (an error reply when
-    /// `error`): latency from its intended time, service time from its first send, its mix command's
-    /// figures.
-    fn complete(&mut self, node: usize, r: &Req, error: bool, now: Instant) {
-        let intended = r.intended.unwrap_or(now);
-        let lat = (now.saturating_duration_since(intended).as_nanos() as u64).max(1);
-        self.state.record(now, lat, 1);
-        {
-            let mut st = self.state.stats.borrow_mut();
-            if let Some(svc) = st.service.as_mut() {
-                let sent = r.first_sent.unwrap_or(intended);
-                svc.saturating_record(
-                    (now.saturating_duration_since(sent).as_nanos() as u64).max(1),
-                );
-            }
-            if let Some(part) = st.parts.get_mut(r.kind as usize) {
-                part.hist.saturating_record(lat);
-                part.completed += 1;
-                part.errors += u64::from(error);
-            }
-        }
-        while self.tallies.len() <= node {
-            self.tallies.push(NodeTally {
-                completed: 0,
-                hist: new_histogram(self.cfg.run.precision),
-            });
-        }
-        self.tallies[node].completed += 1;
-        self.tallies[node].hist.saturating_record(lat);
-        let second = now.saturating_duration_since(self.plan.epoch).as_secs() as usize;
-        if self.per_second.len() <= second {
-            self.per_second.resize(second + 1, 0);
-        }
-        self.per_second[second] += 1;
     }
 
     /// Seconds since the run's epoch (the same clock on every executor).
@@ -467,9 +652,10 @@ impl ClusterLayer<'_> {
         cl.finished = true;
         let mut sent = 0u64;
         let mut unsent = 0u64;
+        let reqs = &cl.reqs;
         let mut count = |i: u32| {
             if i != ASKING_MARK {
-                if cl.reqs[i as usize].sent {
+                if reqs[i as usize].sent {
                     sent += 1;
                 } else {
                     unsent += 1;
@@ -478,6 +664,9 @@ impl ClusterLayer<'_> {
         };
         cl.todo.drain(..).for_each(&mut count);
         cl.retry.drain(..).for_each(&mut count);
+        for q in cl.queue.iter_mut() {
+            q.drain(..).for_each(&mut count);
+        }
         for j in c * stride..(c + 1) * stride {
             self.owed[j].drain(..).for_each(&mut count);
             if d.is_live(j) {
@@ -497,75 +686,157 @@ impl ClusterLayer<'_> {
             .all(|j| self.owed[j].is_empty() && !d.is_sending(j))
     }
 
-    /// Writes request `i` of client `c` with the composer into its region; returns its slot.
-    fn compose(&mut self, c: usize, i: usize) -> u16 {
+    /// True when client `c` holds no request (queued, to route or to retry).
+    fn empty(&self, c: usize) -> bool {
+        let cl = &self.clients[c];
+        cl.todo.is_empty() && cl.retry.is_empty() && cl.queue.iter().all(VecDeque::is_empty)
+    }
+
+    /// Builds request `i` of client `c` in its pool entry and returns its node (`None`: it has no
+    /// owner now and waits on the retry list). Its slot comes from where the key was written.
+    fn build(&mut self, c: usize, i: usize) -> Option<usize> {
         let cl = &mut self.clients[c];
-        let comp = self.composer.as_ref().expect("a composer");
-        cl.one.clear();
-        let kind = comp.write_request(&mut cl.one, &mut cl.keys, &mut cl.rng, &self.turn);
-        let at = i * self.max;
-        cl.composed[at..at + cl.one.len()].copy_from_slice(&cl.one);
-        let slot = match cluster::request_key(&cl.one) {
-            Some(k) => cluster::slot_of(k),
-            // A command without a key may go anywhere: spread such requests over the masters.
-            None => bounded(cl.rng.next_u64(), SLOTS as u64) as u16,
+        let (slot, kind) = match self.composer.as_deref() {
+            Some(comp) => {
+                let out = &mut cl.composed[i];
+                out.clear();
+                let kind = comp.write_request(out, &mut cl.keys, &mut cl.rng, &self.turn);
+                let slot = match comp.key(kind) {
+                    KeyAt::Fixed(r) => Some(cluster::slot_of(&out[r.clone()])),
+                    KeyAt::Varies => cluster::request_key(out).map(cluster::slot_of),
+                    KeyAt::Absent => None,
+                };
+                (slot, kind as u16)
+            }
+            None => {
+                let (keys, rng) = (&mut cl.keys, &mut cl.rng);
+                match &self.digits {
+                    // The key's slot from the number its digits were patched with.
+                    Some((index, slots)) => {
+                        let (mut k, mut key) = (0, 0);
+                        cl.pipe.fill_request(i, || {
+                            let v = keys.next(rng);
+                            if k == *index {
+                                key = v;
+                            }
+                            k += 1;
+                            v
+                        });
+                        (Some(slots.slot(key)), 0)
+                    }
+                    None => {
+                        let bytes = cl.pipe.fill_request(i, || keys.next(rng));
+                        (
+                            self.key
+                                .as_ref()
+                                .map(|r| cluster::slot_of(&bytes[r.clone()])),
+                            0,
+                        )
+                    }
+                }
+            }
         };
+        // A command without a key may go anywhere: spread such requests over the masters.
+        let slot = slot.unwrap_or_else(|| bounded(cl.rng.next_u64(), SLOTS as u64) as u16);
         cl.reqs[i] = Req {
             slot,
-            at: at as u32,
-            len: cl.one.len() as u32,
-            kind: kind as u16,
+            kind,
             target: UNASSIGNED,
             ..Req::default()
         };
-        slot
+        self.enqueue(c, i as u32, false)
     }
 
-    /// Closed loop: a new round of up to `-P` requests; false when the client's share is done.
-    fn new_round(&mut self, c: usize, now: Instant) -> bool {
-        if self.state.deadline.is_some_and(|d| now >= d) {
-            return false;
-        }
-        let k = self.state.claim(self.cfg.run.pipeline);
-        if k == 0 {
-            return false;
-        }
-        if self.composer.is_some() {
-            for i in 0..k {
-                self.compose(c, i);
-            }
-        } else {
-            let key = self.plan.test.template.key_range();
-            let cl = &mut self.clients[c];
-            let len = cl.pipe.request_len();
-            let (keys, rng) = (&mut cl.keys, &mut cl.rng);
-            let fixed = cl.pipe.fill(k, || keys.next(rng));
-            for (i, r) in cl.reqs[..k].iter_mut().enumerate() {
-                let slot = match &key {
-                    Some(kr) => cluster::slot_of(&fixed[i * len + kr.start..i * len + kr.end]),
-                    // A command without a key may go anywhere: spread such requests over the masters.
-                    None => bounded(cl.rng.next_u64(), SLOTS as u64) as u16,
-                };
-                *r = Req {
-                    slot,
-                    target: UNASSIGNED,
-                    at: (i * len) as u32,
-                    len: len as u32,
-                    ..Req::default()
-                };
-            }
-        }
+    /// Routes request `i` of client `c` to the node a redirect named, or else to its slot's owner: to
+    /// the back of that node's queue (its front with `first`). Returns the node, or `None` when the
+    /// slot has no owner now (the request waits on the retry list).
+    fn enqueue(&mut self, c: usize, i: u32, first: bool) -> Option<usize> {
         let cl = &mut self.clients[c];
-        for r in &mut cl.reqs[..k] {
-            r.intended = Some(now);
+        let r = &cl.reqs[i as usize];
+        let node = if r.target != UNASSIGNED {
+            r.target
+        } else {
+            self.map.owner[r.slot as usize]
+        } as usize;
+        if node >= self.stride {
+            cl.retry.push(i);
+            cl.wait = true;
+            return None;
         }
-        cl.todo.clear();
-        cl.todo.extend(0..k as u32);
-        true
+        if first {
+            cl.queue[node].push_front(i);
+        } else {
+            cl.queue[node].push_back(i);
+        }
+        Some(node)
     }
 
-    /// Open loop: takes every request that is due while fewer than `-P` are in flight; false once
-    /// the schedule is over.
+    /// True when connection `j` can take a whole batch now (or once it is opened): closed loop, its
+    /// last batch is answered.
+    fn idle(&self, d: &Driver<'_>, j: usize) -> bool {
+        self.owed[j].is_empty() && !d.is_sending(j) && (d.is_live(j) || d.is_closed(j))
+    }
+
+    /// Closed loop: draws requests until every idle connection of client `c` has a whole batch
+    /// queued (or the pool is full, or the share is done). Keys that fall to busy nodes wait in their
+    /// queues.
+    fn top_up(&mut self, d: &Driver<'_>, c: usize, now: Instant) {
+        if self.clients[c].done {
+            return;
+        }
+        if self.state.deadline.is_some_and(|t| now >= t) {
+            // --duration is over: requests drawn but never sent are dropped (nothing counts them).
+            let cl = &mut self.clients[c];
+            cl.done = true;
+            let (reqs, free, stalled) = (&cl.reqs, &mut cl.free, &mut cl.stalled);
+            for q in cl.queue.iter_mut() {
+                q.retain(|&i| {
+                    let r = &reqs[i as usize];
+                    if !r.sent {
+                        *stalled -= u32::from(r.stalled.is_some());
+                        free.push(i);
+                    }
+                    r.sent
+                });
+            }
+            return;
+        }
+        if self.clients[c].stalled > 0 {
+            return;
+        }
+        let depth = self.depth;
+        let base = c * self.stride;
+        let mut short = if self.masters.is_empty() { depth } else { 0 };
+        for &n in &self.masters {
+            if self.idle(d, base + n) {
+                short += depth.saturating_sub(self.clients[c].queue[n].len());
+            }
+        }
+        while short > 0 {
+            let Some(i) = self.clients[c].free.pop() else {
+                break;
+            };
+            if self.state.claim(1) == 0 {
+                let cl = &mut self.clients[c];
+                cl.free.push(i);
+                cl.done = true;
+                break;
+            }
+            match self.build(c, i as usize) {
+                Some(n)
+                    if self.clients[c].queue[n].len() <= depth
+                        && self.masters.contains(&n)
+                        && self.idle(d, base + n) =>
+                {
+                    short -= 1;
+                }
+                None if self.masters.is_empty() => short -= 1,
+                _ => {}
+            }
+        }
+    }
+
+    /// Open loop: takes every request of client `c` that is due, while its pool has room.
     fn admit(&mut self, c: usize, now: Instant) {
         let deadline = self.state.deadline;
         let Some(p) = self.clients[c].pacing else {
@@ -581,7 +852,7 @@ impl ClusterLayer<'_> {
             if at > now {
                 break;
             }
-            let Some(&i) = cl.free.last() else {
+            let Some(i) = cl.free.pop() else {
                 // No room: it goes as soon as a request in flight ends.
                 if now > at + LATE {
                     cl.was_full = true;
@@ -589,31 +860,154 @@ impl ClusterLayer<'_> {
                 break;
             };
             if self.state.claim(1) == 0 {
+                cl.free.push(i);
                 cl.done = true;
                 break;
             }
-            cl.free.pop();
-            if now.duration_since(at) > LATE {
-                let mut st = self.state.stats.borrow_mut();
-                if cl.was_full {
-                    st.late_full += 1;
-                } else {
-                    st.late_free += 1;
-                }
-            }
-            cl.was_full = false;
-            self.compose(c, i as usize);
-            let cl = &mut self.clients[c];
-            cl.reqs[i as usize].intended = Some(at);
-            cl.todo.push(i);
+            let full = std::mem::take(&mut cl.was_full);
             cl.seq += 1;
+            self.build(c, i as usize);
+            let r = &mut self.clients[c].reqs[i as usize];
+            r.intended = Some(at);
+            r.full = full;
         }
     }
 
-    /// Moves client `c`'s redirected and lost requests back to its to-send list; false when the
+    /// Sends each of client `c`'s connections its batch: up to `-P` queued requests (closed loop:
+    /// once its last batch is answered; open loop: while it has fewer than `-P` in flight). A request
+    /// whose connection is still sending or draining waits for that connection's news.
+    fn send(&mut self, d: &mut Driver<'_>, c: usize, now: Instant) {
+        let (stride, depth) = (self.stride, self.depth);
+        let paced = self.clients[c].pacing.is_some();
+        let composed = self.composer.is_some();
+        let (mut late_full, mut late_free) = (0u64, 0u64);
+        // Partial batches go at the end of the share, while a request waits for its slot, and when
+        // the pool is full with nothing in flight to free it (a safety valve: what is in flight and
+        // one partial batch per master cannot fill it).
+        let starved = self.clients[c].free.is_empty()
+            && (c * stride..(c + 1) * stride).all(|j| self.owed[j].is_empty());
+        let cl = &mut self.clients[c];
+        cl.unreachable.fill(false);
+        let whole_only = !paced && !cl.done && !starved && cl.stalled == 0;
+        for n in 0..stride {
+            if self.clients[c].queue[n].is_empty() {
+                continue;
+            }
+            let j = c * stride + n;
+            if !self.clients[c].unreachable[n] && !d.is_live(j) {
+                if !d.is_closed(j) {
+                    // The last connection there is still draining: its end wakes the client.
+                    continue;
+                }
+                // Connect lazily to a node this client has no connection to (a new owner, or after a loss).
+                let addr = self.map.nodes[n].addr;
+                if d.open(j, &node_target(addr)).is_err() {
+                    self.clients[c].unreachable[n] = true;
+                    self.note_lost(n, now);
+                }
+            }
+            if self.clients[c].unreachable[n] {
+                let cl = &mut self.clients[c];
+                let q = &mut cl.queue[n];
+                cl.retry.extend(q.drain(..));
+                cl.lost = true;
+                continue;
+            }
+            if d.is_sending(j) {
+                continue;
+            }
+            let owed = self.owed[j].len();
+            let room = if paced {
+                depth.saturating_sub(owed)
+            } else if owed == 0 {
+                depth
+            } else {
+                0
+            };
+            let Client {
+                reqs,
+                queue,
+                pipe,
+                composed: bufs,
+                ..
+            } = &mut self.clients[c];
+            let q = &mut queue[n];
+            if whole_only && q.len() < depth && !q.iter().any(|&i| reqs[i as usize].sent) {
+                // Closed loop: a batch leaves whole. More keys for this node come as the others'
+                // replies free the pool (it always holds a batch beyond what is in flight and every
+                // node's partial batch); the last requests of the share leave as they are, and so do
+                // redirected ones.
+                continue;
+            }
+            let k = room.min(q.len());
+            if k > 0 {
+                let asks = q
+                    .iter()
+                    .take(k)
+                    .filter(|&&i| reqs[i as usize].asking)
+                    .count();
+                let out = d.out(j, k + asks);
+                let owed = &mut self.owed[j];
+                for i in q.drain(..k) {
+                    let r = &mut reqs[i as usize];
+                    if r.asking {
+                        out.extend_from_slice(ASKING);
+                        owed.push_back(ASKING_MARK);
+                    }
+                    out.extend_from_slice(if composed {
+                        &bufs[i as usize]
+                    } else {
+                        pipe.request(i as usize)
+                    });
+                    owed.push_back(i);
+                    r.sent = true;
+                    if r.first_sent.is_none() {
+                        r.first_sent = Some(now);
+                        match r.intended {
+                            None => r.intended = Some(now),
+                            Some(at) if now.saturating_duration_since(at) > LATE => {
+                                if r.full {
+                                    late_full += 1;
+                                } else {
+                                    late_free += 1;
+                                }
+                            }
+                            Some(_) => {}
+                        }
+                    }
+                }
+            }
+            if paced {
+                // What is left waits for this node's pipeline.
+                for &i in q.iter() {
+                    reqs[i as usize].full = true;
+                }
+            }
+            if k == 0 {
+                continue;
+            }
+            if let Err(e) = d.send(j, now) {
+                self.state
+                    .stats
+                    .borrow_mut()
+                    .note_conn_error(&e.to_string());
+                let owed = self.owed[j].drain(..).filter(|&i| i != ASKING_MARK);
+                let cl = &mut self.clients[c];
+                cl.retry.extend(owed);
+                cl.lost = true;
+                self.note_lost(n, now);
+            }
+        }
+        if late_full + late_free > 0 {
+            let mut st = self.state.stats.borrow_mut();
+            st.late_full += late_full;
+            st.late_free += late_free;
+        }
+    }
+
+    /// Moves client `c`'s redirected and lost requests to its list to route again; false when the
     /// shard gave up (a slot without an answering master for `--failover-timeout`).
     fn take_retries(&mut self, c: usize, now: Instant) -> bool {
-        let paced = self.clients[c].pacing.is_some();
         let cl = &mut self.clients[c];
         if cl.lost {
             self.retries += cl.retry.len() as u64;
@@ -622,7 +1016,10 @@ impl ClusterLayer<'_> {
                 // A lost connection sends the request to its slot's owner again, as the map says.
                 r.target = UNASSIGNED;
                 r.asking = false;
-                r.stalled.get_or_insert(now);
+                if r.stalled.is_none() {
+                    r.stalled = Some(now);
+                    cl.stalled += 1;
+                }
             }
         }
         let mut stuck = None;
@@ -632,13 +1029,15 @@ impl ClusterLayer<'_> {
             let r = &mut cl.reqs[i as usize];
             if r.attempts >= MAX_ATTEMPTS {
                 failed += 1;
-                if paced {
-                    cl.free.push(i);
-                }
+                cl.release(i);
                 continue;
             }
-            if r.target == UNASSIGNED && self.map.owner[r.slot as usize] == UNASSIGNED {
-                r.stalled.get_or_insert(now);
+            if r.target == UNASSIGNED
+                && self.map.owner[r.slot as usize] == UNASSIGNED
+                && r.stalled.is_none()
+            {
+                r.stalled = Some(now);
+                cl.stalled += 1;
             }
             if r.stalled
                 .is_some_and(|t| now.duration_since(t) >= self.cfg.run.failover_timeout)
@@ -651,7 +1050,9 @@ impl ClusterLayer<'_> {
             cl.todo.push(i);
         }
         cl.retry.clear();
-        self.state.stats.borrow_mut().failed += failed;
+        if failed > 0 {
+            self.state.stats.borrow_mut().failed += failed;
+        }
         if let Some(slot) = stuck {
             self.give_up(slot, None);
             return false;
@@ -674,95 +1075,9 @@ impl ClusterLayer<'_> {
             let backoff = BACKOFF_START
                 .saturating_mul(1 << round.min(6))
                 .min(BACKOFF_MAX);
-            let at = now + backoff;
-            cl.wake_at = Some(at);
-            self.next_backoff = Some(self.next_backoff.map_or(at, |b| b.min(at)));
+            cl.wake_at = Some(now + backoff);
         }
         true
-    }
-
-    /// Routes client `c`'s requests to the node a redirect named, or else to its slot's owner, and
-    /// sends each connection's share; a request whose connection is still sending waits for the next pump.
-    fn route(&mut self, d: &mut Driver<'_>, c: usize, now: Instant) {
-        let stride = self.stride;
-        self.clients[c]
-            .unreachable
-            .iter_mut()
-            .for_each(|u| *u = false);
-        let mut k = 0;
-        while k < self.clients[c].todo.len() {
-            let cl = &mut self.clients[c];
-            let i = cl.todo[k];
-            let r = cl.reqs[i as usize];
-            let node = if r.target != UNASSIGNED {
-                r.target
-            } else {
-                self.map.owner[r.slot as usize]
-            } as usize;
-            if node >= stride || cl.unreachable[node] {
-                cl.todo.swap_remove(k);
-                cl.retry.push(i);
-                if node >= stride {
-                    cl.wait = true;
-                } else {
-                    cl.lost = true;
-                }
-                continue;
-            }
-            let j = c * stride + node;
-            if !d.is_live(j) && !d.is_closed(j) {
-                // The last connection there is still draining: the request waits for the next pump.
-                k += 1;
-                continue;
-            }
-            if !d.is_live(j) {
-                // Connect lazily to a node this client has no connection to (a new owner, or after a loss).
-                let addr = self.map.nodes[node].addr;
-                if d.open(j, &node_target(addr)).is_err() {
-                    self.clients[c].unreachable[node] = true;
-                    self.note_lost(node, now);
-                    continue;
-                }
-            }
-            if d.is_sending(j) {
-                k += 1;
-                continue;
-            }
-            let cl = &mut self.clients[c];
-            cl.todo.swap_remove(k);
-            let bytes: &[u8] = if self.composer.is_some() {
-                &cl.composed
-            } else {
-                cl.pipe.buffer()
-            };
-            let out = d.out(j, 1 + usize::from(r.asking));
-            if out.is_empty() {
-                cl.dirty.push(j);
-            }
-            if r.asking {
-                out.extend_from_slice(ASKING);
-                self.owed[j].push_back(ASKING_MARK);
-            }
-            let at = r.at as usize;
-            out.extend_from_slice(&bytes[at..at + r.len as usize]);
-            self.owed[j].push_back(i);
-            let r = &mut cl.reqs[i as usize];
-            r.sent = true;
-            r.first_sent.get_or_insert(now);
-        }
-        while let Some(j) = self.clients[c].dirty.pop() {
-            if let Err(e) = d.send(j, now) {
-                self.state
-                    .stats
-                    .borrow_mut()
-                    .note_conn_error(&e.to_string());
-                let owed = self.owed[j].drain(..).filter(|&i| i != ASKING_MARK);
-                let cl = &mut self.clients[c];
-                cl.retry.extend(owed);
-                cl.lost = true;
-                self.note_lost(j % stride, now);
-            }
-        }
     }
 
     /// Everything client `c` has to do now.
@@ -776,21 +1091,34 @@ impl ClusterLayer<'_> {
         }
         if let Some(w) = self.clients[c].wake_at {
             if now < w {
+                self.schedule(c, w);
                 return;
             }
             self.clients[c].wake_at = None;
         }
         self.pump_work(d, c, now);
         let cl = &self.clients[c];
-        // Requests that waited for a busy or draining connection, or came back while routing: again
-        // on the next turn.
-        if !cl.finished && cl.wake_at.is_none() && (!cl.todo.is_empty() || !cl.retry.is_empty()) {
+        if cl.finished {
+            return;
+        }
+        if let Some(w) = cl.wake_at {
+            self.schedule(c, w);
+        } else if !cl.retry.is_empty() {
+            // Requests that came back while sending (a node out of reach, a slot without owner):
+            // again on the next turn.
             self.mark(c);
+        } else if let Some(p) = cl.pacing
+            && !cl.done
+            && !cl.free.is_empty()
+        {
+            let at = p.intended(cl.seq);
+            self.schedule(c, at);
         }
     }
 
     fn pump_work(&mut self, d: &mut Driver<'_>, c: usize, now: Instant) {
-        if !self.clients[c].retry.is_empty() || self.clients[c].lost || self.clients[c].wait {
+        let cl = &self.clients[c];
+        if !cl.retry.is_empty() || cl.lost || cl.wait {
             if !self.take_retries(c, now) {
                 self.finish_client(d, c);
                 return;
@@ -799,25 +1127,20 @@ impl ClusterLayer<'_> {
                 return;
             }
         }
-        let paced = self.clients[c].pacing.is_some();
-        if paced {
+        // Requests back from a redirect or a loss go first on their nodes.
+        while let Some(i) = self.clients[c].todo.pop() {
+            self.enqueue(c, i, true);
+        }
+        if self.clients[c].pacing.is_some() {
             self.admit(c, now);
+        } else {
+            self.top_up(d, c, now);
         }
-        let cl = &self.clients[c];
-        if cl.todo.is_empty() && cl.retry.is_empty() && self.quiet(d, c) {
-            let over = if paced {
-                cl.done
-            } else {
-                !self.new_round(c, now)
-            };
-            if over {
-                self.finish_client(d, c);
-                return;
-            }
+        if self.clients[c].done && self.empty(c) && self.quiet(d, c) {
+            self.finish_client(d, c);
+            return;
         }
-        if !self.clients[c].todo.is_empty() {
-            self.route(d, c, now);
-        }
+        self.send(d, c, now);
     }
 
     /// Gives up when a node has held replies back longer than `--failover-timeout`.
@@ -883,7 +1206,10 @@ impl Layer for ClusterLayer<'_> {
                     self.retries += 1;
                     r.target = UNASSIGNED;
                     r.asking = false;
-                    r.stalled.get_or_insert(now);
+                    if r.stalled.is_none() {
+                        r.stalled = Some(now);
+                        cl.stalled += 1;
+                    }
                     cl.wait = true;
                     cl.retry.push(i);
                     return;
@@ -892,9 +1218,7 @@ impl Layer for ClusterLayer<'_> {
             }
         }
         let r = *r;
-        if cl.pacing.is_some() {
-            cl.free.push(i);
-        }
+        cl.release(i);
         self.note_answer(node, r.slot, now);
         self.complete(node, &r, error, now);
     }
@@ -908,13 +1232,10 @@ impl Layer for ClusterLayer<'_> {
         st.note_conn_error(&e.to_string());
         if matches!(e, ConnError::Timeout { .. }) {
             // A reply late beyond --timeout: its request fails, it is not sent again.
-            let paced = cl.pacing.is_some();
             let mut n = 0;
             for i in owed {
                 n += 1;
-                if paced {
-                    cl.free.push(i);
-                }
+                cl.release(i);
             }
             st.failed += n;
             st.timed_out += n;
@@ -927,26 +1248,28 @@ impl Layer for ClusterLayer<'_> {
     }
 
     fn wake(&mut self, conn: usize) {
+        // Called after each received buffer (and each finished send): its replies go into the
+        // shard's counters together.
+        self.publish();
         self.mark(conn / self.stride);
     }
 
     fn pump(&mut self, d: &mut Driver<'_>, now: Instant) {
+        self.publish();
         self.watch(d, now);
-        // Every client when the open loop paces them or the shard gave up; those whose backoff ended;
-        // else only those with news.
-        if self.cfg.run.shape.rps.is_some() || self.abort.is_some() {
+        if self.abort.is_some() {
             (0..self.clients.len()).for_each(|c| self.mark(c));
         }
-        if self.next_backoff.is_some_and(|b| b <= now) {
-            self.next_backoff = None;
-            for c in 0..self.clients.len() {
-                match self.clients[c].wake_at {
-                    Some(w) if w <= now => self.mark(c),
-                    Some(w) => {
-                        self.next_backoff = Some(self.next_backoff.map_or(w, |b| b.min(w)));
-                    }
-                    None => {}
-                }
+        // Clients due without news: an open-loop request, a backoff's end.
+        while let Some(&Reverse((at, c))) = self.schedule.peek() {
+            if at > now {
+                break;
+            }
+            self.schedule.pop();
+            let c = c as usize;
+            if self.clients[c].scheduled == Some(at) {
+                self.clients[c].scheduled = None;
+                self.mark(c);
             }
         }
         std::mem::swap(&mut self.ready, &mut self.pumping);
@@ -964,17 +1287,7 @@ impl Layer for ClusterLayer<'_> {
         if !self.ready.is_empty() {
             return Some(self.next_watch.min(Instant::now()));
         }
-        let due = self.cfg.run.shape.rps.and_then(|_| {
-            self.clients
-                .iter()
-                .filter(|c| !c.finished && c.wake_at.is_none() && !c.done && !c.free.is_empty())
-                .filter_map(|c| c.pacing.map(|p| p.intended(c.seq)))
-                .min()
-        });
-        match (due, self.next_backoff) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        self.schedule.peek().map(|r| r.0.0)
     }
 
     fn finished(&self) -> bool {
@@ -982,8 +1295,26 @@ impl Layer for ClusterLayer<'_> {
     }
 
     fn finish(&mut self, stats: &mut ShardStats) {
+        self.publish_into(stats);
         if let Some(why) = &self.abort {
             stats.note_conn_error(why);
+        }
+        // Every reply was recorded once, in its node's histogram: the shard's is their sum.
+        for t in &self.tallies {
+            stats
+                .hist
+                .add(&t.hist)
+                .expect("histograms share their bounds");
+        }
+        for (mine, part) in self.parts.iter().zip(stats.parts.iter_mut()) {
+            part.hist
+                .add(&mine.hist)
+                .expect("histograms share their bounds");
+            part.completed += mine.completed;
+            part.errors += mine.errors;
+        }
+        if let (Some(mine), Some(svc)) = (&self.service, stats.service.as_mut()) {
+            svc.add(mine).expect("histograms share their bounds");
         }
         // Seconds without a reply (a stall at the end) are in the per-second figures too.
         let seconds = Instant::now()

@@ -156,6 +156,18 @@ enum Piece {
     Value,
 }
 
+/// Where a composed request's routing key lies (see [`Composer::key`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyAt {
+    /// The command has no key (any node may take it).
+    Absent,
+    /// These bytes of every request of the command: its first argument, or the inside of its `{hash
+    /// tag}` (placeholders are as long as their digits, so the place never moves).
+    Fixed(std::ops::Range<usize>),
+    /// A value of varying length comes before the key: it is read from each request.
+    Varies,
+}
+
 /// One command of a composer: its name (as `INFO commandstats` knows it) and its pieces.
 #[derive(Debug, Clone)]
 pub struct Variant {
@@ -165,6 +177,7 @@ pub struct Variant {
     pub command: String,
     pieces: Vec<Piece>,
     max_len: usize,
+    key: KeyAt,
 }
 
 /// A compiled set of request shapes, chosen by weight, with the value pool they draw from.
@@ -208,6 +221,20 @@ impl Composer {
                     Piece::Value => value.max + VALUE_FRAMING,
                 })
                 .sum();
+            // Bytes before the first value of varying length: their layout is the template's.
+            let mut fixed = 0;
+            for p in &pieces {
+                match p {
+                    Piece::Lit(a, b) => fixed += (b - a) as usize,
+                    Piece::Rand(_) => fixed += RAND_INT.len(),
+                    Piece::Value => break,
+                }
+            }
+            let key = match template.key_range() {
+                None => KeyAt::Absent,
+                Some(r) if !pieces.contains(&Piece::Value) || r.end <= fixed => KeyAt::Fixed(r),
+                Some(_) => KeyAt::Varies,
+            };
             sum += weight;
             cumulative.push(sum);
             variants.push(Variant {
@@ -215,6 +242,7 @@ impl Composer {
                 command: command.clone(),
                 pieces,
                 max_len,
+                key,
             });
         }
         let order = weighted_order(&entries.iter().map(|e| e.3).collect::<Vec<_>>());
@@ -246,6 +274,11 @@ impl Composer {
     /// The longest request, in bytes: a buffer of `depth * max_request_len()` never grows.
     pub fn max_request_len(&self) -> usize {
         self.variants.iter().map(|v| v.max_len).max().unwrap_or(0)
+    }
+
+    /// Where the routing key of a request of variant `kind` lies, as [`Self::write_request`] writes it.
+    pub fn key(&self, kind: usize) -> &KeyAt {
+        &self.variants[kind].key
     }
 
     /// Appends one request to `out` and returns the index of the variant chosen. `turn` is the executor's
@@ -465,10 +498,15 @@ mod tests {
         let turn = Cell::new(0);
         for _ in 0..20 {
             let mut out = Vec::new();
-            c.write_request(&mut out, &mut k, &mut rng, &turn);
+            let kind = c.write_request(&mut out, &mut k, &mut rng, &turn);
             let tag = crate::protocol::cluster::request_key(&out)
                 .unwrap()
                 .to_vec();
+            // The composer knows where it wrote the key: the same bytes, without reading the request.
+            let KeyAt::Fixed(at) = c.key(kind) else {
+                panic!("the key's place is fixed: {:?}", c.key(kind));
+            };
+            assert_eq!(&out[at.clone()], tag.as_slice());
             let text = String::from_utf8(out).unwrap();
             let tags: Vec<&str> = text
                 .split("\r\n")
@@ -562,6 +600,10 @@ mod tests {
             out.clear();
             c.write_request(&mut out, &mut k, &mut rng, &Cell::new(0));
             let args = split_resp_args(&out).unwrap();
+            let KeyAt::Fixed(at) = c.key(0) else {
+                panic!("the key comes before the value: {:?}", c.key(0));
+            };
+            assert_eq!(&out[at.clone()], args[1]);
             assert!((5..=40).contains(&args[2].len()));
             assert!(args[2].iter().all(u8::is_ascii_alphanumeric));
             lens.insert(args[2].len());
@@ -569,6 +611,21 @@ mod tests {
         }
         assert!(lens.len() > 1 && vals.len() > 1);
         assert_eq!(out.capacity(), cap);
+    }
+
+    #[test]
+    fn a_key_after_a_varying_value_is_read_from_the_request() {
+        let spec = ValueSpec {
+            min: 1,
+            max: 9,
+            random: false,
+        };
+        let t = tpl(&["SET", "__data__", "v"]);
+        let c = Composer::new(&[("SET".into(), "SET".into(), &t, 1)], true, spec, 2);
+        assert_eq!(c.key(0), &KeyAt::Varies);
+        let t = tpl(&["PING"]);
+        let c = Composer::new(&[("PING".into(), "PING".into(), &t, 1)], true, spec, 2);
+        assert_eq!(c.key(0), &KeyAt::Absent);
     }
 
     #[test]

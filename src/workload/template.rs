@@ -76,6 +76,27 @@ impl RequestTemplate {
         self.key_range.clone()
     }
 
+    /// When the routing key holds exactly one placeholder's digits (and nothing else varies in it):
+    /// that placeholder's index among [`Self::rand_offsets`] and where its digits start inside the key.
+    /// Its slot then follows from the number alone (`protocol::cluster::DigitSlots`).
+    pub fn key_digits(&self) -> Option<(usize, usize)> {
+        let key = self.key_range.clone()?;
+        let inside = |o: usize| o < key.end && o + RAND_WIDTH > key.start;
+        if self.copies.iter().any(|&(d, _)| inside(d)) {
+            return None;
+        }
+        let mut found = self
+            .rand_offsets
+            .iter()
+            .enumerate()
+            .filter(|&(_, &o)| inside(o));
+        let (index, &at) = found.next()?;
+        if found.next().is_some() || at < key.start || at + RAND_WIDTH > key.end {
+            return None;
+        }
+        Some((index, at - key.start))
+    }
+
     /// The request's bytes, with placeholders as compiled.
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
@@ -162,6 +183,29 @@ impl PipelineBuffer {
     }
 }
 
+impl PipelineBuffer {
+    /// Fills request `i`'s placeholders with numbers from `next` and returns its bytes (a buffer used
+    /// as a pool of requests built one at a time, each routed on its own: `--cluster`).
+    #[inline]
+    pub fn fill_request(&mut self, i: usize, mut next: impl FnMut() -> u64) -> &[u8] {
+        let offs = &self.offsets[i * self.offsets_per_request..(i + 1) * self.offsets_per_request];
+        for &off in offs {
+            write_12_digits(&mut self.bytes[off..off + RAND_WIDTH], next());
+        }
+        let copies = &self.copies[i * self.copies_per_request..(i + 1) * self.copies_per_request];
+        for &(dst, src) in copies {
+            self.bytes.copy_within(src..src + RAND_WIDTH, dst);
+        }
+        self.request(i)
+    }
+
+    /// Request `i`'s bytes as last filled.
+    #[inline]
+    pub fn request(&self, i: usize) -> &[u8] {
+        &self.bytes[i * self.request_len..(i + 1) * self.request_len]
+    }
+}
+
 const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
 2021222324252627282930313233343536373839\
 4041424344454647484950515253545556575859\
@@ -228,5 +272,41 @@ mod tests {
         let cap = p.bytes.capacity();
         p.fill(3, || 7);
         assert_eq!(p.bytes.capacity(), cap);
+    }
+
+    #[test]
+    fn key_digits_name_the_one_placeholder_of_the_key() {
+        let t = RequestTemplate::from_args(
+            &[
+                b"SET".to_vec(),
+                b"key:__rand_int__".to_vec(),
+                RAND_INT.to_vec(),
+            ],
+            true,
+        );
+        assert_eq!(t.key_digits(), Some((0, 4)));
+        let two = RequestTemplate::from_args(
+            &[b"SET".to_vec(), b"__rand_int____rand_int__".to_vec()],
+            true,
+        );
+        assert_eq!(two.key_digits(), None);
+        let plain = RequestTemplate::from_args(&[b"GET".to_vec(), b"k".to_vec()], true);
+        assert_eq!(plain.key_digits(), None);
+    }
+
+    #[test]
+    fn one_request_is_filled_alone() {
+        let t = RequestTemplate::from_args(&[b"GET".to_vec(), b"key:__rand_int__".to_vec()], true);
+        let mut p = PipelineBuffer::new(&t, 3);
+        p.fill(3, || 5);
+        let one = p.fill_request(1, || 9).to_vec();
+        assert_eq!(one, b"*2\r\n$3\r\nGET\r\n$16\r\nkey:000000000009\r\n");
+        assert_eq!(
+            p.request(0),
+            b"*2\r\n$3\r\nGET\r\n$16\r\nkey:000000000005\r\n"
+        );
+        assert_eq!(p.request(2), p.request(0));
+        let key = t.key_range().unwrap();
+        assert_eq!(&one[key], b"key:000000000009");
     }
 }
