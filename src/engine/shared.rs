@@ -122,17 +122,6 @@ pub(crate) struct ShardState {
 }
 
 impl ShardState {
-    /// Records `n` replies that arrived at `now`, each `lat_ns` after its reference time. With
-    /// `--hdr-out`, a second that ended before `now` is cut into its interval first.
-    pub(crate) fn record(&self, now: Instant, lat_ns: u64, n: u64) {
-        let mut st = self.figures(now);
-        st.hist.saturating_record_n(lat_ns.max(1), n);
-        st.completed += n;
-        st.end = Some(now);
-        self.latency_sum_ns
-            .set(self.latency_sum_ns.get() + lat_ns * n);
-    }
-
     /// The shard's figures, borrowed once to record the replies that arrived by `now` (a whole
     /// receive buffer's). With `--hdr-out`, a second that ended before `now` is cut into its
     /// interval first.
