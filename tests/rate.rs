@@ -61,6 +61,23 @@ fn fixed_rate_for_a_fixed_time() {
 }
 
 #[test]
+fn a_reply_is_timed_when_it_arrives_not_when_the_paced_client_wakes() {
+    let _turn = alone();
+    let s = RedisServer::start();
+    s.reset();
+    // Two connections, 50 rps: a request is due every 20 ms, alternately on each. Between two due
+    // requests the executor sleeps, and the reply that arrived meanwhile is read only at the next
+    // wake-up, up to 20 ms later: its latency must still end when it reached the socket.
+    let out = ringbench_ok(&s, &["--rps", "50", "-c", "2", "-n", "40", "-t", "get"]);
+    assert_eq!(s.calls("get"), 40, "{out}");
+    assert_eq!(completed(&out).0, 40, "{out}");
+    let service = summary_row(&out, "service time");
+    let intended = summary_row(&out, "from each request's intended send time (msec)");
+    assert!(service[2] < 5.0, "service p50 {} ms\n{out}", service[2]);
+    assert!(intended[2] < 5.0, "latency p50 {} ms\n{out}", intended[2]);
+}
+
+#[test]
 fn a_paused_server_shows_in_intended_start_latency() {
     let _turn = alone();
     let s = RedisServer::start();
@@ -127,6 +144,13 @@ fn a_paused_server_shows_in_intended_start_latency() {
         service[4] < p99 / 2.0,
         "service p99 {} vs {p99}\n{out}",
         service[4]
+    );
+    // The requests that fell due during the pause waited for their connection's reply: late
+    // because of the pipeline (about 1000 at 2000 rps), not because the client was busy.
+    let late_full = number_after(&out, "late sends (over 1 ms after their intended time): ");
+    assert!(
+        late_full >= 500.0,
+        "{late_full} sent late with -P waiting\n{out}"
     );
     let (n, _) = completed(&out);
     assert_eq!(n, s.calls("get"), "{out}");

@@ -559,7 +559,9 @@ struct Conn {
     /// Open loop: the due time this connection waits for in the driver's timers, if any.
     scheduled: Option<Instant>,
     done_sending: bool,
-    was_full: bool,
+    /// Open loop: when a reply last made room in a connection that had `-P` waiting. A request due
+    /// before then was late because of the pipeline, not the client.
+    room_at: Instant,
     /// When the connection last sent or received (for `--timeout`).
     last_progress: Instant,
     /// Set while the connection waits in the ready list.
@@ -723,7 +725,7 @@ impl<'a> Driver<'a> {
                     pacing,
                     seq: 0,
                     done_sending: false,
-                    was_full: false,
+                    room_at: began,
                     last_progress: began,
                     queued: false,
                     renew: false,
@@ -897,7 +899,7 @@ impl<'a> Driver<'a> {
                     }
                     if now.duration_since(due) > crate::engine::schedule::LATE {
                         let mut st = state.stats.borrow_mut();
-                        if c.was_full {
+                        if c.room_at > due {
                             st.late_full += 1;
                         } else {
                             st.late_free += 1;
@@ -912,12 +914,6 @@ impl<'a> Driver<'a> {
                     k += 1;
                     c.seq += 1;
                     c.next_due = Some(p.intended(c.seq));
-                }
-                if c.flights.len() >= depth && c.next_due.is_some_and(|d| d <= now) {
-                    c.was_full = true;
-                }
-                if k > 0 {
-                    c.was_full = false;
                 }
             }
         }
@@ -1331,6 +1327,7 @@ impl<'a> Driver<'a> {
             }
             data = &self.plain;
         }
+        let full = c.flights.len() >= self.cfg.run.pipeline;
         let (reader, flights, due, batch_sent) =
             (&mut c.reader, &mut c.flights, &mut c.due, c.batch_sent);
         // The shard's figures are borrowed once per buffer (not under a layer, which records its
@@ -1431,6 +1428,9 @@ impl<'a> Driver<'a> {
             .set(state.latency_sum_ns.get() + lat_sum);
         c.last_progress = now;
         c.fresh = false;
+        if full && c.flights.len() < self.cfg.run.pipeline {
+            c.room_at = arrived;
+        }
         if let Some(message) = refused {
             c.refused = true;
             let e = ConnError::Refused(message);
