@@ -473,6 +473,19 @@ fn judge(
     let late_with_room = st.late_free > st.late_full
         && st.late_free >= MIN_LATE
         && st.late_free * 100 > st.completed.max(1);
+    // Short of the rate with the connections mostly empty: by Little's law the requests in flight were
+    // the achieved rate times the service time (from the actual send); a server that held the rate back
+    // would have held every slot. Under half of them in flight, the client did not send (it sent too
+    // little to count many late sends when it was off a CPU most of the step).
+    let slots = r.rate.map_or(0, |t| t.slots) as f64;
+    let in_flight = st
+        .service
+        .as_ref()
+        .filter(|h| !h.is_empty())
+        .map(|h| achieved * h.mean() / 1e9);
+    let idle_slots =
+        achieved < REACHED * offered && slots > 0.0 && in_flight.is_some_and(|n| n < 0.5 * slots);
+    let late_with_room = late_with_room || idle_slots;
     let saturated = busy >= crate::stats::cost::BUSY_WARNING;
     let starved = !pass && late_with_room && !saturated;
     let near = pass
@@ -1780,6 +1793,27 @@ mod tests {
         assert_eq!(v.spoiled.as_deref(), Some("CPU steal 5.0% of the machine"));
         let v = judge(&result_with(1000, 1.0, 0.3, 0), 1000.0, &slo, 0.1, 0.05);
         assert!(v.pass && v.spoiled.is_none(), "{v:?}");
+        // Short of the rate with the slots mostly empty (0.8 in flight of 10 by Little's law): the
+        // client did not send, although it counted few late sends.
+        let mut r = result_with(800, 1.0, 0.3, 0);
+        r.rate = Some(RateTarget {
+            rps: 1000.0,
+            slots: 10,
+        });
+        let mut service = crate::stats::new_histogram(3);
+        service.record_n(1_000_000, 800).unwrap();
+        r.stats.service = Some(service);
+        let v = judge(&r, 1000.0, &slo, 0.1, 0.0);
+        assert!(
+            v.client_limited && v.starved && v.spoiled.is_some(),
+            "{v:?}"
+        );
+        // The same shortfall with every slot full (10 in flight): the server.
+        let mut service = crate::stats::new_histogram(3);
+        service.record_n(12_500_000, 800).unwrap();
+        r.stats.service = Some(service);
+        let v = judge(&r, 1000.0, &slo, 0.1, 0.0);
+        assert!(!v.client_limited && v.spoiled.is_none(), "{v:?}");
         // Saturated: the client's ceiling, not spoiled (a rerun would say the same).
         let v = judge(&result_with(800, 1.0, 0.95, 0), 1000.0, &slo, 0.1, 0.0);
         assert!(v.client_limited && v.spoiled.is_none(), "{v:?}");
