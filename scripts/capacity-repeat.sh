@@ -52,7 +52,7 @@ for i in $(seq "$ROUNDS"); do
     --json "$WORK/$i.json" >"$WORK/$i.out" 2>"$WORK/$i.err" || {
     echo "search $i failed:" >&2; cat "$WORK/$i.out" "$WORK/$i.err" >&2; exit 1; }
   printf 'search %d: %s\n' "$i" "$(grep '^capacity: ' "$WORK/$i.out")"
-  grep -E '^(client-limited|far below|checked): ' "$WORK/$i.out" | sed 's/^/    /' || true
+  grep -E '^(client-limited: |far below |checked: )' "$WORK/$i.out" | sed 's/^/    /' || true
 done
 echo "uptime after:  $(uptime)"
 
