@@ -12,9 +12,11 @@ use crate::config::shape::RateTarget;
 use crate::config::{Config, UsageError};
 use crate::engine::{self, Budget, RunControl};
 use crate::report::result_file::{
-    CapacityEntry, ObjectiveEntry, ProbeEntry, RunFile, StepEntry, TestEntry, host_name,
+    CapacityEntry, FarBelowEntry, ObjectiveEntry, ProbeEntry, RunFile, SearchEntry, StepEntry,
+    TestEntry, host_name,
 };
 use crate::stats::TestResult;
+use crate::stats::server_view::{ServerWatch, Watches};
 use crate::{RunError, RunOutcome};
 use std::ffi::OsString;
 use std::fmt::Write as _;
@@ -63,6 +65,13 @@ pub struct SearchArgs {
     pub warmup: Duration,
     /// e.g. 0.05 for 5%.
     pub precision: f64,
+    /// Whole searches to run (`--repeat`); the answer is their median.
+    pub repeat: usize,
+    /// A passing run whose worst objective is at least `1 - borderline` of its limit is confirmed
+    /// (`--borderline`; 0 confirms failing runs only).
+    pub borderline: f64,
+    /// How many times a run spoiled by the client is run again before it counts (`--retries`).
+    pub retries: usize,
 }
 
 impl Default for SearchArgs {
@@ -77,6 +86,9 @@ impl Default for SearchArgs {
             step: Duration::from_secs(5),
             warmup: Duration::from_secs(1),
             precision: 0.05,
+            repeat: 1,
+            borderline: 0.10,
+            retries: 2,
         }
     }
 }
@@ -210,12 +222,39 @@ fn parse_precision(v: &str) -> Result<f64, UsageError> {
         })
 }
 
+fn parse_count(flag: &str, v: &str, lowest: usize, highest: usize) -> Result<usize, UsageError> {
+    v.trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|n| (lowest..=highest).contains(n))
+        .ok_or_else(|| {
+            usage(format!(
+                "invalid value '{v}' for '{flag}': must be a whole number from {lowest} to {highest}"
+            ))
+        })
+}
+
+fn parse_borderline(v: &str) -> Result<f64, UsageError> {
+    let num = v.trim().trim_end_matches('%');
+    num.parse::<f64>()
+        .ok()
+        .filter(|p| p.is_finite() && *p >= 0.0 && *p <= 50.0)
+        .map(|p| p / 100.0)
+        .ok_or_else(|| {
+            usage(format!(
+                "invalid value '{v}' for '--borderline': must be a percentage from 0% to 50% (e.g. 10%)"
+            ))
+        })
+}
+
 /// `ringbench capacity --help`.
 pub const HELP: &str = "\
 Search the highest rate the server sustains within latency objectives: open-loop steps (latency from each
 request's intended send time) rising geometrically, then bisecting between the last passing and the first
 failing rate. A step fails when a percentile is over its objective, the achieved rate is under 95% of the
-offered one, or requests failed. The server is not restarted between steps.
+offered one, or requests failed. A failing step, and a passing one within --borderline of an objective, is
+run again to confirm it (a third run breaks a tie) before the search moves on; a run spoiled by the client
+(behind its schedule while off a CPU, or CPU steal) is run again. The server is not restarted between steps.
 
 Usage: ringbench capacity [SEARCH OPTIONS] [BENCHMARK OPTIONS] [-t TEST | --mix SPEC | COMMAND ARGS...]
 
@@ -226,21 +265,28 @@ Search options:
       --step-duration <secs>    Measured time per step [default: 5]
       --warmup <secs>           Time per step before it, at the same rate, dropped from its figures (0: none) [default: 1]
       --within <percent>        Stop when the first failing rate is within this of the last passing one [default: 5%]
+      --borderline <percent>    Confirm a passing step whose worst percentile is within this of its objective
+                                (0: confirm failing steps only) [default: 10%]
+      --retries <n>             Run a step spoiled by the client again at most this many times [default: 2]
+      --repeat <n>              Run this many whole searches; the answer is their median, with min and max [default: 1]
 
 Benchmark options are those of a normal run (ringbench --help): connection, TLS, -c, -P, --threads, --cpus,
--d, -r, --distribution, --json FILE (every step's full result), --plot FILE.svg (latency against offered
-load, with the objectives), -q (the answer only). Not accepted: -n, --rps, --duration, -l, -I, --csv,
---hdr-out, --start-at, --cluster.
+-d, -r, --distribution, --cluster, --json FILE (every step's full result), --plot FILE.svg (latency
+against offered load, with the objectives), -q (the answer only). Not accepted: -n, --rps, --duration, -l,
+-I, --csv, --hdr-out, --start-at.
 ";
 
 /// The search flags a `capacity` command line may carry; every other argument is a benchmark flag.
-const OWN_FLAGS: [&str; 6] = [
+const OWN_FLAGS: [&str; 9] = [
     "--slo",
     "--from",
     "--to",
     "--step-duration",
     "--warmup",
     "--within",
+    "--borderline",
+    "--retries",
+    "--repeat",
 ];
 
 /// Splits `args` (after `ringbench capacity`) into the search's flags and the benchmark's arguments,
@@ -300,6 +346,9 @@ pub fn split_args(args: &[OsString]) -> Result<(SearchArgs, Vec<OsString>), Usag
             "--to" => search.to = Some(parse_rate(flag, &value)?),
             "--step-duration" => search.step = parse_seconds(flag, &value, false)?,
             "--warmup" => search.warmup = parse_seconds(flag, &value, true)?,
+            "--borderline" => search.borderline = parse_borderline(&value)?,
+            "--retries" => search.retries = parse_count(flag, &value, 0, 10)?,
+            "--repeat" => search.repeat = parse_count(flag, &value, 1, 100)?,
             _ => search.precision = parse_precision(&value)?,
         }
     }
@@ -350,12 +399,6 @@ pub fn check_cli(cli: &crate::cli::Cli) -> Result<(), UsageError> {
     if cli.start_at.is_some() {
         return refuse("--start-at", "not supported by the search");
     }
-    if cli.cluster {
-        return refuse(
-            "--cluster",
-            "the search runs open-loop steps, which --cluster does not support yet",
-        );
-    }
     Ok(())
 }
 
@@ -370,12 +413,29 @@ pub struct Verdict {
     /// sent late while their connection had room (the client fell behind its own schedule).
     pub client_limited: bool,
     /// Client-limited although no executor was busy: it fell behind while off a CPU (other processes held
-    /// the cores). Such a step says nothing about the server, so the search runs it again once.
+    /// the cores). Such a step says nothing about the server, so the search runs it again.
     pub starved: bool,
+    /// Passed, but a percentile is within the borderline margin of its objective.
+    pub borderline: bool,
+    /// Why the client spoiled a failing run (it fell behind while off a CPU, or the hypervisor stole CPU
+    /// time): such a run says nothing about the server and is run again.
+    pub spoiled: Option<String>,
+    /// The machine's CPU steal during the run, as a share of all its CPU time.
+    pub steal: f64,
 }
 
-/// Judges a finished step against the objectives.
-fn judge(r: &TestResult, offered: f64, objectives: &[Objective]) -> Verdict {
+/// A failing run during which the hypervisor stole at least this share of the machine's CPU time was
+/// spoiled by the client's machine.
+const STEAL_SPOILS: f64 = 0.02;
+
+/// Judges a finished step against the objectives; `steal` is the machine's CPU steal share during it.
+fn judge(
+    r: &TestResult,
+    offered: f64,
+    objectives: &[Objective],
+    borderline: f64,
+    steal: f64,
+) -> Verdict {
     let mut reasons = Vec::new();
     for o in objectives {
         let v = r.quantile_ms(o.percentile / 100.0);
@@ -413,13 +473,138 @@ fn judge(r: &TestResult, offered: f64, objectives: &[Objective]) -> Verdict {
     let late_with_room = st.late_free > st.late_full
         && st.late_free >= MIN_LATE
         && st.late_free * 100 > st.completed.max(1);
+    // Short of the rate with the connections mostly empty: by Little's law the requests in flight were
+    // the achieved rate times the service time (from the actual send); a server that held the rate back
+    // would have held every slot. Under half of them in flight, the client did not send (it sent too
+    // little to count many late sends when it was off a CPU most of the step).
+    let slots = r.rate.map_or(0, |t| t.slots) as f64;
+    let in_flight = st
+        .service
+        .as_ref()
+        .filter(|h| !h.is_empty())
+        .map(|h| achieved * h.mean() / 1e9);
+    let idle_slots =
+        achieved < REACHED * offered && slots > 0.0 && in_flight.is_some_and(|n| n < 0.5 * slots);
+    let late_with_room = late_with_room || idle_slots;
     let saturated = busy >= crate::stats::cost::BUSY_WARNING;
+    let starved = !pass && late_with_room && !saturated;
+    let near = pass
+        && borderline > 0.0
+        && objectives
+            .iter()
+            .any(|o| r.quantile_ms(o.percentile / 100.0) >= o.max_ms * (1.0 - borderline));
+    let spoiled = if starved {
+        Some(format!(
+            "behind its schedule while off a CPU (executor on a CPU {:.0}% of the step, {} sent late with room)",
+            busy * 100.0,
+            st.late_free
+        ))
+    } else if !pass && steal >= STEAL_SPOILS {
+        Some(format!("CPU steal {:.1}% of the machine", steal * 100.0))
+    } else {
+        None
+    };
     Verdict {
         pass,
         client_limited: !pass && (saturated || late_with_room),
-        starved: !pass && late_with_room && !saturated,
+        starved,
+        borderline: near,
+        spoiled,
+        steal,
         reasons,
         busy,
+    }
+}
+
+/// The machine's CPU time as (steal, total) in clock ticks, from /proc/stat's `cpu` line.
+fn cpu_ticks() -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    cpu_ticks_of(&text)
+}
+
+fn cpu_ticks_of(text: &str) -> Option<(u64, u64)> {
+    let line = text.lines().next()?.strip_prefix("cpu ")?;
+    // user nice system idle iowait irq softirq steal (guest time is counted in user already).
+    let v: Vec<u64> = line
+        .split_whitespace()
+        .map_while(|x| x.parse().ok())
+        .collect();
+    Some((*v.get(7)?, v.iter().take(8).sum()))
+}
+
+/// The share of CPU time stolen between two `cpu_ticks` readings (0 when unknown).
+fn steal_between(before: Option<(u64, u64)>, after: Option<(u64, u64)>) -> f64 {
+    match (before, after) {
+        (Some((s0, t0)), Some((s1, t1))) if t1 > t0 => {
+            s1.saturating_sub(s0) as f64 / (t1 - t0) as f64
+        }
+        _ => 0.0,
+    }
+}
+
+/// Which run of a step this is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RunKind {
+    First,
+    /// The run before was spoiled by the client.
+    Retry,
+    /// Confirms a failing or borderline first run.
+    Confirm,
+    /// The first two counted runs disagreed.
+    Tiebreak,
+}
+
+impl RunKind {
+    fn name(self) -> &'static str {
+        match self {
+            RunKind::First => "first",
+            RunKind::Retry => "retry",
+            RunKind::Confirm => "confirm",
+            RunKind::Tiebreak => "tiebreak",
+        }
+    }
+}
+
+/// How the runs of one step settle into its verdict: a run spoiled by the client is run again (at most
+/// `retries` times) and does not count; a failing or borderline counted run is confirmed by a second; when
+/// the two disagree a third decides. The step's last run always carries the step's verdict.
+#[derive(Debug, Default)]
+struct Settle {
+    retries: usize,
+    retried: usize,
+    votes: Vec<bool>,
+}
+
+impl Settle {
+    fn new(retries: usize) -> Self {
+        Settle {
+            retries,
+            ..Default::default()
+        }
+    }
+
+    /// Feeds one run's verdict; returns the next run to make, or None when the step is settled.
+    fn feed(&mut self, v: &Verdict) -> Option<RunKind> {
+        if v.spoiled.is_some() && self.retried < self.retries {
+            self.retried += 1;
+            return Some(RunKind::Retry);
+        }
+        self.votes.push(v.pass);
+        match self.votes.as_slice() {
+            [first] if !first || v.borderline => Some(RunKind::Confirm),
+            [a, b] if a != b => Some(RunKind::Tiebreak),
+            _ => None,
+        }
+    }
+
+    /// Counted runs after the first.
+    fn confirmations(&self) -> usize {
+        self.votes.len().saturating_sub(1)
+    }
+
+    /// The counted runs disagreed.
+    fn noisy(&self) -> bool {
+        self.votes.iter().any(|&p| p) && self.votes.iter().any(|&p| !p)
     }
 }
 
@@ -458,6 +643,9 @@ fn step_line(
     }
     if v.pass {
         s.push_str("  pass");
+        if v.borderline {
+            s.push_str(" (borderline)");
+        }
     } else {
         let _ = write!(s, "  FAIL: {}", v.reasons.join("; "));
         if v.starved {
@@ -474,6 +662,9 @@ fn step_line(
                 v.busy * 100.0,
                 r.stats.late_free
             );
+        }
+        if let Some(why) = v.spoiled.as_ref().filter(|_| !v.starved) {
+            let _ = write!(s, " (spoiled by the client's machine: {why})");
         }
     }
     s.push('\n');
@@ -685,29 +876,31 @@ fn step_config(cfg: &Config, rps: Option<f64>, duration: Duration) -> Arc<Config
     Arc::new(c)
 }
 
-/// A step that fell behind while off a CPU is run again this many times before it counts.
-const STARVED_RETRIES: usize = 1;
-
-/// One attempt at a step, as run.
+/// One run of a step, as run.
 struct Record {
     offered: f64,
     result: TestResult,
     warmup: u64,
     verdict: Verdict,
-    /// Discarded: the client fell behind while off a CPU, and the step was run again.
+    /// Not the run that counts: the step was run again (spoiled, or to be confirmed).
     repeated: bool,
+    /// The search (1-based) and its step (1-based).
+    search: usize,
+    step: usize,
+    kind: RunKind,
 }
 
-/// Runs one step at `rate`: its warmup (dropped), then the measured open-loop run. `None` when stopped.
+/// Runs one step at `rate`: its warmup (dropped), then the measured open-loop run, with the machine's CPU
+/// steal share during it. `None` when stopped.
 fn run_step(
     cfg: &Config,
     test: &crate::workload::TestSpec,
     rate: f64,
     args: &SearchArgs,
     control: &RunControl,
-    watch: &mut crate::stats::server_view::ServerWatch,
+    watch: &mut Watches,
     stderr: &mut dyn Write,
-) -> Result<Option<(TestResult, u64)>, RunError> {
+) -> Result<Option<(TestResult, u64, f64)>, RunError> {
     let scfg = step_config(cfg, Some(rate), args.step);
     let mut warm = 0;
     if !args.warmup.is_zero() {
@@ -725,7 +918,9 @@ fn run_step(
         requests: u64::MAX,
         duration: Some(args.step),
     };
+    let ticks = cpu_ticks();
     let st = engine::run_phase(&scfg, test, budget, control, stderr, |_, _| watch.sample())?;
+    let steal = steal_between(ticks, cpu_ticks());
     if control.stopped() {
         return Ok(None);
     }
@@ -740,12 +935,373 @@ fn run_step(
         rps: rate,
         slots: cfg.run.clients * cfg.run.pipeline,
     });
-    r.server = watch.end(r.stats.completed, false);
-    Ok(Some((r, warm)))
+    let per_node = |name: &str| {
+        r.stats.cluster.as_ref().map_or(0, |c| {
+            c.nodes
+                .iter()
+                .filter(|n| n.name == name)
+                .map(|n| n.completed)
+                .sum()
+        })
+    };
+    let view = watch.end(r.stats.completed, per_node, false);
+    r.server = view;
+    Ok(Some((r, warm, steal)))
 }
 
-/// Runs the search against the server of `cfg` (one test), printing a line per step to `stdout`, then the
-/// answer; writes `--json` and `--plot` at the end. Warnings and `-e`'s error replies go to `stderr`.
+/// An answer below this share of the closed-loop probe's rate is far below it: the answer says why.
+const FAR_BELOW: f64 = 0.5;
+
+/// Whether an answer is far below the probe, and why: the client was the limit, the runs were spoiled or
+/// disagreed (a noisy machine), or else the objective is out of reach on this machine above the answer.
+fn far_below(
+    capacity: Option<f64>,
+    probe_rps: Option<f64>,
+    client_limited: bool,
+    spoiled: u64,
+    noisy: u64,
+) -> Option<FarBelowEntry> {
+    let probe = probe_rps.filter(|p| *p > 0.0)?;
+    let share = capacity.unwrap_or(0.0) / probe;
+    if share >= FAR_BELOW {
+        return None;
+    }
+    let why = if client_limited {
+        "client-limited"
+    } else if spoiled + noisy > 0 {
+        "noisy"
+    } else {
+        "objective"
+    };
+    Some(FarBelowEntry {
+        share,
+        why: why.into(),
+    })
+}
+
+/// One whole search's outcome.
+struct Searched {
+    steps: Vec<Judged>,
+    answer: Answer,
+    probe: Option<ProbeEntry>,
+    runs: usize,
+    confirmations: u64,
+    spoiled: u64,
+    noisy: u64,
+    far: Option<FarBelowEntry>,
+}
+
+impl Searched {
+    fn capacity(&self) -> Option<f64> {
+        self.answer.capacity.map(|i| self.steps[i].offered)
+    }
+
+    fn next(&self) -> Option<f64> {
+        self.answer.next.map(|i| self.steps[i].offered)
+    }
+
+    fn client_limited(&self) -> bool {
+        self.answer
+            .next
+            .is_some_and(|i| self.steps[i].verdict.client_limited)
+    }
+
+    fn entry(&self) -> SearchEntry {
+        SearchEntry {
+            probe: self.probe.clone(),
+            capacity_rps: self.capacity(),
+            next_rps: self.next(),
+            client_limited: self.client_limited(),
+            steps: self.steps.len(),
+            runs: self.runs,
+            confirmations: self.confirmations,
+            spoiled: self.spoiled,
+            noisy_steps: self.noisy,
+            far_below_probe: self.far.clone(),
+        }
+    }
+}
+
+/// The lines after a search's answer (each with its newline): how much checking it took, and, when the
+/// answer is far below the closed-loop probe, why. `quiet` leaves the checking out.
+fn notes_text(s: &Searched, quiet: bool) -> String {
+    let mut t = String::new();
+    if !quiet {
+        let disagreed = if s.noisy > 0 {
+            format!(
+                " ({} step{} whose runs disagreed: a third run decided)",
+                s.noisy,
+                if s.noisy == 1 { "" } else { "s" }
+            )
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            t,
+            "checked: {} confirming run{}{disagreed}; {} run{} spoiled by the client, run again; {} runs in all",
+            s.confirmations,
+            if s.confirmations == 1 { "" } else { "s" },
+            s.spoiled,
+            if s.spoiled == 1 { "" } else { "s" },
+            s.runs
+        );
+    }
+    if let (Some(f), Some(p)) = (&s.far, &s.probe) {
+        let cap = s.capacity().unwrap_or(0.0);
+        let why = match f.why.as_str() {
+            "client-limited" => "the client was the limit, not the server (see client-limited)".to_string(),
+            "noisy" => format!(
+                "noisy steps ({} run{} spoiled by the client, {} step{} whose runs disagreed): other work held \
+                 the machine's cores; search again on a quieter machine, or quote the median of --repeat",
+                s.spoiled,
+                if s.spoiled == 1 { "" } else { "s" },
+                s.noisy,
+                if s.noisy == 1 { "" } else { "s" }
+            ),
+            _ => "the objective is out of reach on this machine above it: the steps above failed on \
+                  latency, confirmed, with the client keeping up (the server, or stalls of a machine \
+                  shared with other work)"
+                .to_string(),
+        };
+        let _ = writeln!(
+            t,
+            "far below the closed loop: {} rps is {:.1}% of the probe's {} rps: {why}",
+            thousands(cap),
+            100.0 * f.share,
+            thousands(p.rps)
+        );
+    }
+    t
+}
+
+/// The index of the median of `values` (the lower middle one when their count is even).
+fn median_index(values: &[f64]) -> Option<usize> {
+    let mut order: Vec<usize> = (0..values.len()).collect();
+    order.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
+    order.get(values.len().saturating_sub(1) / 2).copied()
+}
+
+/// The summary of several searches (with its newline).
+fn spread_text(answers: &[f64]) -> String {
+    let Some(m) = median_index(answers) else {
+        return String::new();
+    };
+    let min = answers.iter().copied().fold(f64::MAX, f64::min);
+    let max = answers.iter().copied().fold(0.0, f64::max);
+    let ratio = if min > 0.0 {
+        format!("max/min {:.2}", max / min)
+    } else {
+        "max/min unbounded: a search had no passing step".to_string()
+    };
+    let all: Vec<String> = answers.iter().map(|a| thousands(*a)).collect();
+    format!(
+        "over {} searches: median {} rps, min {}, max {} ({ratio}); answers {}\n",
+        answers.len(),
+        thousands(answers[m]),
+        thousands(min),
+        thousands(max),
+        all.join(" / ")
+    )
+}
+
+/// What one search needs, across the searches of a run.
+struct Searcher<'a> {
+    cfg: &'a Config,
+    test: &'a crate::workload::TestSpec,
+    args: &'a SearchArgs,
+    control: &'a RunControl,
+    watch: Watches,
+    quiet: bool,
+}
+
+impl Searcher<'_> {
+    /// Runs search number `k` (1-based): the probe (without --to), then the steps, each settled; prints
+    /// its lines and its answer to `out`, and appends every run to `records`.
+    fn once(
+        &mut self,
+        k: usize,
+        out: &mut dyn Write,
+        stderr: &mut dyn Write,
+        records: &mut Vec<Record>,
+    ) -> Result<Searched, RunError> {
+        let (cfg, test, args, control, quiet) =
+            (self.cfg, self.test, self.args, self.control, self.quiet);
+        // The upper bound: --to, or a short closed-loop probe of the server's maximum.
+        let mut probe = None;
+        let to = match args.to {
+            Some(t) => t,
+            None => {
+                let secs = args.step.min(Duration::from_secs(2));
+                let pcfg = step_config(cfg, None, secs);
+                let budget = Budget {
+                    requests: u64::MAX,
+                    duration: Some(secs),
+                };
+                let st = engine::run_phase(&pcfg, test, budget, control, stderr, |_, _| {})?;
+                let r = TestResult::new(test.title.clone(), st.completed, st);
+                let rps = r.rps();
+                probe = Some(ProbeEntry {
+                    requests: r.stats.completed,
+                    duration_s: r.seconds,
+                    rps,
+                });
+                let to = (rps * PROBE_HEADROOM).round().clamp(1.0, MAX_RATE);
+                if !quiet {
+                    writeln!(
+                        out,
+                        "probe: closed loop for {} s: {} rps; searching up to {} rps (--to sets the bound)",
+                        trim_number(r.seconds, 2),
+                        thousands(rps),
+                        thousands(to)
+                    )?;
+                    out.flush()?;
+                }
+                to
+            }
+        };
+        let from = args
+            .from
+            .unwrap_or_else(|| (to / FROM_DIVISOR).round().max(1.0))
+            .min(to);
+        let first = records.len();
+        let mut failure: Option<RunError> = None;
+        let mut write_failed: Option<std::io::Error> = None;
+        let (mut confirmations, mut spoiled, mut noisy) = (0u64, 0u64, 0u64);
+        let mut judged = 0usize;
+        let watch = &mut self.watch;
+        let (steps, answer) = search(from, to, args.precision, |rate| {
+            let mut settle = Settle::new(args.retries);
+            let mut kind = RunKind::First;
+            // Whether a failing run of this step had the client as its limit (spoiled ones included).
+            let (mut client, mut starved) = (false, false);
+            loop {
+                if control.stopped() || failure.is_some() {
+                    return None;
+                }
+                let (r, warm, steal) = match run_step(cfg, test, rate, args, control, watch, stderr)
+                {
+                    Ok(Some(x)) => x,
+                    Ok(None) => return None,
+                    Err(e) => {
+                        failure = Some(e);
+                        return None;
+                    }
+                };
+                let mut v = judge(&r, rate, &args.objectives, args.borderline, steal);
+                let next = settle.feed(&v);
+                client |= v.client_limited;
+                starved |= v.starved;
+                if !quiet {
+                    let mut line =
+                        step_line(records.len() - first + 1, rate, &r, &v, &args.objectives);
+                    let again = match next {
+                        Some(RunKind::Retry) => Some("; running the step again (spoiled)"),
+                        Some(RunKind::Confirm) => Some("; running the step again to confirm it"),
+                        Some(RunKind::Tiebreak) => {
+                            Some("; running the step again: its two runs disagreed")
+                        }
+                        _ => None,
+                    };
+                    if let Some(again) = again {
+                        line.insert_str(line.len() - 1, again);
+                    }
+                    if let Err(e) = out.write_all(line.as_bytes()).and_then(|_| out.flush()) {
+                        write_failed.get_or_insert(e);
+                    }
+                }
+                let mut r = r;
+                if args.repeat > 1 {
+                    let _ = write!(r.title, " [search {k}]");
+                }
+                if next.is_some() {
+                    r.title.push_str(" (run again)");
+                }
+                records.push(Record {
+                    offered: rate,
+                    result: r,
+                    warmup: warm,
+                    verdict: v.clone(),
+                    repeated: next.is_some(),
+                    search: k,
+                    step: judged + 1,
+                    kind,
+                });
+                match next {
+                    Some(n) => kind = n,
+                    None => {
+                        // A step that failed with the client as the limit in one of its runs says so,
+                        // even when its last run fell short for a reason the client cannot see.
+                        if !v.pass && !v.client_limited && client {
+                            v.client_limited = true;
+                            v.starved = starved;
+                        }
+                        judged += 1;
+                        confirmations += settle.confirmations() as u64;
+                        spoiled += settle.retried as u64;
+                        noisy += u64::from(settle.noisy());
+                        return Some(v);
+                    }
+                }
+            }
+        });
+        // Runs of a step the search did not finish (stopped) still count as made.
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        if let Some(e) = write_failed {
+            return Err(e.into());
+        }
+        let stopped = control.stopped();
+        let late = answer
+            .next
+            .map_or(0, |i| last_run(records, first, i).result.stats.late_free);
+        let text = answer_text(
+            &steps,
+            late,
+            &answer,
+            &args.objectives,
+            to,
+            cfg.run.threads,
+            stopped,
+        );
+        out.write_all(text.as_bytes())?;
+        let mut s = Searched {
+            steps,
+            answer,
+            probe,
+            runs: records.len() - first,
+            confirmations,
+            spoiled,
+            noisy,
+            far: None,
+        };
+        s.far = far_below(
+            s.capacity(),
+            s.probe.as_ref().map(|p| p.rps),
+            s.client_limited(),
+            spoiled,
+            noisy,
+        );
+        out.write_all(notes_text(&s, quiet).as_bytes())?;
+        out.flush()?;
+        Ok(s)
+    }
+}
+
+/// The run that carries step `step`'s (0-based) verdict, among the records of the search from `first`.
+fn last_run(records: &[Record], first: usize, step: usize) -> &Record {
+    let search = records[first].search;
+    records[first..]
+        .iter()
+        .rev()
+        .find(|r| r.search == search && r.step == step + 1)
+        .unwrap_or(&records[first])
+}
+
+/// Runs the search against the server of `cfg` (one test; with `--cluster`, its masters), printing a line
+/// per run to `stdout`, then the answer; with `--repeat` it runs that many searches and ends with their
+/// median and spread. Writes `--json` and `--plot` at the end. Warnings and `-e`'s error replies go to
+/// `stderr`.
 pub fn run(
     cfg: Config,
     args: &SearchArgs,
@@ -780,17 +1336,40 @@ pub fn run(
     {
         let _ = writeln!(stderr, "ringbench: {w}");
     }
-    let mut watch = crate::stats::server_view::ServerWatch::new(
-        Some(ctl),
-        &cfg.target,
-        cfg.tls.as_ref(),
-        &cfg.setup,
-        cfg.run.connect_timeout,
-    );
+    let watch_of = |ctl, target: &crate::net::target::Target| {
+        ServerWatch::new(
+            ctl,
+            target,
+            cfg.tls.as_ref(),
+            &cfg.setup,
+            cfg.run.connect_timeout,
+        )
+    };
+    // With --cluster every step is checked against every master (the same discovery as a normal run:
+    // a node that is not a cluster, or fewer clients than masters, ends here).
+    let mut masters = 0;
+    let watch = if cfg.run.cluster {
+        let (_, targets) = crate::cluster_header(&cfg)?;
+        drop(ctl);
+        masters = targets.len();
+        Watches::cluster(
+            targets
+                .iter()
+                .map(|t| (t.display(), watch_of(None, t)))
+                .collect(),
+        )
+    } else {
+        Watches::one(watch_of(Some(ctl), &cfg.target))
+    };
     if !quiet {
+        let cluster = if masters > 0 {
+            format!(" --cluster ({masters} masters)")
+        } else {
+            String::new()
+        };
         writeln!(
             out,
-            "capacity search: {}; -c {} -P {} --threads {}; objective {}",
+            "capacity search: {}; -c {} -P {} --threads {}{cluster}; objective {}",
             test.title,
             cfg.run.clients,
             cfg.run.pipeline,
@@ -810,117 +1389,56 @@ pub fn run(
             "each step: {} s open loop at its rate (latency from each request's intended send) {warmup}",
             trim_number(args.step.as_secs_f64(), 3),
         )?;
+        let borderline = if args.borderline > 0.0 {
+            format!(
+                " and each pass within {}% of an objective",
+                trim_number(args.borderline * 100.0, 2)
+            )
+        } else {
+            String::new()
+        };
+        writeln!(
+            out,
+            "each failing step{borderline} is run again to confirm it (a third run breaks a tie); a run spoiled by the client is run again, at most {} times",
+            args.retries
+        )?;
         writeln!(
             out,
             "the server is not restarted between steps: each step finds the data and state the previous ones left"
         )?;
         out.flush()?;
     }
-    // The upper bound: --to, or a short closed-loop probe of the server's maximum.
-    let mut probe = None;
-    let to = match args.to {
-        Some(t) => t,
-        None => {
-            let secs = args.step.min(Duration::from_secs(2));
-            let pcfg = step_config(&cfg, None, secs);
-            let budget = Budget {
-                requests: u64::MAX,
-                duration: Some(secs),
-            };
-            let st = engine::run_phase(&pcfg, &test, budget, control, stderr, |_, _| {})?;
-            let r = TestResult::new(test.title.clone(), st.completed, st);
-            let rps = r.rps();
-            probe = Some(ProbeEntry {
-                requests: r.stats.completed,
-                duration_s: r.seconds,
-                rps,
-            });
-            let to = (rps * PROBE_HEADROOM).round().clamp(1.0, MAX_RATE);
-            if !quiet {
-                writeln!(
-                    out,
-                    "probe: closed loop for {} s: {} rps; searching up to {} rps (--to sets the bound)",
-                    trim_number(r.seconds, 2),
-                    thousands(rps),
-                    thousands(to)
-                )?;
-                out.flush()?;
-            }
-            to
-        }
+    let mut searcher = Searcher {
+        cfg: &cfg,
+        test: &test,
+        args,
+        control,
+        watch,
+        quiet,
     };
-    let from = args
-        .from
-        .unwrap_or_else(|| (to / FROM_DIVISOR).round().max(1.0))
-        .min(to);
     let mut records: Vec<Record> = Vec::new();
-    // For each step of the search, its record (the last attempt at that rate).
-    let mut final_records: Vec<usize> = Vec::new();
-    let mut failure: Option<RunError> = None;
-    let mut write_failed: Option<std::io::Error> = None;
-    let (steps, answer) = search(from, to, args.precision, |rate| {
-        for attempt in 0..=STARVED_RETRIES {
-            if control.stopped() || failure.is_some() {
-                return None;
-            }
-            let (r, warm) = match run_step(&cfg, &test, rate, args, control, &mut watch, stderr) {
-                Ok(Some(x)) => x,
-                Ok(None) => return None,
-                Err(e) => {
-                    failure = Some(e);
-                    return None;
-                }
-            };
-            let v = judge(&r, rate, &args.objectives);
-            let repeat = v.starved && attempt < STARVED_RETRIES;
-            if !quiet {
-                let mut line = step_line(records.len() + 1, rate, &r, &v, &args.objectives);
-                if repeat {
-                    line.insert_str(line.len() - 1, "; running the step again");
-                }
-                if let Err(e) = out.write_all(line.as_bytes()).and_then(|_| out.flush()) {
-                    write_failed.get_or_insert(e);
-                }
-            }
-            let mut r = r;
-            if repeat {
-                r.title.push_str(" (run again)");
-            }
-            records.push(Record {
-                offered: rate,
-                result: r,
-                warmup: warm,
-                verdict: v.clone(),
-                repeated: repeat,
-            });
-            if !repeat {
-                final_records.push(records.len() - 1);
-                return Some(v);
-            }
+    let mut searches: Vec<Searched> = Vec::new();
+    for k in 1..=args.repeat {
+        if control.stopped() {
+            break;
         }
-        None
-    });
-    if let Some(e) = failure {
-        return Err(e);
-    }
-    if let Some(e) = write_failed {
-        return Err(e.into());
+        if args.repeat > 1 && !quiet {
+            writeln!(out, "search {k} of {}:", args.repeat)?;
+        }
+        searches.push(searcher.once(k, out, stderr, &mut records)?);
     }
     let stopped = control.stopped();
-    let late = answer
-        .next
-        .map_or(0, |i| records[final_records[i]].result.stats.late_free);
-    let text = answer_text(
-        &steps,
-        late,
-        &answer,
-        &args.objectives,
-        to,
-        cfg.run.threads,
-        stopped,
-    );
-    out.write_all(text.as_bytes())?;
-    out.flush()?;
+    let answers: Vec<f64> = searches
+        .iter()
+        .map(|s| s.capacity().unwrap_or(0.0))
+        .collect();
+    if args.repeat > 1 {
+        out.write_all(spread_text(&answers).as_bytes())?;
+        out.flush()?;
+    }
+    let median = median_index(&answers);
+    let chosen = median.map(|m| &searches[m]);
+    let total = |f: fn(&Searched) -> u64| searches.iter().map(f).sum::<u64>();
     let entry = CapacityEntry {
         objectives: args
             .objectives
@@ -933,7 +1451,7 @@ pub fn run(
         precision: args.precision,
         step_duration_s: args.step.as_secs_f64(),
         warmup_s: args.warmup.as_secs_f64(),
-        probe,
+        probe: chosen.and_then(|s| s.probe.clone()),
         steps: records
             .iter()
             .map(|rec| StepEntry {
@@ -944,11 +1462,27 @@ pub fn run(
                 warmup_requests: rec.warmup,
                 client_busy: rec.verdict.busy,
                 repeated: rec.repeated,
+                search: rec.search,
+                step: rec.step,
+                run: rec.kind.name().to_string(),
+                spoiled: rec.verdict.spoiled.clone(),
+                cpu_steal: rec.verdict.steal,
+                borderline: rec.verdict.borderline,
             })
             .collect(),
-        capacity_rps: answer.capacity.map(|i| steps[i].offered),
-        next_rps: answer.next.map(|i| steps[i].offered),
-        client_limited: answer.next.is_some_and(|i| steps[i].verdict.client_limited),
+        capacity_rps: chosen.and_then(Searched::capacity),
+        next_rps: chosen.and_then(Searched::next),
+        client_limited: chosen.is_some_and(Searched::client_limited),
+        borderline: args.borderline,
+        retries: args.retries,
+        confirmations: total(|s| s.confirmations),
+        spoiled: total(|s| s.spoiled),
+        noisy_steps: total(|s| s.noisy),
+        far_below_probe: chosen.and_then(|s| s.far.clone()),
+        searches: searches.iter().map(Searched::entry).collect(),
+        median_rps: median.map(|m| answers[m]),
+        min_rps: (!answers.is_empty()).then(|| answers.iter().copied().fold(f64::MAX, f64::min)),
+        max_rps: (!answers.is_empty()).then(|| answers.iter().copied().fold(0.0, f64::max)),
     };
     if let Some(dest) = &cfg.run.json {
         let host = host_name();
@@ -962,11 +1496,17 @@ pub fn run(
         file.write_to(dest, stdout)
             .map_err(|e| RunError::Results(vec![e.into()]))?;
     }
-    // A search stopped before its first step ended has nothing to draw.
-    if let Some(path) = cfg.run.plot.as_ref().filter(|_| !records.is_empty()) {
+    // The knee of the median search; a search stopped before its first step ended has nothing to draw.
+    let knee = median.map_or(0, |m| m + 1);
+    if let Some(path) = cfg
+        .run
+        .plot
+        .as_ref()
+        .filter(|_| records.iter().any(|r| r.search == knee))
+    {
         let points: Vec<crate::report::plot::KneePoint> = records
             .iter()
-            .filter(|rec| !rec.repeated)
+            .filter(|rec| !rec.repeated && rec.search == knee)
             .map(|rec| crate::report::plot::KneePoint {
                 offered: rec.offered,
                 pass: rec.verdict.pass,
@@ -1011,6 +1551,9 @@ mod tests {
             busy: 0.5,
             client_limited: false,
             starved: false,
+            borderline: false,
+            spoiled: None,
+            steal: 0.0,
         }
     }
 
@@ -1142,33 +1685,35 @@ mod tests {
     fn verdicts_name_the_limit() {
         let slo = parse_slo("p99=1ms").unwrap();
         // Reached, fast: pass.
-        let v = judge(&result_with(1000, 1.0, 0.5, 0), 1000.0, &slo);
+        let v = judge(&result_with(1000, 1.0, 0.5, 0), 1000.0, &slo, 0.0, 0.0);
         assert!(v.pass && !v.client_limited, "{v:?}");
         // Short of the rate with a saturated executor: the client is the limit.
-        let v = judge(&result_with(800, 1.0, 0.95, 0), 1000.0, &slo);
+        let v = judge(&result_with(800, 1.0, 0.95, 0), 1000.0, &slo, 0.0, 0.0);
         assert!(!v.pass && v.client_limited && !v.starved, "{v:?}");
         assert_eq!(v.reasons, ["achieved 80.0% of offered"]);
         // Short with an idle executor and no late sends: the server.
-        let v = judge(&result_with(800, 1.0, 0.3, 0), 1000.0, &slo);
+        let v = judge(&result_with(800, 1.0, 0.3, 0), 1000.0, &slo, 0.0, 0.0);
         assert!(!v.pass && !v.client_limited, "{v:?}");
         // Late with room while off a CPU: starved, run again.
-        let v = judge(&result_with(800, 1.0, 0.3, 100), 1000.0, &slo);
+        let v = judge(&result_with(800, 1.0, 0.3, 100), 1000.0, &slo, 0.0, 0.0);
         assert!(v.client_limited && v.starved, "{v:?}");
         // Over the objective.
         let v = judge(
             &result_with(1000, 1.0, 0.3, 0),
             1000.0,
             &parse_slo("p50=50us").unwrap(),
+            0.0,
+            0.0,
         );
         assert_eq!(v.reasons, ["p50 0.1 ms > 0.05 ms"]);
         let steps = [
             Judged {
                 offered: 500.0,
-                verdict: judge(&result_with(500, 1.0, 0.5, 0), 500.0, &slo),
+                verdict: judge(&result_with(500, 1.0, 0.5, 0), 500.0, &slo, 0.0, 0.0),
             },
             Judged {
                 offered: 1000.0,
-                verdict: judge(&result_with(800, 1.0, 0.95, 0), 1000.0, &slo),
+                verdict: judge(&result_with(800, 1.0, 0.95, 0), 1000.0, &slo, 0.0, 0.0),
             },
         ];
         let a = Answer {
@@ -1190,6 +1735,153 @@ mod tests {
             text.contains("busy 95%") && text.contains("--threads 1"),
             "{text}"
         );
+    }
+
+    fn run_of(pass: bool, borderline: bool, spoiled: bool) -> Verdict {
+        Verdict {
+            borderline,
+            spoiled: spoiled.then(|| "x".to_string()),
+            ..verdict(pass)
+        }
+    }
+
+    /// Feeds `runs` to a fresh `Settle`; returns the kinds of run it asked for after each.
+    fn settle(retries: usize, runs: &[Verdict]) -> (Vec<Option<RunKind>>, Settle) {
+        let mut s = Settle::new(retries);
+        let next = runs.iter().map(|v| s.feed(v)).collect();
+        (next, s)
+    }
+
+    #[test]
+    fn a_step_settles_after_confirmation_tiebreak_and_retries() {
+        use RunKind::*;
+        // A clear pass: one run.
+        let (n, s) = settle(2, &[run_of(true, false, false)]);
+        assert_eq!(n, [None]);
+        assert_eq!((s.confirmations(), s.noisy()), (0, false));
+        // A failure is confirmed; two failures settle it.
+        let (n, s) = settle(2, &[verdict(false), verdict(false)]);
+        assert_eq!(n, [Some(Confirm), None]);
+        assert_eq!((s.confirmations(), s.noisy()), (1, false));
+        // A failure the confirmation contradicts: a third run decides (and the step was noisy).
+        let (n, s) = settle(2, &[verdict(false), verdict(true), verdict(true)]);
+        assert_eq!(n, [Some(Confirm), Some(Tiebreak), None]);
+        assert_eq!((s.confirmations(), s.noisy()), (2, true));
+        // A borderline pass is confirmed too.
+        let (n, _) = settle(2, &[run_of(true, true, false), verdict(true)]);
+        assert_eq!(n, [Some(Confirm), None]);
+        // Spoiled runs are run again and do not vote, at most `retries` times.
+        let spoiled = run_of(false, false, true);
+        let (n, s) = settle(
+            2,
+            &[spoiled.clone(), spoiled.clone(), spoiled.clone(), spoiled],
+        );
+        assert_eq!(n, [Some(Retry), Some(Retry), Some(Confirm), None]);
+        assert_eq!((s.retried, s.confirmations()), (2, 1));
+        let (n, _) = settle(0, &[run_of(false, false, true), verdict(false)]);
+        assert_eq!(n, [Some(Confirm), None]);
+    }
+
+    #[test]
+    fn spoiled_and_borderline_runs_are_recognised() {
+        let slo = parse_slo("p99=1ms").unwrap();
+        // Off a CPU and behind its schedule: spoiled.
+        let v = judge(&result_with(800, 1.0, 0.3, 100), 1000.0, &slo, 0.1, 0.0);
+        assert!(v.spoiled.as_deref().unwrap().contains("off a CPU"), "{v:?}");
+        // CPU steal during a failing run: spoiled; during a passing one: nothing to retry.
+        let v = judge(&result_with(800, 1.0, 0.3, 0), 1000.0, &slo, 0.1, 0.05);
+        assert_eq!(v.spoiled.as_deref(), Some("CPU steal 5.0% of the machine"));
+        let v = judge(&result_with(1000, 1.0, 0.3, 0), 1000.0, &slo, 0.1, 0.05);
+        assert!(v.pass && v.spoiled.is_none(), "{v:?}");
+        // Short of the rate with the slots mostly empty (0.8 in flight of 10 by Little's law): the
+        // client did not send, although it counted few late sends.
+        let mut r = result_with(800, 1.0, 0.3, 0);
+        r.rate = Some(RateTarget {
+            rps: 1000.0,
+            slots: 10,
+        });
+        let mut service = crate::stats::new_histogram(3);
+        service.record_n(1_000_000, 800).unwrap();
+        r.stats.service = Some(service);
+        let v = judge(&r, 1000.0, &slo, 0.1, 0.0);
+        assert!(
+            v.client_limited && v.starved && v.spoiled.is_some(),
+            "{v:?}"
+        );
+        // The same shortfall with every slot full (10 in flight): the server.
+        let mut service = crate::stats::new_histogram(3);
+        service.record_n(12_500_000, 800).unwrap();
+        r.stats.service = Some(service);
+        let v = judge(&r, 1000.0, &slo, 0.1, 0.0);
+        assert!(!v.client_limited && v.spoiled.is_none(), "{v:?}");
+        // Saturated: the client's ceiling, not spoiled (a rerun would say the same).
+        let v = judge(&result_with(800, 1.0, 0.95, 0), 1000.0, &slo, 0.1, 0.0);
+        assert!(v.client_limited && v.spoiled.is_none(), "{v:?}");
+        // p99 of 0.1 ms against 0.105 ms: within 10%, borderline; against 1 ms: not.
+        let tight = parse_slo("p99=105us").unwrap();
+        let v = judge(&result_with(1000, 1.0, 0.3, 0), 1000.0, &tight, 0.1, 0.0);
+        assert!(v.pass && v.borderline, "{v:?}");
+        let v = judge(&result_with(1000, 1.0, 0.3, 0), 1000.0, &tight, 0.0, 0.0);
+        assert!(v.pass && !v.borderline, "{v:?}");
+        let v = judge(&result_with(1000, 1.0, 0.3, 0), 1000.0, &slo, 0.1, 0.0);
+        assert!(v.pass && !v.borderline, "{v:?}");
+    }
+
+    #[test]
+    fn cpu_steal_is_read_from_proc_stat() {
+        let before = "cpu  100 0 50 800 10 0 0 40 0 0\ncpu0 1 2 3\n";
+        let after = "cpu  150 0 60 880 10 0 0 50 0 0\n";
+        assert_eq!(cpu_ticks_of(before), Some((40, 1000)));
+        let share = steal_between(cpu_ticks_of(before), cpu_ticks_of(after));
+        assert!((share - 10.0 / 150.0).abs() < 1e-12, "{share}");
+        assert_eq!(steal_between(None, cpu_ticks_of(after)), 0.0);
+        assert!(cpu_ticks().is_some());
+    }
+
+    #[test]
+    fn far_below_the_probe_names_its_cause() {
+        let f = |cap, cl, sp, noisy| far_below(cap, Some(100_000.0), cl, sp, noisy);
+        assert_eq!(f(Some(60_000.0), true, 0, 0), None);
+        let e = f(Some(10_000.0), true, 3, 1).unwrap();
+        assert_eq!((e.why.as_str(), e.share), ("client-limited", 0.1));
+        assert_eq!(f(Some(10_000.0), false, 0, 1).unwrap().why, "noisy");
+        assert_eq!(f(None, false, 0, 0).unwrap().why, "objective");
+        assert_eq!(far_below(Some(1.0), None, true, 0, 0), None);
+    }
+
+    #[test]
+    fn repeated_searches_report_median_and_spread() {
+        assert_eq!(median_index(&[3.0, 1.0, 2.0]), Some(2));
+        assert_eq!(median_index(&[4.0, 1.0, 3.0, 2.0]), Some(3));
+        assert_eq!(median_index(&[]), None);
+        let t = spread_text(&[100_000.0, 120_000.0, 110_000.0]);
+        assert_eq!(
+            t,
+            "over 3 searches: median 110,000 rps, min 100,000, max 120,000 (max/min 1.20); answers 100,000 / 120,000 / 110,000\n"
+        );
+        assert!(spread_text(&[0.0, 5.0]).contains("max/min unbounded"));
+    }
+
+    #[test]
+    fn confirmation_flags_parse() {
+        let v: Vec<OsString> = ["--repeat", "5", "--borderline=0", "--retries", "0"]
+            .iter()
+            .map(OsString::from)
+            .collect();
+        let (s, rest) = split_args(&v).unwrap();
+        assert_eq!(rest, ["ringbench"]);
+        assert_eq!((s.repeat, s.borderline, s.retries), (5, 0.0, 0));
+        let d = SearchArgs::default();
+        assert_eq!((d.repeat, d.borderline, d.retries), (1, 0.10, 2));
+        for (a, flag) in [
+            (["--repeat", "0"], "'--repeat'"),
+            (["--retries", "x"], "'--retries'"),
+            (["--borderline", "60%"], "'--borderline'"),
+        ] {
+            let v: Vec<OsString> = a.iter().map(OsString::from).collect();
+            let e = split_args(&v).unwrap_err().0;
+            assert!(e.contains(flag), "{e}");
+        }
     }
 
     #[test]

@@ -85,8 +85,62 @@ pub struct CapacityEntry {
     pub capacity_rps: Option<f64>,
     /// The lowest failing rate above the capacity (none failed: null).
     pub next_rps: Option<f64>,
-    /// True when an executor was busy at least 90% in that failing step: the client was the limit.
+    /// True when the client, not the server, was the limit in that failing step (an executor busy at least
+    /// 90%, or requests sent late with room in the pipeline).
     pub client_limited: bool,
+    /// A passing run whose worst objective is at least `1 - borderline` of its limit is confirmed.
+    #[serde(default)]
+    pub borderline: f64,
+    /// How many times a run spoiled by the client is run again before it counts.
+    #[serde(default)]
+    pub retries: usize,
+    /// Runs made to confirm a failing or borderline run (and to break a tie), over every search.
+    #[serde(default)]
+    pub confirmations: u64,
+    /// Runs spoiled by the client (behind its schedule while off a CPU, or CPU steal) and run again.
+    #[serde(default)]
+    pub spoiled: u64,
+    /// Steps whose counted runs disagreed (one passed, one failed): a third run decided.
+    #[serde(default)]
+    pub noisy_steps: u64,
+    /// Set when the answer is below half of the closed-loop probe's rate: how far, and why.
+    #[serde(default)]
+    pub far_below_probe: Option<FarBelowEntry>,
+    /// One per search (`--repeat`); the fields above describe the median one, the counts are totals.
+    #[serde(default)]
+    pub searches: Vec<SearchEntry>,
+    /// The median, lowest and highest answer over the searches (a search with no passing step counts 0).
+    #[serde(default)]
+    pub median_rps: Option<f64>,
+    #[serde(default)]
+    pub min_rps: Option<f64>,
+    #[serde(default)]
+    pub max_rps: Option<f64>,
+}
+
+/// Why an answer is far below the closed-loop probe.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FarBelowEntry {
+    /// The answer over the probe's rate.
+    pub share: f64,
+    /// `client-limited`, `noisy` (runs spoiled or disagreeing) or `objective` (out of reach here).
+    pub why: String,
+}
+
+/// One whole search of a `--repeat` run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SearchEntry {
+    pub probe: Option<ProbeEntry>,
+    pub capacity_rps: Option<f64>,
+    pub next_rps: Option<f64>,
+    pub client_limited: bool,
+    /// Steps (rates) the search judged, and runs it made for them.
+    pub steps: usize,
+    pub runs: usize,
+    pub confirmations: u64,
+    pub spoiled: u64,
+    pub noisy_steps: u64,
+    pub far_below_probe: Option<FarBelowEntry>,
 }
 
 /// One latency objective.
@@ -117,10 +171,27 @@ pub struct StepEntry {
     pub warmup_requests: u64,
     /// The busiest executor's share of the step on a CPU.
     pub client_busy: f64,
-    /// Discarded: the client fell behind while off a CPU (other processes held its cores), so the step
-    /// was run again at the same rate; the next entry is that run.
+    /// Not the run that counts: the step was run again at the same rate (this run was spoiled by the
+    /// client, or it is confirmed by a later one); the step's last run carries its verdict.
     #[serde(default)]
     pub repeated: bool,
+    /// The search (1-based, `--repeat`) and its step (1-based) this run belongs to.
+    #[serde(default)]
+    pub search: usize,
+    #[serde(default)]
+    pub step: usize,
+    /// `first`, `retry` (the run before was spoiled), `confirm` or `tiebreak`.
+    #[serde(default)]
+    pub run: String,
+    /// Why the client spoiled this run (it is then run again, within `retries`).
+    #[serde(default)]
+    pub spoiled: Option<String>,
+    /// The machine's CPU time stolen by its hypervisor during the run, as a share of all CPU time.
+    #[serde(default)]
+    pub cpu_steal: f64,
+    /// Passed within `borderline` of an objective.
+    #[serde(default)]
+    pub borderline: bool,
 }
 
 /// The run's configuration, without the password.
