@@ -4,6 +4,7 @@
 
 mod common;
 use common::alloc::{ALLOCS, Counting};
+use common::lock::{alone, shared};
 use common::*;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -365,6 +366,7 @@ fn arg(p: &Path) -> &str {
 
 #[test]
 fn tls_with_cacert_reaches_the_server_exactly_n_times() {
+    let _turn = shared();
     let certs = Certs::make("cacert");
     let s = TlsServer::start(&certs, false);
     s.server.reset();
@@ -407,6 +409,7 @@ fn tls_with_cacert_reaches_the_server_exactly_n_times() {
 
 #[test]
 fn insecure_needs_no_ca() {
+    let _turn = shared();
     let certs = Certs::make("insecure");
     let s = TlsServer::start(&certs, false);
     s.server.reset();
@@ -416,6 +419,7 @@ fn insecure_needs_no_ca() {
 
 #[test]
 fn tls_with_pipelining_threads_and_reconnects() {
+    let _turn = shared();
     let certs = Certs::make("modes");
     let s = TlsServer::start(&certs, false);
     let ca = certs.path("ca.crt");
@@ -474,6 +478,7 @@ fn tls_with_pipelining_threads_and_reconnects() {
 
 #[test]
 fn untrusted_ca_fails_with_its_own_message() {
+    let _turn = shared();
     let certs = Certs::make("wrongca");
     let s = TlsServer::start(&certs, false);
     s.server.reset();
@@ -498,6 +503,7 @@ fn untrusted_ca_fails_with_its_own_message() {
 
 #[test]
 fn wrong_sni_fails_with_its_own_message() {
+    let _turn = shared();
     let certs = Certs::make("sni");
     let s = TlsServer::start(&certs, false);
     let ca = certs.path("ca.crt");
@@ -533,6 +539,7 @@ fn wrong_sni_fails_with_its_own_message() {
 
 #[test]
 fn client_certificates_when_the_server_requires_them() {
+    let _turn = shared();
     let certs = Certs::make("client");
     let s = TlsServer::start(&certs, true);
     let ca = certs.path("ca.crt");
@@ -578,6 +585,7 @@ fn client_certificates_when_the_server_requires_them() {
 
 #[test]
 fn tls_flag_mistakes_are_usage_errors() {
+    let _turn = shared();
     let certs = Certs::make("usage");
     let ca = certs.path("ca.crt");
     let usage = |args: &[&str]| {
@@ -628,6 +636,7 @@ fn tls_flag_mistakes_are_usage_errors() {
 
 #[test]
 fn chosen_ciphers_are_the_ones_offered() {
+    let _turn = shared();
     let certs = Certs::make("ciphers");
     // The server takes one TLS 1.3 suite only: a client that offers another one cannot connect.
     let s = TlsServer::start_with(
@@ -672,6 +681,7 @@ fn chosen_ciphers_are_the_ones_offered() {
 
 #[test]
 fn tls_cluster_reaches_every_master_through_its_tls_port() {
+    let _turn = shared();
     let certs = Certs::make("cluster");
     let c = TlsCluster::start(&certs);
     let ca = certs.path("ca.crt");
@@ -724,6 +734,7 @@ fn tls_cluster_reaches_every_master_through_its_tls_port() {
 
 #[test]
 fn tls_at_a_fixed_rate() {
+    let _turn = alone();
     let certs = Certs::make("rate");
     let s = TlsServer::start(&certs, false);
     s.server.reset();
@@ -748,6 +759,7 @@ fn tls_at_a_fixed_rate() {
 
 #[test]
 fn tls_stalled_server_fails_requests_after_the_timeout() {
+    let _turn = shared();
     let certs = Certs::make("timeout");
     let s = TlsServer::start(&certs, false);
     let n = 100_000u64;
@@ -789,6 +801,9 @@ fn tls_stalled_server_fails_requests_after_the_timeout() {
 // (arguments, captured output) is a few thousand at most, against a margin of about 90,000.
 #[test]
 fn tls_allocations_stay_per_batch_not_per_request() {
+    // Alone: rustls allocates per TLS record, and a client slowed by other tests receives replies
+    // cut into more records.
+    let _turn = alone();
     let certs = Certs::make("alloc");
     let s = TlsServer::start(&certs, false);
     let ca = certs.path("ca.crt");
@@ -894,6 +909,7 @@ fn cn_only_server_cert(certs: &Certs) -> (String, String) {
 
 #[test]
 fn an_ip_address_checks_the_chain_but_not_the_name() {
+    let _turn = shared();
     let certs = Certs::make("cnonly");
     let (crt, key) = cn_only_server_cert(&certs);
     let s = TlsServer::start_with(
@@ -956,6 +972,7 @@ fn an_ip_address_checks_the_chain_but_not_the_name() {
 
 #[test]
 fn header_says_which_tls_checks_ran() {
+    let _turn = shared();
     let certs = Certs::make("checks");
     let s = TlsServer::start(&certs, false);
     let ca = certs.path("ca.crt");
@@ -988,6 +1005,7 @@ fn header_says_which_tls_checks_ran() {
 
 #[test]
 fn openssl_cipher_strings_are_accepted() {
+    let _turn = shared();
     let certs = Certs::make("cipherstr");
     // TLS 1.2 only, so the TLS 1.2 list decides the handshake.
     let s = TlsServer::start_with(&certs, false, &["--tls-protocols", "TLSv1.2"]);
@@ -1028,6 +1046,7 @@ fn openssl_cipher_strings_are_accepted() {
 
 #[test]
 fn tls_groups_and_idle_refusals() {
+    let _turn = shared();
     let certs = Certs::make("groups");
     let s = TlsServer::start_with(&certs, false, &["--maxclients", "5"]);
     let ca = certs.path("ca.crt");
