@@ -57,6 +57,8 @@ const REFRESH_GAP: Duration = Duration::from_millis(100);
 const WATCH_EVERY: Duration = Duration::from_millis(10);
 /// The ASKING command, sent before a request that follows an ASK redirect.
 const ASKING: &[u8] = b"*1\r\n$6\r\nASKING\r\n";
+/// How many replies ahead on a connection [`Req`] entries are fetched into the cache.
+const PREFETCH_AHEAD: usize = 6;
 /// Marks an ASKING reply in a connection's queue of expected replies (its reply is not counted).
 const ASKING_MARK: u32 = u32::MAX;
 
@@ -134,6 +136,20 @@ struct Req {
 }
 
 const _: () = assert!(std::mem::size_of::<Req>() == 32);
+
+/// Asks the CPU to bring pool entry `i` into the cache (nothing for [`ASKING_MARK`] or off x86_64).
+#[inline]
+fn prefetch(reqs: &[Req], i: u32) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(r) = reqs.get(i as usize) {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        // SAFETY: a prefetch only hints the cache; it reads nothing and cannot fault, and the
+        // pointer is to a live entry.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>((r as *const Req).cast::<i8>()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (reqs, i);
+}
 
 /// A stamp of `t` in nanoseconds since `base`, plus one (0 is "not yet").
 fn stamp(base: Instant, t: Instant) -> u64 {
@@ -234,6 +250,8 @@ struct ClusterLayer<'a> {
     watching: bool,
     /// Set when the shard gave up (a slot without an answering master for `--failover-timeout`): why.
     abort: Option<String>,
+    /// The connection of the last reply (a new one starts a run of prefetches).
+    last_conn: usize,
     /// Per ring connection: the requests whose replies it owes, in send order ([`ASKING_MARK`] for ASKING).
     owed: Vec<VecDeque<u32>>,
     clients: Vec<Client>,
@@ -402,6 +420,7 @@ pub(crate) fn layer<'a>(
         lost: Vec::new(),
         watching: false,
         abort: None,
+        last_conn: usize::MAX,
         owed: (0..plan.clients * stride)
             .map(|_| VecDeque::with_capacity(depth * 2))
             .collect(),
@@ -1205,6 +1224,18 @@ impl Layer for ClusterLayer<'_> {
         let Some(i) = self.owed[conn].pop_front() else {
             return;
         };
+        // The entries of the replies to come on this connection are fetched ahead: the first reply
+        // of a run asks for the next few, each later one for the one that many places on.
+        let owed = &self.owed[conn];
+        let reqs = &self.clients[c].reqs;
+        if conn != self.last_conn {
+            self.last_conn = conn;
+            owed.iter()
+                .take(PREFETCH_AHEAD)
+                .for_each(|&k| prefetch(reqs, k));
+        } else if let Some(&k) = owed.get(PREFETCH_AHEAD - 1) {
+            prefetch(reqs, k);
+        }
         if i == ASKING_MARK {
             return;
         }
