@@ -46,7 +46,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// MOVED / ASK redirects of one request before it counts as failed (a redirect loop).
-const MAX_ATTEMPTS: u16 = 64;
+const MAX_ATTEMPTS: u8 = 64;
 /// First wait after TRYAGAIN, CLUSTERDOWN or a lost connection; doubles up to [`BACKOFF_MAX`].
 const BACKOFF_START: Duration = Duration::from_millis(5);
 const BACKOFF_MAX: Duration = Duration::from_millis(250);
@@ -57,6 +57,8 @@ const REFRESH_GAP: Duration = Duration::from_millis(100);
 const WATCH_EVERY: Duration = Duration::from_millis(10);
 /// The ASKING command, sent before a request that follows an ASK redirect.
 const ASKING: &[u8] = b"*1\r\n$6\r\nASKING\r\n";
+/// How many replies ahead on a connection [`Req`] entries are fetched into the cache.
+const PREFETCH_AHEAD: usize = 6;
 /// Marks an ASKING reply in a connection's queue of expected replies (its reply is not counted).
 const ASKING_MARK: u32 = u32::MAX;
 
@@ -95,36 +97,68 @@ struct PartTally {
 #[derive(Clone, Copy)]
 struct Group {
     node: usize,
-    intended: Instant,
+    /// Stamps (see [`Req`]) of the reference time and the arrival, and the arrival.
+    intended: u64,
+    now_ns: u64,
     now: Instant,
     n: u64,
 }
 
-/// Per-request routing state; an entry of a client's request pool.
+/// Per-request routing state; an entry of a client's request pool. Small and aligned (two to a cache
+/// line, none across two): a reply's first touch of its entry is a miss when many are in flight.
+/// Times are stamps: nanoseconds (milliseconds for `stalled`) since the layer's base, plus one; 0 is
+/// "not yet".
 #[derive(Debug, Clone, Copy, Default)]
+#[repr(align(32))]
 struct Req {
+    /// When it was due (open loop) or first sent (closed loop): latency runs from here, across
+    /// redirects and resends.
+    intended: u64,
+    /// Its first write to a server: service time (open loop) runs from here.
+    first_sent: u64,
+    /// When the request first had to wait for its slot; it fails after `--failover-timeout`.
+    stalled: u32,
     slot: u16,
     /// A node named by the last MOVED/ASK, used instead of the slot map; [`UNASSIGNED`] for none.
     target: u16,
-    asking: bool,
+    /// The mix's command it is (0 without a mix).
+    kind: u16,
     /// MOVED / ASK redirects followed.
-    attempts: u16,
+    attempts: u8,
     /// Waits (lost connection, CLUSTERDOWN, TRYAGAIN, no owner) so far: the backoff grows with them.
-    waits: u16,
-    /// When the request first had to wait for its slot; it fails after `--failover-timeout`.
-    stalled: Option<Instant>,
+    waits: u8,
+    asking: bool,
     /// Whether it was written to a server at least once (else a give-up counts it as not sent).
     sent: bool,
     /// Open loop: it fell due, or waited, while a pipeline was full (a late send is then the
     /// pipeline's lateness, not the client's).
     full: bool,
-    /// The mix's command it is (0 without a mix).
-    kind: u16,
-    /// When it was due (open loop) or first sent (closed loop): latency runs from here, across
-    /// redirects and resends.
-    intended: Option<Instant>,
-    /// Its first write to a server: service time (open loop) runs from here.
-    first_sent: Option<Instant>,
+}
+
+const _: () = assert!(std::mem::size_of::<Req>() == 32);
+
+/// Asks the CPU to bring pool entry `i` into the cache (nothing for [`ASKING_MARK`] or off x86_64).
+#[inline]
+fn prefetch(reqs: &[Req], i: u32) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(r) = reqs.get(i as usize) {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        // SAFETY: a prefetch only hints the cache; it reads nothing and cannot fault, and the
+        // pointer is to a live entry.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>((r as *const Req).cast::<i8>()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (reqs, i);
+}
+
+/// A stamp of `t` in nanoseconds since `base`, plus one (0 is "not yet").
+fn stamp(base: Instant, t: Instant) -> u64 {
+    t.saturating_duration_since(base).as_nanos() as u64 + 1
+}
+
+/// A stamp of `t` in milliseconds since `base`, plus one (0 is "not yet").
+fn stamp_ms(base: Instant, t: Instant) -> u32 {
+    (t.saturating_duration_since(base).as_millis() as u32).saturating_add(1)
 }
 
 /// One logical client: a connection per node, each with its own pipeline of up to `-P` requests.
@@ -177,7 +211,7 @@ struct Client {
 impl Client {
     /// Gives pool entry `i` back: its request ended (completed or failed).
     fn release(&mut self, i: u32) {
-        self.stalled -= u32::from(self.reqs[i as usize].stalled.is_some());
+        self.stalled -= u32::from(self.reqs[i as usize].stalled != 0);
         self.free.push(i);
     }
 }
@@ -189,6 +223,8 @@ struct ClusterLayer<'a> {
     cfg: &'a Config,
     stride: usize,
     depth: usize,
+    /// What request times are stamped from (see [`Req`]).
+    base: Instant,
     map: SlotMap,
     /// The nodes that own slots (below `stride`): the ones a client fills batches for.
     masters: Vec<usize>,
@@ -214,6 +250,8 @@ struct ClusterLayer<'a> {
     watching: bool,
     /// Set when the shard gave up (a slot without an answering master for `--failover-timeout`): why.
     abort: Option<String>,
+    /// The connection of the last reply (a new one starts a run of prefetches).
+    last_conn: usize,
     /// Per ring connection: the requests whose replies it owes, in send order ([`ASKING_MARK`] for ASKING).
     owed: Vec<VecDeque<u32>>,
     clients: Vec<Client>,
@@ -362,6 +400,7 @@ pub(crate) fn layer<'a>(
         cfg,
         stride,
         depth,
+        base: began.min(plan.epoch),
         map,
         masters,
         initial,
@@ -381,6 +420,7 @@ pub(crate) fn layer<'a>(
         lost: Vec::new(),
         watching: false,
         abort: None,
+        last_conn: usize::MAX,
         owed: (0..plan.clients * stride)
             .map(|_| VecDeque::with_capacity(depth * 2))
             .collect(),
@@ -438,26 +478,32 @@ impl ClusterLayer<'_> {
     /// Records the reply from node `node` that arrived at `now` for request `r` (an error reply when
     /// `error`): latency from its intended time, service time from its first send, its mix command's
     /// figures. Replies sharing node, reference time and arrival are recorded together.
-    fn complete(&mut self, node: usize, r: &Req, error: bool, now: Instant) {
-        let intended = r.intended.unwrap_or(now);
+    /// `now_ns` is `now`'s stamp.
+    fn complete(&mut self, node: usize, r: &Req, error: bool, now: Instant, now_ns: u64) {
+        let intended = if r.intended == 0 { now_ns } else { r.intended };
         match self.group.as_mut() {
-            Some(g) if g.node == node && g.intended == intended && g.now == now => g.n += 1,
+            Some(g) if g.node == node && g.intended == intended && g.now_ns == now_ns => g.n += 1,
             _ => {
                 self.flush_group();
                 self.group = Some(Group {
                     node,
                     intended,
+                    now_ns,
                     now,
                     n: 1,
                 });
             }
         }
         if let Some(svc) = self.service.as_mut() {
-            let sent = r.first_sent.unwrap_or(intended);
-            svc.saturating_record((now.saturating_duration_since(sent).as_nanos() as u64).max(1));
+            let sent = if r.first_sent == 0 {
+                intended
+            } else {
+                r.first_sent
+            };
+            svc.saturating_record(now_ns.saturating_sub(sent).max(1));
         }
         if let Some(part) = self.parts.get_mut(r.kind as usize) {
-            let lat = (now.saturating_duration_since(intended).as_nanos() as u64).max(1);
+            let lat = now_ns.saturating_sub(intended).max(1);
             part.hist.saturating_record(lat);
             part.completed += 1;
             part.errors += u64::from(error);
@@ -469,7 +515,7 @@ impl ClusterLayer<'_> {
         let Some(g) = self.group.take() else {
             return;
         };
-        let lat = (g.now.saturating_duration_since(g.intended).as_nanos() as u64).max(1);
+        let lat = g.now_ns.saturating_sub(g.intended).max(1);
         if let Some(total) = self.interval_total.as_mut()
             && let Some(rec) = self.state.intervals.borrow_mut().as_mut()
             && rec.due(g.now)
@@ -793,7 +839,7 @@ impl ClusterLayer<'_> {
                 q.retain(|&i| {
                     let r = &reqs[i as usize];
                     if !r.sent {
-                        *stalled -= u32::from(r.stalled.is_some());
+                        *stalled -= u32::from(r.stalled != 0);
                         free.push(i);
                     }
                     r.sent
@@ -868,7 +914,7 @@ impl ClusterLayer<'_> {
             cl.seq += 1;
             self.build(c, i as usize);
             let r = &mut self.clients[c].reqs[i as usize];
-            r.intended = Some(at);
+            r.intended = stamp(self.base, at);
             r.full = full;
         }
     }
@@ -880,6 +926,8 @@ impl ClusterLayer<'_> {
         let (stride, depth) = (self.stride, self.depth);
         let paced = self.clients[c].pacing.is_some();
         let composed = self.composer.is_some();
+        let now_ns = stamp(self.base, now);
+        let late_ns = LATE.as_nanos() as u64;
         let (mut late_full, mut late_free) = (0u64, 0u64);
         // Partial batches go at the end of the share, while a request waits for its slot, and when
         // the pool is full with nothing in flight to free it (a safety valve: what is in flight and
@@ -961,18 +1009,16 @@ impl ClusterLayer<'_> {
                     });
                     owed.push_back(i);
                     r.sent = true;
-                    if r.first_sent.is_none() {
-                        r.first_sent = Some(now);
-                        match r.intended {
-                            None => r.intended = Some(now),
-                            Some(at) if now.saturating_duration_since(at) > LATE => {
-                                if r.full {
-                                    late_full += 1;
-                                } else {
-                                    late_free += 1;
-                                }
+                    if r.first_sent == 0 {
+                        r.first_sent = now_ns;
+                        if r.intended == 0 {
+                            r.intended = now_ns;
+                        } else if now_ns.saturating_sub(r.intended) > late_ns {
+                            if r.full {
+                                late_full += 1;
+                            } else {
+                                late_free += 1;
                             }
-                            Some(_) => {}
                         }
                     }
                 }
@@ -1008,6 +1054,14 @@ impl ClusterLayer<'_> {
     /// Moves client `c`'s redirected and lost requests to its list to route again; false when the
     /// shard gave up (a slot without an answering master for `--failover-timeout`).
     fn take_retries(&mut self, c: usize, now: Instant) -> bool {
+        let now_ms = stamp_ms(self.base, now);
+        // Whole milliseconds beyond the timeout: a stamp's truncation never makes it give up early.
+        let limit_ms = self
+            .cfg
+            .run
+            .failover_timeout
+            .as_millis()
+            .min(u32::MAX as u128) as u32;
         let cl = &mut self.clients[c];
         if cl.lost {
             self.retries += cl.retry.len() as u64;
@@ -1016,8 +1070,8 @@ impl ClusterLayer<'_> {
                 // A lost connection sends the request to its slot's owner again, as the map says.
                 r.target = UNASSIGNED;
                 r.asking = false;
-                if r.stalled.is_none() {
-                    r.stalled = Some(now);
+                if r.stalled == 0 {
+                    r.stalled = now_ms;
                     cl.stalled += 1;
                 }
             }
@@ -1034,17 +1088,15 @@ impl ClusterLayer<'_> {
             }
             if r.target == UNASSIGNED
                 && self.map.owner[r.slot as usize] == UNASSIGNED
-                && r.stalled.is_none()
+                && r.stalled == 0
             {
-                r.stalled = Some(now);
+                r.stalled = now_ms;
                 cl.stalled += 1;
             }
-            if r.stalled
-                .is_some_and(|t| now.duration_since(t) >= self.cfg.run.failover_timeout)
-            {
+            if r.stalled != 0 && now_ms.saturating_sub(r.stalled) > limit_ms {
                 stuck = stuck.or(Some(r.slot));
             }
-            if r.stalled.is_some() {
+            if r.stalled != 0 {
                 r.waits = r.waits.saturating_add(1);
             }
             cl.todo.push(i);
@@ -1172,6 +1224,18 @@ impl Layer for ClusterLayer<'_> {
         let Some(i) = self.owed[conn].pop_front() else {
             return;
         };
+        // The entries of the replies to come on this connection are fetched ahead: the first reply
+        // of a run asks for the next few, each later one for the one that many places on.
+        let owed = &self.owed[conn];
+        let reqs = &self.clients[c].reqs;
+        if conn != self.last_conn {
+            self.last_conn = conn;
+            owed.iter()
+                .take(PREFETCH_AHEAD)
+                .for_each(|&k| prefetch(reqs, k));
+        } else if let Some(&k) = owed.get(PREFETCH_AHEAD - 1) {
+            prefetch(reqs, k);
+        }
         if i == ASKING_MARK {
             return;
         }
@@ -1188,7 +1252,7 @@ impl Layer for ClusterLayer<'_> {
                         r.target = UNASSIGNED;
                     }
                     r.asking = false;
-                    r.attempts += 1;
+                    r.attempts = r.attempts.saturating_add(1);
                     cl.moved = true;
                     cl.retry.push(i);
                     return;
@@ -1198,7 +1262,7 @@ impl Layer for ClusterLayer<'_> {
                     let idx = self.map.node_for(node, &discovery::resolve_node);
                     r.target = idx.unwrap_or(UNASSIGNED);
                     r.asking = idx.is_some();
-                    r.attempts += 1;
+                    r.attempts = r.attempts.saturating_add(1);
                     cl.retry.push(i);
                     return;
                 }
@@ -1206,8 +1270,8 @@ impl Layer for ClusterLayer<'_> {
                     self.retries += 1;
                     r.target = UNASSIGNED;
                     r.asking = false;
-                    if r.stalled.is_none() {
-                        r.stalled = Some(now);
+                    if r.stalled == 0 {
+                        r.stalled = stamp_ms(self.base, now);
                         cl.stalled += 1;
                     }
                     cl.wait = true;
@@ -1220,7 +1284,7 @@ impl Layer for ClusterLayer<'_> {
         let r = *r;
         cl.release(i);
         self.note_answer(node, r.slot, now);
-        self.complete(node, &r, error, now);
+        self.complete(node, &r, error, now, stamp(self.base, now));
     }
 
     fn on_lost(&mut self, conn: usize, e: &ConnError, now: Instant) {

@@ -186,15 +186,18 @@ impl PipelineBuffer {
 impl PipelineBuffer {
     /// Fills request `i`'s placeholders with numbers from `next` and returns its bytes (a buffer used
     /// as a pool of requests built one at a time, each routed on its own: `--cluster`).
+    /// The placeholders are found from the first request's offsets (a small table that stays in the
+    /// cache) plus request `i`'s start, not from request `i`'s own entries.
     #[inline]
     pub fn fill_request(&mut self, i: usize, mut next: impl FnMut() -> u64) -> &[u8] {
-        let offs = &self.offsets[i * self.offsets_per_request..(i + 1) * self.offsets_per_request];
-        for &off in offs {
+        let base = i * self.request_len;
+        for &off in &self.offsets[..self.offsets_per_request] {
+            let off = base + off;
             write_12_digits(&mut self.bytes[off..off + RAND_WIDTH], next());
         }
-        let copies = &self.copies[i * self.copies_per_request..(i + 1) * self.copies_per_request];
-        for &(dst, src) in copies {
-            self.bytes.copy_within(src..src + RAND_WIDTH, dst);
+        for &(dst, src) in &self.copies[..self.copies_per_request] {
+            self.bytes
+                .copy_within(base + src..base + src + RAND_WIDTH, base + dst);
         }
         self.request(i)
     }
