@@ -4,6 +4,7 @@
 //! confirmed away, `--repeat` reports the spread, and a search on a real cluster is counted on every master.
 
 mod common;
+use common::cluster::Cluster;
 use common::lock::alone;
 use common::scratch::Scratch;
 use common::*;
@@ -11,8 +12,7 @@ use ringbench::RunFile;
 use serde_json::Value;
 use std::io::{BufRead, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -611,70 +611,6 @@ fn repeated_searches_report_the_median_and_the_spread() {
     assert_eq!(sent, s.calls("set"), "{out}");
 }
 
-/// A cluster of three masters (scripts/cluster.sh), stopped when dropped.
-struct Cluster {
-    dir: PathBuf,
-    ports: Vec<u16>,
-}
-
-fn cluster_script() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/cluster.sh")
-}
-
-impl Cluster {
-    fn start() -> Cluster {
-        let mut last = String::new();
-        // A port picked by the script can be taken by another test in between; try again then.
-        for _ in 0..3 {
-            let out = Command::new(cluster_script())
-                .args(["start", "3", "0"])
-                .stdin(Stdio::null())
-                .output()
-                .unwrap();
-            let text = String::from_utf8_lossy(&out.stdout).to_string();
-            if out.status.success() {
-                let mut lines = text.lines();
-                let dir = PathBuf::from(lines.next().unwrap());
-                let ports: Vec<u16> = lines
-                    .map(|l| l.rsplit_once(':').unwrap().1.parse().unwrap())
-                    .collect();
-                assert_eq!(ports.len(), 3, "{text}");
-                let c = Cluster { dir, ports };
-                for &p in &c.ports {
-                    c.cli(p, &["config", "resetstat"]);
-                }
-                return c;
-            }
-            last = String::from_utf8_lossy(&out.stderr).to_string();
-        }
-        panic!("scripts/cluster.sh start failed: {last}");
-    }
-
-    fn cli(&self, port: u16, args: &[&str]) -> String {
-        let out = Command::new("redis-cli")
-            .args(["-p", &port.to_string()])
-            .args(args)
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    }
-
-    fn calls(&self, port: u16, command: &str) -> u64 {
-        parse_commandstats(&self.cli(port, &["info", "commandstats"]))
-            .get(command)
-            .copied()
-            .unwrap_or(0)
-    }
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        let _ = Command::new(cluster_script())
-            .args(["stop", self.dir.to_str().unwrap()])
-            .output();
-    }
-}
-
 #[test]
 fn a_cluster_search_is_counted_on_every_master() {
     let _turn = alone();
@@ -730,7 +666,7 @@ fn a_cluster_search_is_counted_on_every_master() {
             .iter()
             .map(|t| t["cluster"]["nodes"][&name].as_u64().unwrap_or(0))
             .sum();
-        let server = c.calls(p, "set");
+        let server = c.calls_on(p, "set");
         assert_eq!(client, server, "{name}\n{text}");
         assert!(server > 0, "{name}");
         total += server;

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod alloc;
+pub mod cluster;
 pub mod fault;
 pub mod lock;
 pub mod scratch;

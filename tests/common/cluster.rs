@@ -1,0 +1,222 @@
+//! A real local Redis Cluster for the tests (started with scripts/cluster.sh), stopped when dropped.
+
+use super::*;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+/// A cluster of three masters (and their replicas, if any) owned by one test; stopped when dropped.
+pub struct Cluster {
+    pub dir: PathBuf,
+    /// Every node, masters and replicas.
+    pub ports: Vec<u16>,
+}
+
+pub fn script() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/cluster.sh")
+}
+
+impl Cluster {
+    pub fn start() -> Cluster {
+        Self::start_with(0, 5000)
+    }
+
+    /// Three masters with `replicas` replicas each, `cluster-node-timeout` in milliseconds.
+    pub fn start_with(replicas: usize, node_timeout_ms: u64) -> Cluster {
+        let mut last = String::new();
+        // A port picked by the script can be taken by another test in between; try again then.
+        for _ in 0..3 {
+            let out = Command::new(script())
+                .args(["start", "3", &replicas.to_string()])
+                .env(
+                    "RINGBENCH_CLUSTER_NODE_TIMEOUT",
+                    node_timeout_ms.to_string(),
+                )
+                .stdin(Stdio::null())
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout).to_string();
+            if out.status.success() {
+                let mut lines = text.lines();
+                let dir = PathBuf::from(lines.next().unwrap());
+                let ports = lines
+                    .map(|l| l.rsplit_once(':').unwrap().1.parse().unwrap())
+                    .collect::<Vec<u16>>();
+                assert_eq!(ports.len(), 3 * (1 + replicas), "{text}");
+                let c = Cluster { dir, ports };
+                // The start script's own PINGs are not the run's.
+                for &p in &c.ports {
+                    c.cli(p, &["config", "resetstat"]);
+                }
+                return c;
+            }
+            last = String::from_utf8_lossy(&out.stderr).to_string();
+        }
+        panic!("scripts/cluster.sh start failed: {last}");
+    }
+
+    pub fn cli(&self, port: u16, args: &[&str]) -> String {
+        let out = Command::new("redis-cli")
+            .args(["-p", &port.to_string()])
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// Sends one command per line of `commands` through a single redis-cli; returns its output lines.
+    pub fn batch(&self, port: u16, commands: &str) -> Vec<String> {
+        use std::io::Write;
+        let mut child = Command::new("redis-cli")
+            .args(["-p", &port.to_string()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(commands.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(String::from)
+            .collect()
+    }
+
+    /// The nodes that are masters now (asked of `via`), and for each its replicas.
+    pub fn roles(&self, via: u16) -> (Vec<u16>, HashMap<u16, u16>) {
+        let nodes = self.cli(via, &["cluster", "nodes"]);
+        let port_of = |f: &str| -> u16 {
+            f.split('@')
+                .next()
+                .unwrap()
+                .rsplit_once(':')
+                .unwrap()
+                .1
+                .parse()
+                .unwrap()
+        };
+        let mut ids = HashMap::new();
+        let lines: Vec<Vec<&str>> = nodes.lines().map(|l| l.split(' ').collect()).collect();
+        for f in &lines {
+            ids.insert(f[0].to_string(), port_of(f[1]));
+        }
+        let mut masters = Vec::new();
+        let mut replica_of = HashMap::new();
+        for f in &lines {
+            let port = port_of(f[1]);
+            if f[2].contains("fail") && !f[2].contains("pfail") {
+                continue;
+            }
+            if f[2].contains("master") {
+                masters.push(port);
+            } else if let Some(&m) = ids.get(f[3]) {
+                replica_of.insert(port, m);
+            }
+        }
+        (masters, replica_of)
+    }
+
+    /// SIGKILL of one node, as a crash would.
+    pub fn kill(&self, port: u16) {
+        self.signal(port, libc::SIGKILL);
+    }
+
+    pub fn signal(&self, port: u16, sig: i32) {
+        let pid: i32 = std::fs::read_to_string(self.dir.join(port.to_string()).join("redis.pid"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        // SAFETY: kill(2) of a redis-server this test started.
+        assert_eq!(unsafe { libc::kill(pid, sig) }, 0);
+    }
+
+    /// A node's `INFO replication` field.
+    pub fn replication(&self, port: u16, field: &str) -> String {
+        self.cli(port, &["info", "replication"])
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{field}:")))
+            .unwrap_or("")
+            .trim()
+            .to_string()
+    }
+
+    pub fn dbsizes(&self) -> Vec<u64> {
+        self.ports
+            .iter()
+            .map(|&p| self.cli(p, &["dbsize"]).parse().unwrap())
+            .collect()
+    }
+
+    /// Calls of `command` summed over the masters.
+    pub fn calls(&self, command: &str) -> u64 {
+        self.ports
+            .iter()
+            .map(|&p| {
+                parse_commandstats(&self.cli(p, &["info", "commandstats"]))
+                    .get(command)
+                    .copied()
+                    .unwrap_or(0)
+            })
+            .sum()
+    }
+
+    pub fn node_id(&self, port: u16) -> String {
+        self.cli(port, &["cluster", "myid"])
+    }
+
+    /// The port of the master that owns `slot`.
+    pub fn owner(&self, slot: u16) -> u16 {
+        let nodes = self.cli(self.ports[0], &["cluster", "nodes"]);
+        for line in nodes.lines() {
+            let f: Vec<&str> = line.split(' ').collect();
+            if !f[2].contains("master") {
+                continue;
+            }
+            let port: u16 = f[1]
+                .split('@')
+                .next()
+                .unwrap()
+                .rsplit_once(':')
+                .unwrap()
+                .1
+                .parse()
+                .unwrap();
+            for r in &f[8..] {
+                let (a, b) = r.split_once('-').unwrap_or((r, r));
+                if let (Ok(a), Ok(b)) = (a.parse::<u16>(), b.parse::<u16>())
+                    && (a..=b).contains(&slot)
+                {
+                    return port;
+                }
+            }
+        }
+        panic!("no owner for slot {slot}:\n{nodes}");
+    }
+
+    pub fn addr(&self) -> Vec<String> {
+        vec!["-p".into(), self.ports[0].to_string(), "--cluster".into()]
+    }
+}
+
+impl Cluster {
+    /// Calls of `command` (lower case) that node `port` counted.
+    pub fn calls_on(&self, port: u16, command: &str) -> u64 {
+        parse_commandstats(&self.cli(port, &["info", "commandstats"]))
+            .get(command)
+            .copied()
+            .unwrap_or(0)
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let _ = Command::new(script())
+            .args(["stop", self.dir.to_str().unwrap()])
+            .output();
+    }
+}
