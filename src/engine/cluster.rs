@@ -20,7 +20,7 @@
 
 use crate::config::Config;
 use crate::engine::ring::{self, Driver, Layer, Socket};
-use crate::engine::schedule::{LATE, Pacing};
+use crate::engine::schedule::{DueQueue, LATE, Pacing};
 use crate::engine::shared::{ShardPlan, ShardState, note_error};
 use crate::net::ConnError;
 use crate::net::control::ControlClient;
@@ -37,8 +37,7 @@ use hdrhistogram::Histogram;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::cell::Cell;
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::ops::Range;
 use std::rc::Rc;
@@ -199,9 +198,6 @@ struct Client {
     lost: bool,
     /// Nodes that could not be reached in this pump.
     unreachable: Vec<bool>,
-    /// The moment this client is on the executor's schedule for (its next due request, or its
-    /// backoff's end), if it is.
-    scheduled: Option<Instant>,
     /// Requests in the pool that had to wait for their slot (lost master, CLUSTERDOWN, TRYAGAIN, no
     /// owner). Closed loop: while there are any the client draws no new keys, as a client whose
     /// request waits does not go on (a failover stalls it).
@@ -268,7 +264,7 @@ struct ClusterLayer<'a> {
     pumping: Vec<usize>,
     queued: Vec<bool>,
     /// When clients are due without news (an open-loop request, a backoff's end), earliest first.
-    schedule: BinaryHeap<Reverse<(Instant, u32)>>,
+    schedule: DueQueue,
 }
 
 fn node_target(addr: SocketAddr) -> Target {
@@ -366,7 +362,6 @@ pub(crate) fn layer<'a>(
                 moved: false,
                 lost: false,
                 unreachable: vec![false; stride],
-                scheduled: None,
                 stalled: 0,
             }
         })
@@ -437,7 +432,7 @@ pub(crate) fn layer<'a>(
         ready: (0..plan.clients).collect(),
         pumping: Vec::with_capacity(plan.clients),
         queued: vec![true; plan.clients],
-        schedule: BinaryHeap::with_capacity(plan.clients * 2),
+        schedule: DueQueue::new(plan.clients),
     })
 }
 
@@ -468,11 +463,7 @@ impl ClusterLayer<'_> {
 
     /// Puts client `c` on the executor's schedule for `at` (kept if it is there for earlier).
     fn schedule(&mut self, c: usize, at: Instant) {
-        let cl = &mut self.clients[c];
-        if cl.scheduled.is_none_or(|s| at < s) {
-            cl.scheduled = Some(at);
-            self.schedule.push(Reverse((at, c as u32)));
-        }
+        self.schedule.set_earliest(c, at);
     }
 
     /// Records the reply from node `node` that arrived at `now` for request `r` (an error reply when
@@ -1325,17 +1316,13 @@ impl Layer for ClusterLayer<'_> {
             (0..self.clients.len()).for_each(|c| self.mark(c));
         }
         // Clients due without news: an open-loop request, a backoff's end.
-        while let Some(&Reverse((at, c))) = self.schedule.peek() {
-            if at > now {
-                break;
+        let (queued, ready) = (&mut self.queued, &mut self.ready);
+        self.schedule.pop_due(now, |c| {
+            if !queued[c] {
+                queued[c] = true;
+                ready.push(c);
             }
-            self.schedule.pop();
-            let c = c as usize;
-            if self.clients[c].scheduled == Some(at) {
-                self.clients[c].scheduled = None;
-                self.mark(c);
-            }
-        }
+        });
         std::mem::swap(&mut self.ready, &mut self.pumping);
         for k in 0..self.pumping.len() {
             self.queued[self.pumping[k]] = false;
@@ -1351,7 +1338,7 @@ impl Layer for ClusterLayer<'_> {
         if !self.ready.is_empty() {
             return Some(self.next_watch.min(Instant::now()));
         }
-        self.schedule.peek().map(|r| r.0.0)
+        self.schedule.next()
     }
 
     fn finished(&self) -> bool {

@@ -8,7 +8,7 @@
 //! sleep), `-k 0`, `--timeout` and reconnects, over TCP and unix sockets.
 
 use crate::config::Config;
-use crate::engine::schedule::Pacing;
+use crate::engine::schedule::{DueQueue, Pacing};
 use crate::engine::shared::{
     RECONNECT_BACKOFF_MS, ShardPlan, ShardState, error_text, note_error_in,
 };
@@ -25,8 +25,7 @@ use io_uring::{IoUring, cqueue, opcode, squeue};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 use std::cell::Cell;
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::rc::Rc;
@@ -556,8 +555,6 @@ struct Conn {
     pacing: Option<Pacing>,
     seq: u64,
     next_due: Option<Instant>,
-    /// Open loop: the due time this connection waits for in the driver's timers, if any.
-    scheduled: Option<Instant>,
     done_sending: bool,
     /// Open loop: when a reply last made room in a connection that had `-P` waiting. A request due
     /// before then was late because of the pipeline, not the client.
@@ -618,9 +615,8 @@ pub(crate) struct Driver<'a> {
     failure: Option<ConnError>,
     /// The ring's registered index for `io_uring_enter`, when the kernel took the registration.
     ring_index: Option<u32>,
-    /// Open loop: connections that wait for their next request's due time, earliest first. An entry
-    /// counts only while it equals its connection's `scheduled` (older ones are skipped when popped).
-    timers: BinaryHeap<Reverse<(Instant, u32)>>,
+    /// Open loop: connections that wait for their next request's due time, earliest first.
+    timers: DueQueue,
     /// Open loop: wake-ups fall on a grid of [`crate::engine::schedule::QUANTUM`] from `began`, so one
     /// wake-up sends every request that fell due within the quantum before it.
     began: Instant,
@@ -721,7 +717,6 @@ impl<'a> Driver<'a> {
                     keys: plan.keys(&cursor),
                     rng: SmallRng::seed_from_u64(seed),
                     next_due: pacing.map(|p| p.intended(0)),
-                    scheduled: None,
                     pacing,
                     seq: 0,
                     done_sending: false,
@@ -738,6 +733,7 @@ impl<'a> Driver<'a> {
             })
             .collect::<Vec<_>>();
         let absent = conns.iter().filter(|c| c.phase == Phase::Done).count();
+        let conns_len = conns.len();
         let ring_index = register_ring_fd(&ring);
         let idle = cfg.run.idle;
         Ok(Driver {
@@ -764,7 +760,7 @@ impl<'a> Driver<'a> {
             idle,
             failure: None,
             ring_index,
-            timers: BinaryHeap::new(),
+            timers: DueQueue::new(conns_len),
             began,
             deadline_passed: false,
             stamped: stamps.is_some(),
@@ -952,31 +948,24 @@ impl<'a> Driver<'a> {
             }
             return;
         }
-        if c.scheduled != Some(due) {
-            c.scheduled = Some(due);
-            self.timers.push(Reverse((due, i as u32)));
-        }
+        self.timers.set(i, due);
     }
 
     /// Open loop: moves the connections whose timer is due by `now` to the ready list.
     fn due_timers(&mut self, now: Instant) {
-        while let Some(&Reverse((t, i))) = self.timers.peek() {
-            if t > now {
-                break;
+        let (conns, ready) = (&mut self.conns, &mut self.ready);
+        self.timers.pop_due(now, |i| {
+            if !conns[i].queued {
+                conns[i].queued = true;
+                ready.push_back(i);
             }
-            self.timers.pop();
-            let i = i as usize;
-            if self.conns[i].scheduled == Some(t) {
-                self.conns[i].scheduled = None;
-                self.make_ready(i);
-            }
-        }
+        });
     }
 
     /// Open loop: when the loop next wakes for a due request: the earliest timer, moved up to the
     /// next point of the quantum grid, so requests due within one quantum leave with one wake-up.
     fn next_timer(&self) -> Option<Instant> {
-        let &Reverse((t, _)) = self.timers.peek()?;
+        let t = self.timers.next()?;
         let q = crate::engine::schedule::QUANTUM.as_nanos() as u64;
         let since = t.saturating_duration_since(self.began).as_nanos() as u64;
         Some(self.began + Duration::from_nanos(since.div_ceil(q) * q))

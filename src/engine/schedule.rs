@@ -15,6 +15,8 @@ use crate::config::Config;
 use crate::stats::{PartStats, ShardStats, new_histogram};
 use crate::workload::TestSpec;
 use crate::workload::compose::Composer;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -51,6 +53,61 @@ impl Pacing {
     pub fn intended(&self, i: u64) -> Instant {
         let slot = self.index + i * self.conns;
         self.start + Duration::from_nanos((slot as f64 * self.ns_per_request) as u64)
+    }
+}
+
+/// Items of a driver (connections, clients) that wait for a moment, earliest first. Each item waits for
+/// at most one moment: moving it leaves its old entry in the heap, skipped when it surfaces.
+pub(crate) struct DueQueue {
+    heap: BinaryHeap<Reverse<(Instant, u32)>>,
+    at: Vec<Option<Instant>>,
+}
+
+impl DueQueue {
+    pub(crate) fn new(items: usize) -> DueQueue {
+        DueQueue {
+            heap: BinaryHeap::with_capacity(items * 2),
+            at: vec![None; items],
+        }
+    }
+
+    /// Item `i` waits for `due` instead of what it waited for.
+    pub(crate) fn set(&mut self, i: usize, due: Instant) {
+        if self.at[i] != Some(due) {
+            self.at[i] = Some(due);
+            self.heap.push(Reverse((due, i as u32)));
+        }
+    }
+
+    /// Item `i` waits for `due` unless it already waits for an earlier moment.
+    pub(crate) fn set_earliest(&mut self, i: usize, due: Instant) {
+        if self.at[i].is_none_or(|t| due < t) {
+            self.set(i, due);
+        }
+    }
+
+    /// Hands each item whose moment is at or before `now` to `f`, once, and forgets its moment.
+    pub(crate) fn pop_due(&mut self, now: Instant, mut f: impl FnMut(usize)) {
+        while let Some(&Reverse((t, i))) = self.heap.peek() {
+            if t > now {
+                break;
+            }
+            self.heap.pop();
+            let i = i as usize;
+            if self.at[i] == Some(t) {
+                self.at[i] = None;
+                f(i);
+            }
+        }
+    }
+
+    /// The earliest moment waited for (possibly an item's old one, which only wakes its driver early).
+    pub(crate) fn next(&self) -> Option<Instant> {
+        self.heap.peek().map(|r| r.0.0)
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.heap.is_empty()
     }
 }
 
@@ -93,6 +150,25 @@ pub(crate) fn prepare_stats(stats: &mut ShardStats, cfg: &Config, test: &TestSpe
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn due_items_come_out_once_in_order_and_a_moved_item_only_at_its_new_time() {
+        let t0 = Instant::now();
+        let at = |us: u64| t0 + Duration::from_micros(us);
+        let mut q = DueQueue::new(3);
+        q.set(0, at(30));
+        q.set(1, at(10));
+        q.set(2, at(20));
+        q.set(0, at(50)); // moved later: its entry at 30 is skipped
+        q.set_earliest(2, at(40)); // later than it waits for: kept at 20
+        let mut out = Vec::new();
+        q.pop_due(at(45), |i| out.push(i));
+        assert_eq!(out, vec![1, 2]);
+        assert_eq!(q.next(), Some(at(50)));
+        q.pop_due(at(50), |i| out.push(i));
+        assert_eq!(out, vec![1, 2, 0]);
+        assert!(q.is_empty());
+    }
 
     #[test]
     fn connections_interleave_into_one_even_stream() {
