@@ -677,15 +677,7 @@ fn per_command(out: &str, title: &str) -> u64 {
 
 /// Calls of `command` on each master.
 fn calls_per_master(c: &Cluster, command: &str) -> Vec<u64> {
-    c.ports
-        .iter()
-        .map(|&p| {
-            parse_commandstats(&c.cli(p, &["info", "commandstats"]))
-                .get(command)
-                .copied()
-                .unwrap_or(0)
-        })
-        .collect()
+    c.ports.iter().map(|&p| c.calls_on(p, command)).collect()
 }
 
 #[test]

@@ -154,15 +154,7 @@ impl Cluster {
 
     /// Calls of `command` summed over the masters.
     pub fn calls(&self, command: &str) -> u64 {
-        self.ports
-            .iter()
-            .map(|&p| {
-                parse_commandstats(&self.cli(p, &["info", "commandstats"]))
-                    .get(command)
-                    .copied()
-                    .unwrap_or(0)
-            })
-            .sum()
+        self.ports.iter().map(|&p| self.calls_on(p, command)).sum()
     }
 
     pub fn node_id(&self, port: u16) -> String {
