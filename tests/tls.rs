@@ -757,6 +757,44 @@ fn tls_at_a_fixed_rate() {
     );
 }
 
+/// A request bigger than rustls's plaintext buffer (64 KiB), and a batch of many requests, are sealed
+/// whole: every one reaches the server and none fails.
+#[test]
+fn tls_requests_and_batches_of_any_size_are_sent_whole() {
+    let _turn = shared();
+    let certs = Certs::make("big");
+    let s = TlsServer::start(&certs, false);
+    let ca = certs.path("ca.crt");
+    for (args, command, n) in [
+        (
+            &["-t", "set", "-d", "66000", "-n", "200", "-c", "2"][..],
+            "set",
+            200,
+        ),
+        (
+            &[
+                "-t", "set", "-d", "1000", "-P", "70", "-n", "2000", "-c", "2",
+            ][..],
+            "set",
+            2000,
+        ),
+        (
+            &[
+                "-t", "lpush", "-d", "1000", "-P", "64", "-n", "20000", "-c", "4",
+            ][..],
+            "lpush",
+            20000,
+        ),
+    ] {
+        s.server.reset();
+        let mut all = vec!["--tls", "--cacert", &ca, "-q"];
+        all.extend_from_slice(args);
+        let out = s.run_ok(&all);
+        assert_eq!(s.server.calls(command), n, "{args:?}:\n{out}");
+        assert!(!out.contains("failed"), "{args:?}:\n{out}");
+    }
+}
+
 #[test]
 fn tls_stalled_server_fails_requests_after_the_timeout() {
     let _turn = shared();

@@ -1840,14 +1840,30 @@ impl TlsSession {
     }
 
     /// Encrypts `plain` (and anything else rustls has to send) into [`Self::sealed`]; returns its length.
+    /// rustls takes plaintext only up to its buffer limit, so the records are drained as it goes: a
+    /// request of any size, or a batch of any depth, is sealed whole.
     fn seal(&mut self, plain: &[u8]) -> Result<usize, TlsError> {
         use std::io::Write;
-        self.conn.writer().write_all(plain)?;
         self.sealed.clear();
-        while self.conn.wants_write() {
-            self.conn.write_tls(&mut self.sealed)?;
+        let mut rest = plain;
+        loop {
+            let took = self.conn.writer().write(rest)?;
+            rest = &rest[took..];
+            let mut drained = false;
+            while self.conn.wants_write() {
+                self.conn.write_tls(&mut self.sealed)?;
+                drained = true;
+            }
+            if rest.is_empty() {
+                return Ok(self.sealed.len());
+            }
+            if took == 0 && !drained {
+                return Err(TlsError::Io(io::Error::new(
+                    io::ErrorKind::WriteZero,
+                    "the TLS session took no more plaintext",
+                )));
+            }
         }
-        Ok(self.sealed.len())
     }
 
     /// Decrypts the records in `data` into `plain` (replacing its contents); true when the server
