@@ -733,3 +733,74 @@ fn huge_pipelined_values_go_through_without_crawling() {
     assert!(started.elapsed() < Duration::from_secs(5));
     assert_eq!(s.calls("set"), 32, "nothing was sent");
 }
+
+/// `--timeout` is a deadline for each reply, from its request's send: a server that drips a reply one
+/// byte every 200 ms never answers within 500 ms, however often a byte arrives. (Fake server: a real
+/// one cannot be made to trickle.)
+#[test]
+fn a_reply_that_trickles_in_still_times_out() {
+    let _turn = shared();
+    let f = FaultServer::start(Fault::Drip(200));
+    let port = f.port.to_string();
+    let args = [
+        "-p",
+        &port,
+        "-t",
+        "ping_mbulk",
+        "-n",
+        "3",
+        "-c",
+        "1",
+        "--timeout",
+        "500",
+    ];
+    let out = ringbench_within(&args, Duration::from_secs(20));
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert_eq!(request_counts(&stdout), Some((3, 0, 3)), "{stdout}");
+    assert!(stderr.contains("within 500 ms"), "{stderr}");
+}
+
+/// RESP3 push messages answer no request: 2 s of them before each reply do not hold `--timeout 500`
+/// open, and they are not counted as replies. (Fake server.)
+#[test]
+fn pushes_before_a_reply_do_not_extend_the_timeout() {
+    let _turn = shared();
+    let f = FaultServer::start(Fault::PushesFirst(20));
+    let port = f.port.to_string();
+    let args = [
+        "-p",
+        &port,
+        "-t",
+        "ping_mbulk",
+        "-n",
+        "2",
+        "-c",
+        "1",
+        "--timeout",
+        "500",
+    ];
+    let out = ringbench_within(&args, Duration::from_secs(20));
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert_eq!(request_counts(&stdout), Some((2, 0, 2)), "{stdout}");
+    assert!(stderr.contains("within 500 ms"), "{stderr}");
+}
+
+/// A line that never ends is a protocol error once it passes 64 KiB, not a buffer that grows for as
+/// long as the server writes. (Fake server.)
+#[test]
+fn a_line_without_crlf_is_a_protocol_error_past_64_kib() {
+    let _turn = shared();
+    let f = FaultServer::start(Fault::EndlessLine);
+    let port = f.port.to_string();
+    let args = ["-p", &port, "-t", "ping_mbulk", "-n", "1", "-c", "1"];
+    let out = ringbench_within(&args, Duration::from_secs(20));
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("protocol error: line longer than 64 KiB without CRLF"),
+        "{stderr}"
+    );
+    assert_eq!(request_counts(&stdout), Some((1, 0, 1)), "{stdout}");
+}

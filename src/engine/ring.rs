@@ -559,8 +559,11 @@ struct Conn {
     /// Open loop: when a reply last made room in a connection that had `-P` waiting. A request due
     /// before then was late because of the pipeline, not the client.
     room_at: Instant,
-    /// When the connection last sent or received (for `--timeout`).
+    /// What `--timeout` runs from: when the oldest request still unanswered was sent (under a layer,
+    /// the later of that batch's send and the last whole reply). Bytes that end no reply do not move it.
     last_progress: Instant,
+    /// Set by [`Driver::out`] when the connection owed nothing: the layer's next send starts the clock.
+    restart_clock: bool,
     /// Set while the connection waits in the ready list.
     queued: bool,
     /// Set when the connection is drained because of `-k 0` (not a failure).
@@ -722,6 +725,7 @@ impl<'a> Driver<'a> {
                     done_sending: false,
                     room_at: began,
                     last_progress: began,
+                    restart_clock: false,
                     queued: false,
                     renew: false,
                     attempt: 0,
@@ -1205,6 +1209,7 @@ impl<'a> Driver<'a> {
             c.out.clear();
             c.out_len = 0;
         }
+        c.restart_clock |= c.due == 0;
         c.due += replies;
         &mut c.out
     }
@@ -1212,7 +1217,10 @@ impl<'a> Driver<'a> {
     /// Sends connection `i`'s buffer; on failure the connection is shut and its requests are the
     /// caller's to retry.
     pub(crate) fn send(&mut self, i: usize, now: Instant) -> Result<(), ConnError> {
-        self.conns[i].last_progress = now;
+        let c = &mut self.conns[i];
+        if std::mem::take(&mut c.restart_clock) {
+            c.last_progress = now;
+        }
         let r = self.start_send(i);
         if r.is_err() {
             self.conns[i].due = 0;
@@ -1302,6 +1310,7 @@ impl<'a> Driver<'a> {
     fn scan(&mut self, i: usize, bid: u16, at: usize, len: usize, now: Instant, arrived: Instant) {
         let (state, plan, mixed, idle) = (self.state, self.plan, self.mixed, self.idle);
         let mut layer = self.layer.as_deref_mut();
+        let layer_present = layer.is_some();
         let mut data = &self.bufs.data(bid, at + len)[at..];
         let c = &mut self.conns[i];
         let mut closed = false;
@@ -1327,14 +1336,17 @@ impl<'a> Driver<'a> {
         let mut batch = 0u64;
         let mut extra = false;
         let mut refused: Option<String> = None;
+        let mut whole = 0u64;
         let fresh = c.fresh;
         let scanned = reader.feed(data, |ev, raw| {
+            // A push message answers no request: it neither counts nor moves `--timeout`.
             let Scanned::Reply { error } = ev else {
                 return;
             };
             if refused.is_some() {
                 return;
             }
+            whole += 1;
             if idle {
                 // `-I` sends nothing: an error is the server refusing the connection.
                 if error {
@@ -1415,8 +1427,16 @@ impl<'a> Driver<'a> {
         state
             .latency_sum_ns
             .set(state.latency_sum_ns.get() + lat_sum);
-        c.last_progress = now;
-        c.fresh = false;
+        if whole > 0 {
+            // `--timeout` runs from the send of the oldest request still unanswered (a fixed batch's
+            // all left at its start), not from the last byte: a reply that trickles in still times out.
+            if layer_present {
+                c.last_progress = now;
+            } else if let Some(f) = c.flights.front() {
+                c.last_progress = f.sent;
+            }
+            c.fresh = false;
+        }
         if full && c.flights.len() < self.cfg.run.pipeline {
             c.room_at = arrived;
         }

@@ -190,6 +190,41 @@ pub fn spawn_ringbench(args: &[&str]) -> Child {
         .unwrap()
 }
 
+/// Runs ringbench like [`ringbench`], but kills it when it has not ended within `limit` and then fails
+/// the test with what it printed: for faults whose old behaviour was to run for good.
+pub fn ringbench_within(args: &[&str], limit: Duration) -> Output {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let child = spawn_ringbench(args);
+    let pid = child.id() as i32;
+    let ended = Arc::new(AtomicBool::new(false));
+    let watch = {
+        let ended = ended.clone();
+        std::thread::spawn(move || {
+            let start = Instant::now();
+            while start.elapsed() < limit {
+                if ended.load(Ordering::SeqCst) {
+                    return false;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            // SAFETY: kill(2) on our own child, which has not been reaped yet (ended is false).
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            true
+        })
+    };
+    let out = child.wait_with_output().unwrap();
+    ended.store(true, Ordering::SeqCst);
+    let killed = watch.join().unwrap();
+    assert!(
+        !killed,
+        "ringbench {args:?} did not end within {limit:?}\nstdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// Parses the `requests: N requested, C completed, F failed` line of the normal block.
 pub fn request_counts(stdout: &str) -> Option<(u64, u64, u64)> {
     request_split(stdout).map(|(r, c, f, _)| (r, c, f))
