@@ -804,3 +804,41 @@ fn a_line_without_crlf_is_a_protocol_error_past_64_kib() {
     );
     assert_eq!(request_counts(&stdout), Some((1, 0, 1)), "{stdout}");
 }
+
+/// A port that answers HTTP (a fake: a listener that writes an HTTP response to whatever arrives)
+/// ends the run at once with what it is, before any test runs: no minute of protocol errors.
+#[test]
+fn an_http_port_ends_the_run_at_once_and_says_it_answered_http() {
+    use std::io::{Read, Write};
+    let _turn = shared();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            let mut buf = [0u8; 1024];
+            let _ = conn.read(&mut buf);
+            let _ = conn.write_all(
+                b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            );
+        }
+    });
+    let port = port.to_string();
+    let started = Instant::now();
+    let out = ringbench_within(
+        &["-p", &port, "-t", "get", "-n", "100000", "-c", "20"],
+        Duration::from_secs(30),
+    );
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!("127.0.0.1:{port} answered HTTP, not RESP")),
+        "{stderr}"
+    );
+}

@@ -757,6 +757,54 @@ fn tls_at_a_fixed_rate() {
     );
 }
 
+/// The wrong kind of port ends the run at once with a hint: a plain client at the TLS port is told to
+/// add `--tls`, and `--tls` at the plain port says that port did not answer TLS.
+#[test]
+fn a_tls_port_without_tls_and_tls_to_a_plain_port_say_so_at_once() {
+    let _turn = shared();
+    let certs = Certs::make("kind");
+    let s = TlsServer::start(&certs, false);
+    let tls_port = s.tls_port.to_string();
+    let started = Instant::now();
+    let out = ringbench(&["-p", &tls_port, "-t", "get", "-n", "1000", "-c", "5"]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("add --tls"), "{stderr}");
+
+    let plain = s.server.port.to_string();
+    let ca = certs.path("ca.crt");
+    let started = Instant::now();
+    let out = ringbench(&[
+        "--tls",
+        "--cacert",
+        &ca,
+        "-p",
+        &plain,
+        "--connect-timeout",
+        "1000",
+        "-t",
+        "get",
+        "-n",
+        "1000",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("does not look like a TLS port"), "{stderr}");
+    assert_eq!(s.server.calls("get"), 0);
+}
+
 /// A request bigger than rustls's plaintext buffer (64 KiB), and a batch of many requests, are sealed
 /// whole: every one reaches the server and none fails.
 #[test]

@@ -29,6 +29,10 @@ pub enum ConnError {
     /// The server sent bytes that are not RESP.
     #[error("{0}")]
     Protocol(String),
+    /// The server's first answer was not RESP at all (HTTP, a TLS record, garbage, a close before
+    /// any reply): the port is not a RESP server's, or wants TLS.
+    #[error("{addr} answered {what}")]
+    NotResp { addr: String, what: String },
     /// The TLS handshake failed, or the server refused the session (a missing client certificate shows
     /// only after the handshake in TLS 1.3).
     #[error("TLS with {addr} failed: {reason}")]
