@@ -398,7 +398,8 @@ pub fn run(
                 let _ = writeln!(stderr, "ringbench: {}: {e}", test.title);
             }
             let requested = if cfg.run.shape.duration.is_some() {
-                stats.completed + stats.failed
+                // What was sent: answered, failed, or still in flight at the end.
+                stats.completed + stats.failed + stats.in_flight
             } else {
                 cfg.run.requests
             };

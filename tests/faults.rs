@@ -677,7 +677,9 @@ fn an_interrupted_run_says_so_in_every_format() {
         .find(|l| l.contains("throughput summary"))
         .unwrap();
     assert!(
-        rate.contains("requests per second") && rate.ends_with(" not sent (interrupted)"),
+        rate.contains("requests per second")
+            && rate.contains(" not sent")
+            && rate.ends_with(" (interrupted)"),
         "{rate}"
     );
 }
@@ -840,5 +842,46 @@ fn an_http_port_ends_the_run_at_once_and_says_it_answered_http() {
     assert!(
         stderr.contains(&format!("127.0.0.1:{port} answered HTTP, not RESP")),
         "{stderr}"
+    );
+}
+
+/// After Ctrl+C every request is in one place: completed + failed + not sent + in flight when stopped
+/// = requested, and the server executed at least the completed ones and at most those plus the ones in
+/// flight (-P 16 -c 50 keeps hundreds in flight at any moment).
+#[test]
+fn an_interrupt_accounts_for_the_requests_in_flight() {
+    let _turn = shared();
+    let s = RedisServer::start();
+    let port = s.port.to_string();
+    let n = 50_000_000u64;
+    let child = spawn_ringbench(&[
+        "-p",
+        &port,
+        "-t",
+        "get",
+        "-n",
+        &n.to_string(),
+        "-c",
+        "50",
+        "-P",
+        "16",
+    ]);
+    wait_for_sigint_handler(child.id());
+    s.wait_for_calls("get", 200_000);
+    signal(&child, libc::SIGINT);
+    let out = child.wait_with_output().unwrap();
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(130), "{stdout}");
+    let a = request_account(&stdout).expect("a requests line");
+    assert_eq!(a.requested, n, "{stdout}");
+    assert_eq!(
+        a.completed + a.failed + a.not_sent + a.in_flight,
+        n,
+        "{a:?}\n{stdout}"
+    );
+    let server = s.calls("get");
+    assert!(
+        (a.completed..=a.completed + a.in_flight).contains(&server),
+        "server {server}, {a:?}\n{stdout}"
     );
 }

@@ -1663,8 +1663,13 @@ impl<'a> Driver<'a> {
         // Requests still in flight when the loop ends failed, unless the run was stopped on purpose
         // (a signal, or the end of --duration).
         let left: u64 = self.conns.iter().map(|c| c.waiting() as u64).sum();
-        if left > 0 && !layered && !self.plan.control.stopped() && self.state.deadline.is_none() {
-            self.state.stats.borrow_mut().failed += left;
+        if left > 0 && !layered {
+            let mut st = self.state.stats.borrow_mut();
+            if self.plan.control.stopped() || self.state.deadline.is_some() {
+                st.in_flight += left;
+            } else {
+                st.failed += left;
+            }
         }
         self.drain(&mut cq);
         if let Some(l) = self.layer.as_mut() {
