@@ -325,9 +325,10 @@ fn replies_split_at_random_positions_are_counted_exactly() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(stdout.contains("  3000 requests completed in "), "{stdout}");
     assert!(request_counts(&stdout).is_none(), "{stdout}");
-    // 3000 requests plus the control connection's two CONFIG GETs and one INFO (this server's INFO reply
-    // has no server fields, so the server view is off for the rest of the run).
-    assert_eq!(f.requests.load(std::sync::atomic::Ordering::SeqCst), 3003);
+    // 3000 requests plus the control connection's three CONFIG GETs (save, appendonly, maxclients: this
+    // server has no maxclients, so no INFO clients follows) and one INFO (its reply has no server
+    // fields, so the server view is off for the rest of the run).
+    assert_eq!(f.requests.load(std::sync::atomic::Ordering::SeqCst), 3004);
 }
 
 #[test]
@@ -465,30 +466,77 @@ fn run_limited(s: &RedisServer, limit: &str, extra: &[&str]) -> String {
     err
 }
 
+/// `-c` equal to the server's room under `maxclients` runs whole: ringbench's own control connection
+/// gives its slot to the test. One more is refused before the first test, naming maxclients and -c,
+/// with nothing sent.
 #[test]
-fn connections_the_server_refuses_are_not_counted_as_replies() {
+fn the_control_connection_takes_no_slot_and_no_room_is_refused_before_the_test() {
     let _turn = shared();
     let s = RedisServer::start_with(&["--maxclients", "20"]);
     s.reset();
     let port = s.port.to_string();
-    // The control connection and the server view take one slot each; some of the 30 are refused.
-    let out = ringbench(&["-p", &port, "-t", "set", "-n", "20000", "-c", "30"]);
+    let out = ringbench(&[
+        "-p", &port, "-t", "set", "-n", "20000", "-c", "20", "--json", "-",
+    ]);
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
-    let Some((requested, completed, failed)) = request_counts(&stdout) else {
-        panic!("no requests line: {stdout}\n{stderr}");
-    };
-    assert_eq!(requested, 20000);
-    assert!(failed > 0, "{stdout}");
-    assert_eq!(completed + failed, requested);
-    // What the client counts as completed is exactly what the server executed.
-    assert_eq!(s.calls("set"), completed, "{stdout}");
-    assert!(!stdout.contains("error replies"), "{stdout}");
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(stderr, "");
+    assert_eq!(s.calls("set"), 20000);
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let server = &json["tests"][0]["server"];
+    assert_eq!(
+        server["commands_processed"].as_u64(),
+        Some(20000),
+        "{server}"
+    );
+    assert_eq!(
+        server["connected_clients_peak"].as_u64(),
+        Some(20),
+        "{server}"
+    );
+
+    s.reset();
+    let out = ringbench(&["-p", &port, "-t", "set", "-n", "20000", "-c", "21"]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(
-        stderr.contains("Error from server: ERR max number of clients reached")
-            && stderr.contains("CONFIG SET maxclients"),
+        stderr.contains("room for 20 connections (maxclients 20, 1 connected")
+            && stderr.contains("-c is 21"),
         "{stderr}"
     );
-    assert_eq!(out.status.code(), Some(1));
+    assert!(!stdout.contains("===="), "no test ran: {stdout}");
+    assert_eq!(s.calls("set"), 0);
+}
+
+/// A full server answers AUTH (like anything) with its maxclients error: that is the message, not
+/// "AUTH failed".
+#[test]
+fn a_full_server_is_not_an_auth_failure() {
+    use std::io::{Read, Write};
+    let _turn = shared();
+    let s = RedisServer::start_with(&["--maxclients", "2", "--requirepass", "pw"]);
+    // Two connections fill it; each has been accepted once it answers.
+    let held: Vec<std::net::TcpStream> = (0..2)
+        .map(|_| {
+            let mut c = std::net::TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+            c.write_all(b"PING\r\n").unwrap();
+            let mut b = [0u8; 64];
+            assert!(c.read(&mut b).unwrap() > 0);
+            c
+        })
+        .collect();
+    let port = s.port.to_string();
+    let out = ringbench(&["-p", &port, "-a", "pw", "-t", "get", "-n", "100"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("ERR max number of clients reached") && !stderr.contains("AUTH failed"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("pw"), "{stderr}");
+    drop(held);
 }
 
 #[test]

@@ -173,6 +173,45 @@ impl ControlClient {
         }
     }
 
+    /// How full the server is: its `maxclients` and its `connected_clients` (this connection
+    /// included), when it says both.
+    pub fn clients_room(&mut self) -> Result<Option<(u64, u64)>, ConnError> {
+        let Some(max) = self.config_get("maxclients")?.and_then(|v| v.parse().ok()) else {
+            return Ok(None);
+        };
+        let connected = match self.command(&[b"INFO", b"clients"]) {
+            Ok(v) => v.as_str().and_then(|t| {
+                t.lines().find_map(|l| {
+                    l.strip_prefix("connected_clients:")
+                        .and_then(|n| n.trim().parse().ok())
+                })
+            }),
+            Err(_) => None,
+        };
+        Ok(connected.map(|c| (max, c)))
+    }
+
+    /// Closes the connection and waits (up to the read timeout) until the server has closed its
+    /// side too, so the slot it held under `maxclients` is free when this returns. Sends no command.
+    pub fn close(mut self) {
+        use std::net::Shutdown;
+        let _ = match &mut self.sock {
+            Sock::Tcp(s) => s.shutdown(Shutdown::Write),
+            Sock::Unix(s) => s.shutdown(Shutdown::Write),
+            Sock::Tls(s) => {
+                s.conn.send_close_notify();
+                let _ = s.flush();
+                s.sock.shutdown(Shutdown::Write)
+            }
+        };
+        let mut chunk = [0u8; 4096];
+        while let Ok(n) = self.sock.read(&mut chunk) {
+            if n == 0 {
+                break;
+            }
+        }
+    }
+
     /// Hands over the socket of a connection whose setup is done (and its TLS session), for the
     /// engine's ring: blocking, without a read timeout (the ring waits with deadlines of its own).
     pub fn into_socket(

@@ -96,6 +96,10 @@ pub fn setup_commands(setup: &Setup) -> Vec<(&'static str, Vec<Vec<u8>>)> {
 /// Checks one setup reply; an error reply ends the run with the server's message.
 pub fn check_setup_reply(name: &'static str, v: &Value) -> Result<(), ConnError> {
     match v {
+        // A full server answers whatever comes first with this: it is no verdict on that command.
+        Value::Error(msg) if msg.starts_with("ERR max number of clients") => {
+            Err(ConnError::Refused(msg.clone()))
+        }
         Value::Error(msg) => Err(ConnError::Setup {
             command: name,
             message: msg.clone(),
