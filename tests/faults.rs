@@ -933,3 +933,82 @@ fn an_interrupt_accounts_for_the_requests_in_flight() {
         "server {server}, {a:?}\n{stdout}"
     );
 }
+
+/// A reconnect whose connection attempts go unanswered (new SYNs dropped in a network namespace made
+/// here) costs that connection its own `--connect-timeout`; the executor's other connections go on
+/// meanwhile. (Before, the reconnect blocked the executor for the whole timeout.)
+#[test]
+fn a_reconnect_into_a_black_hole_does_not_stop_the_other_connections() {
+    let _turn = shared();
+    let ns = common::netns::NetNs::new();
+    let r = ns.redis(7001);
+    let child = ns
+        .command(env!("CARGO_BIN_EXE_ringbench"))
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            "7001",
+            "-t",
+            "get",
+            "--duration",
+            "6",
+        ])
+        .args([
+            "-c",
+            "20",
+            "--threads",
+            "1",
+            "--connect-timeout",
+            "4000",
+            "-q",
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while r.calls("get") < 20_000 {
+        assert!(Instant::now() < deadline, "no load reached the server");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // From now on no new connection to 127.0.0.1 gets an answer; then one of ringbench's is killed.
+    ns.iptables(&[
+        "-A",
+        "INPUT",
+        "-p",
+        "tcp",
+        "-d",
+        "127.0.0.1",
+        "--dport",
+        "7001",
+        "--syn",
+        "-j",
+        "DROP",
+    ]);
+    let list = r.cli(&["client", "list"]);
+    let victim = list
+        .lines()
+        .find_map(|l| {
+            l.split(' ')
+                .find_map(|f| f.strip_prefix("addr=127.0.0.1:"))
+                .map(|p| format!("127.0.0.1:{p}"))
+        })
+        .expect("a ringbench connection in CLIENT LIST");
+    assert_eq!(r.cli(&["client", "kill", &victim]), "OK");
+    // Its first reconnect attempt starts 50 ms after the loss.
+    std::thread::sleep(Duration::from_millis(200));
+    let before = r.calls("get");
+    std::thread::sleep(Duration::from_millis(1500));
+    let during = r.calls("get") - before;
+    eprintln!("{during} GETs in 1.5 s while one connection reconnected into a black hole");
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    // 19 connections for 1.5 s of a reconnect that cannot finish: thousands of GETs, not none.
+    assert!(
+        during > 5_000,
+        "{during} GETs while one connection reconnected\n{stdout}\n{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

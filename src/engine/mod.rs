@@ -1,6 +1,7 @@
 //! The thread-per-core engine: one pinned glommio executor per `--threads`, each driving its own shard of connections.
 
 pub(crate) mod cluster;
+mod opening;
 pub(crate) mod ring;
 pub(crate) mod schedule;
 pub(crate) mod shared;

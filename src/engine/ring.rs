@@ -8,6 +8,7 @@
 //! sleep), `-k 0`, `--timeout` and reconnects, over TCP and unix sockets.
 
 use crate::config::Config;
+use crate::engine::opening::Opening;
 use crate::engine::schedule::{DueQueue, Pacing};
 use crate::engine::shared::{
     RECONNECT_BACKOFF_MS, ShardPlan, ShardState, error_text, note_error_in,
@@ -44,6 +45,8 @@ const MAX_WAIT: Duration = Duration::from_millis(10);
 
 const OP_RECV: u64 = 1;
 const OP_SEND: u64 = 2;
+const OP_CONNECT: u64 = 3;
+const OP_LINK_TIMEOUT: u64 = 4;
 
 /// What the open loop's wait asks for when it only needs to wake at its next due request: more
 /// completions than can arrive, so the kernel (6.7 and later, with `DEFER_TASKRUN`) lets replies
@@ -527,6 +530,8 @@ enum Phase {
     Draining,
     /// Waiting to connect again (attempt `attempt` of the backoff, at `retry_at`).
     Reconnecting,
+    /// Being opened on the ring: its `CONNECT`, TLS handshake or set-up commands are in flight.
+    Opening,
     /// Finished (or could not reconnect).
     Done,
 }
@@ -578,6 +583,13 @@ struct Conn {
     /// Reconnect attempts made since the connection was lost, and when the next one is due.
     attempt: usize,
     retry_at: Instant,
+    /// While [`Phase::Opening`]: the handshake and set-up, and what its `CONNECT` reads (both stay
+    /// put until the connection is live or drained).
+    opening: Option<Box<Opening>>,
+    connect_args: Option<Box<ConnectArgs>>,
+    connect_pending: bool,
+    /// Why the last opening attempt failed, for the backoff once the attempt is drained.
+    open_error: Option<ConnError>,
 }
 
 impl Conn {
@@ -610,6 +622,7 @@ pub(crate) struct Driver<'a> {
     /// Connections finished, and waiting to reconnect.
     done: usize,
     reconnecting: usize,
+    opening: usize,
     /// `--cluster`: what the connections send and what replies mean.
     layer: Option<Box<dyn Layer + 'a>>,
     /// `-I`: the connections send nothing; the first one the server refuses or closes ends the run.
@@ -733,6 +746,10 @@ impl<'a> Driver<'a> {
                     fresh: true,
                     refused: false,
                     tls: tls.map(TlsSession::new),
+                    opening: None,
+                    connect_args: None,
+                    connect_pending: false,
+                    open_error: None,
                 }
             })
             .collect::<Vec<_>>();
@@ -760,6 +777,7 @@ impl<'a> Driver<'a> {
             plain: Vec::new(),
             done: absent,
             reconnecting: 0,
+            opening: 0,
             layer,
             idle,
             failure: None,
@@ -805,6 +823,10 @@ impl<'a> Driver<'a> {
         let c = &mut self.conns[i];
         let Some(fd) = c.fd.as_ref() else { return };
         let ptr = match (&c.tls, &c.requests) {
+            _ if c.opening.is_some() => match c.opening.as_mut().and_then(|o| o.output()) {
+                Some(bytes) => bytes.as_ptr(),
+                None => return,
+            },
             (Some(t), _) => t.sealed.as_ptr(),
             (None, Requests::Fixed(p)) => p.buffer().as_ptr(),
             (None, Requests::Shared(p)) => p.buffer().as_ptr(),
@@ -1057,9 +1079,12 @@ impl<'a> Driver<'a> {
     /// A drained connection (no operation left in the kernel) is replaced by a new one, or ends.
     fn maybe_reconnect(&mut self, i: usize) {
         let c = &mut self.conns[i];
-        if c.phase != Phase::Draining || c.recv_armed || c.send_pending {
+        if c.phase != Phase::Draining || c.recv_armed || c.send_pending || c.connect_pending {
             return;
         }
+        // Nothing of this socket is in the kernel any more: its buffers may go.
+        c.opening = None;
+        c.connect_args = None;
         c.fd = None;
         c.reader.reset();
         c.generation = c.generation.wrapping_add(1);
@@ -1084,6 +1109,11 @@ impl<'a> Driver<'a> {
             self.set_phase(i, Phase::Done);
             return;
         }
+        if let Some(e) = c.open_error.take() {
+            // An opening attempt failed: the next waits the next backoff step.
+            self.open_failed(i, e);
+            return;
+        }
         // `-k 0` connects again at once; a lost connection first waits the first backoff step.
         c.attempt = 0;
         c.retry_at = if renew {
@@ -1103,11 +1133,13 @@ impl<'a> Driver<'a> {
         match old {
             Phase::Done => self.done -= 1,
             Phase::Reconnecting => self.reconnecting -= 1,
+            Phase::Opening => self.opening -= 1,
             _ => {}
         }
         match phase {
             Phase::Done => self.done += 1,
             Phase::Reconnecting => self.reconnecting += 1,
+            Phase::Opening => self.opening += 1,
             _ => {}
         }
     }
@@ -1129,26 +1161,181 @@ impl<'a> Driver<'a> {
                 continue;
             }
             let cfg = self.cfg;
-            match self.open(i, &cfg.target) {
-                Ok(()) => self.make_ready(i),
-                Err(None) => self.set_phase(i, Phase::Done),
-                Err(Some(e)) => {
-                    let setup_refused = matches!(e, ConnError::Setup { .. });
-                    if self.conns[i].attempt == 0 {
-                        self.state
-                            .stats
-                            .borrow_mut()
-                            .note_conn_error(&e.to_string());
-                    }
-                    let c = &mut self.conns[i];
-                    c.attempt += 1;
-                    match RECONNECT_BACKOFF_MS.get(c.attempt) {
-                        Some(ms) if !setup_refused => {
-                            c.retry_at = Instant::now() + Duration::from_millis(*ms);
-                        }
-                        _ => self.set_phase(i, Phase::Done),
-                    }
-                }
+            if let Err(e) = self.start_open(i, &cfg.target, now) {
+                self.open_failed(i, e);
+            }
+        }
+    }
+
+    /// Opening attempt `attempt` of connection `i` failed with `e`: the first failure is reported,
+    /// and the connection tries again after the next backoff step, or gives up after the last (at once
+    /// when the server refused its set-up).
+    fn open_failed(&mut self, i: usize, e: ConnError) {
+        let setup_refused = matches!(e, ConnError::Setup { .. } | ConnError::Refused(_));
+        if self.conns[i].attempt == 0 {
+            self.state
+                .stats
+                .borrow_mut()
+                .note_conn_error(&e.to_string());
+        }
+        let c = &mut self.conns[i];
+        c.attempt += 1;
+        match RECONNECT_BACKOFF_MS.get(c.attempt) {
+            Some(ms) if !setup_refused => {
+                c.retry_at = Instant::now() + Duration::from_millis(*ms);
+                self.set_phase(i, Phase::Reconnecting);
+            }
+            _ => self.set_phase(i, Phase::Done),
+        }
+    }
+
+    /// Starts opening connection `i` to `target` on the ring: a new socket, its `CONNECT` with
+    /// `--connect-timeout` linked to it, then (see [`Self::on_connect`]) the TLS handshake and the
+    /// set-up commands. Nothing here waits.
+    fn start_open(&mut self, i: usize, target: &Target, now: Instant) -> Result<(), ConnError> {
+        let cfg = self.cfg;
+        let addr = target.display();
+        let failed = |e: io::Error| ConnError::Connect {
+            addr: addr.clone(),
+            reason: crate::net::io_reason(e),
+        };
+        let (fd, args) = new_socket(target, cfg.run.connect_timeout).map_err(failed)?;
+        if self.fixed
+            && let Err(e) = self
+                .ring
+                .submitter()
+                .register_files_update(i as u32, &[fd.as_raw_fd()])
+        {
+            return Err(failed(e));
+        }
+        if self.stamps.is_some() && !RxStamps::enable(&fd) {
+            self.stamped = false;
+        }
+        let opening = Opening::new(
+            addr.clone(),
+            cfg.tls.as_ref(),
+            &cfg.setup,
+            now + cfg.run.connect_timeout,
+        )?;
+        let c = &mut self.conns[i];
+        let connect = if self.fixed {
+            opcode::Connect::new(Fixed(i as u32), args.sockaddr(), args.len)
+        } else {
+            opcode::Connect::new(Fd(fd.as_raw_fd()), args.sockaddr(), args.len)
+        }
+        .build()
+        .flags(squeue::Flags::IO_LINK)
+        .user_data(user_data(i, c.generation, OP_CONNECT));
+        let timeout = opcode::LinkTimeout::new(&args.timeout)
+            .build()
+            .user_data(user_data(i, c.generation, OP_LINK_TIMEOUT));
+        c.fd = Some(fd);
+        c.opening = Some(Box::new(opening));
+        c.connect_args = Some(args);
+        c.connect_pending = true;
+        c.out_len = 0;
+        c.out_at = 0;
+        self.set_phase(i, Phase::Opening);
+        // The two go in one submission: a full queue is flushed before the first, never between.
+        loop {
+            let sq = self.ring.submission();
+            let free = sq.capacity() - sq.len();
+            drop(sq);
+            if free >= 2 {
+                break;
+            }
+            let _ = self.ring.submit();
+        }
+        self.push(connect);
+        self.push(timeout);
+        Ok(())
+    }
+
+    /// The `CONNECT` of connection `i` completed with `res`.
+    fn on_connect(&mut self, i: usize, res: i32) {
+        let c = &mut self.conns[i];
+        c.connect_pending = false;
+        if c.phase != Phase::Opening {
+            self.maybe_reconnect(i);
+            return;
+        }
+        if res < 0 {
+            // The linked timeout cancels a connect that takes longer than --connect-timeout.
+            let e = if res == -libc::ECANCELED {
+                io::Error::from(io::ErrorKind::TimedOut)
+            } else {
+                io::Error::from_raw_os_error(-res)
+            };
+            let e = ConnError::Connect {
+                addr: self.addr.clone(),
+                reason: crate::net::io_reason(e),
+            };
+            self.fail_open(i, e);
+            return;
+        }
+        let step = c.opening.as_mut().map(|o| o.connected());
+        if let Some(Err(e)) = step {
+            self.fail_open(i, e);
+            return;
+        }
+        self.arm_recv(i);
+        self.open_progress(i);
+    }
+
+    /// Sends what the opening of connection `i` has to send, and makes the connection live once it
+    /// is set up.
+    fn open_progress(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        if c.phase != Phase::Opening || c.send_pending {
+            return;
+        }
+        let Some(o) = c.opening.as_mut() else { return };
+        if let Some(bytes) = o.output() {
+            c.out_len = bytes.len();
+            c.out_at = 0;
+            self.send_rest(i);
+            return;
+        }
+        if !o.ready() {
+            return;
+        }
+        let o = c.opening.take().expect("an opening");
+        c.connect_args = None;
+        c.tls = o.into_tls().map(TlsSession::new);
+        c.out_len = 0;
+        c.out_at = 0;
+        c.fresh = true;
+        c.last_progress = Instant::now();
+        self.set_phase(i, Phase::Live);
+        self.make_ready(i);
+    }
+
+    /// The opening of connection `i` failed: its socket is shut, and once nothing of it is left in
+    /// the kernel the next attempt waits its backoff step.
+    fn fail_open(&mut self, i: usize, e: ConnError) {
+        let c = &mut self.conns[i];
+        c.open_error = Some(e);
+        if let Some(fd) = &c.fd {
+            // SAFETY: shutting down our own socket; its pending operations then complete.
+            unsafe { libc::shutdown(fd.as_raw_fd(), libc::SHUT_RDWR) };
+        }
+        self.set_phase(i, Phase::Draining);
+        self.maybe_reconnect(i);
+    }
+
+    /// Fails the openings that took longer than `--connect-timeout` (handshake and set-up included).
+    fn check_openings(&mut self, now: Instant) {
+        for i in 0..self.conns.len() {
+            let c = &self.conns[i];
+            if c.phase == Phase::Opening && c.opening.as_ref().is_some_and(|o| now >= o.deadline) {
+                let e = ConnError::Connect {
+                    addr: self.addr.clone(),
+                    reason: format!(
+                        "no answer to the connection's set-up within {} ms",
+                        self.cfg.run.connect_timeout.as_millis()
+                    ),
+                };
+                self.fail_open(i, e);
             }
         }
     }
@@ -1261,12 +1448,51 @@ impl<'a> Driver<'a> {
             if res > 0 && self.conns[i].phase == Phase::Live {
                 let (at, len, arrived) = found;
                 self.scan(i, bid, at, len, now, arrived);
+            } else if res > 0 && self.conns[i].phase == Phase::Opening {
+                let (at, len, _) = found;
+                let step = self.conns[i]
+                    .opening
+                    .as_mut()
+                    .map(|o| o.received(&self.bufs.data(bid, at + len)[at..]));
+                self.bufs.give_back(bid);
+                if let Some(Err(e)) = step {
+                    self.fail_open(i, e);
+                } else {
+                    self.open_progress(i);
+                }
+                let c = &mut self.conns[i];
+                if !more {
+                    c.recv_armed = false;
+                    if c.phase == Phase::Opening {
+                        self.arm_recv(i);
+                    } else {
+                        self.maybe_reconnect(i);
+                    }
+                }
+                return;
             }
             self.bufs.give_back(bid);
         }
         let c = &mut self.conns[i];
         if !more {
             c.recv_armed = false;
+        }
+        if c.phase == Phase::Opening {
+            let e = match res {
+                0 => c.opening.as_ref().map(|o| o.closed()),
+                r if r == -libc::ENOBUFS => None,
+                r if r < 0 => Some(self.io_lost(-r)),
+                _ => None,
+            };
+            match e {
+                Some(e) => self.fail_open(i, e),
+                None if !more => {
+                    self.bufs.publish();
+                    self.arm_recv(i);
+                }
+                None => {}
+            }
+            return;
         }
         if c.phase != Phase::Live {
             if !more {
@@ -1510,6 +1736,24 @@ impl<'a> Driver<'a> {
     fn on_send(&mut self, i: usize, res: i32, now: Instant) {
         let c = &mut self.conns[i];
         c.send_pending = false;
+        if c.phase == Phase::Opening {
+            if res < 0 {
+                let e = self.io_lost(-res);
+                self.fail_open(i, e);
+                return;
+            }
+            c.out_at += res as usize;
+            if c.out_at < c.out_len {
+                self.send_rest(i);
+                return;
+            }
+            if let Some(o) = c.opening.as_mut() {
+                o.sent();
+            }
+            c.out_len = 0;
+            self.open_progress(i);
+            return;
+        }
         if c.phase != Phase::Live {
             self.maybe_reconnect(i);
             return;
@@ -1575,6 +1819,9 @@ impl<'a> Driver<'a> {
                 }
             }
             self.retry_connects(now);
+            if self.opening > 0 {
+                self.check_openings(now);
+            }
             // Queue every due send.
             if let Some(mut l) = self.layer.take() {
                 l.pump(self, now);
@@ -1602,12 +1849,15 @@ impl<'a> Driver<'a> {
             if let Some(w) = self.layer.as_ref().and_then(|l| l.next_wake()) {
                 wait = wait.min(w.saturating_duration_since(now));
             }
-            if self.reconnecting > 0
+            if self.reconnecting + self.opening > 0
                 && let Some(r) = self
                     .conns
                     .iter()
-                    .filter(|c| c.phase == Phase::Reconnecting)
-                    .map(|c| c.retry_at)
+                    .filter_map(|c| match c.phase {
+                        Phase::Reconnecting => Some(c.retry_at),
+                        Phase::Opening => c.opening.as_ref().map(|o| o.deadline),
+                        _ => None,
+                    })
                     .min()
             {
                 wait = wait.min(r.saturating_duration_since(now));
@@ -1762,6 +2012,7 @@ impl<'a> Driver<'a> {
                 }
                 (OP_RECV, false) => self.on_recv(i, res, flags, clock),
                 (OP_SEND, false) => self.on_send(i, res, now),
+                (OP_CONNECT, _) => self.on_connect(i, res),
                 _ => {}
             }
         }
@@ -1778,12 +2029,25 @@ impl<'a> Driver<'a> {
                 // SAFETY: our own socket; pending operations on it complete.
                 unsafe { libc::shutdown(fd.as_raw_fd(), libc::SHUT_RDWR) };
             }
-            if c.phase == Phase::Live {
+            if c.connect_pending {
+                // A connect the shutdown does not end (a silent address) is cancelled.
+                let cancel = opcode::AsyncCancel::new(user_data(i, c.generation, OP_CONNECT))
+                    .build()
+                    .user_data(user_data(i, c.generation, OP_LINK_TIMEOUT));
+                self.push(cancel);
+            }
+            let c = &self.conns[i];
+            if matches!(c.phase, Phase::Live | Phase::Opening) {
                 self.set_phase(i, Phase::Draining);
             }
         }
         let until = Instant::now() + Duration::from_millis(500);
-        while self.conns.iter().any(|c| c.recv_armed || c.send_pending) && Instant::now() < until {
+        while self
+            .conns
+            .iter()
+            .any(|c| c.recv_armed || c.send_pending || c.connect_pending)
+            && Instant::now() < until
+        {
             if self.submit_and_wait(Duration::from_millis(10), 1).is_err() {
                 break;
             }
@@ -1816,6 +2080,111 @@ pub(crate) fn total_memory() -> Option<u64> {
 /// True for the error a server sends instead of serving a connection it will close.
 fn is_refusal(raw: &[u8]) -> bool {
     raw.starts_with(b"-ERR max number of clients reached") || raw.starts_with(b"-DENIED ")
+}
+
+/// What a `CONNECT` and its linked timeout read: the server's address and `--connect-timeout`
+/// (boxed, so they stay put while the operations are in the kernel).
+struct ConnectArgs {
+    addr: libc::sockaddr_storage,
+    len: libc::socklen_t,
+    timeout: Timespec,
+}
+
+impl ConnectArgs {
+    fn sockaddr(&self) -> *const libc::sockaddr {
+        (&self.addr as *const libc::sockaddr_storage).cast()
+    }
+}
+
+/// A new socket for `target` (TCP with `TCP_NODELAY`, or unix), not connected yet, and the arguments
+/// of its `CONNECT`.
+fn new_socket(target: &Target, timeout: Duration) -> io::Result<(OwnedFd, Box<ConnectArgs>)> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: sockaddr_storage is plain data; all-zero is valid.
+    let mut addr: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let (domain, len) = match target {
+        Target::Tcp {
+            addr: std::net::SocketAddr::V4(a),
+            ..
+        } => {
+            let sin = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: a.port().to_be(),
+                sin_addr: libc::in_addr {
+                    s_addr: u32::from_ne_bytes(a.ip().octets()),
+                },
+                sin_zero: [0; 8],
+            };
+            // SAFETY: a sockaddr_in fits in (and is aligned for) sockaddr_storage.
+            unsafe { std::ptr::write((&mut addr as *mut libc::sockaddr_storage).cast(), sin) };
+            (libc::AF_INET, std::mem::size_of::<libc::sockaddr_in>())
+        }
+        Target::Tcp {
+            addr: std::net::SocketAddr::V6(a),
+            ..
+        } => {
+            let sin6 = libc::sockaddr_in6 {
+                sin6_family: libc::AF_INET6 as libc::sa_family_t,
+                sin6_port: a.port().to_be(),
+                sin6_flowinfo: a.flowinfo(),
+                sin6_addr: libc::in6_addr {
+                    s6_addr: a.ip().octets(),
+                },
+                sin6_scope_id: a.scope_id(),
+            };
+            // SAFETY: as above, for sockaddr_in6.
+            unsafe { std::ptr::write((&mut addr as *mut libc::sockaddr_storage).cast(), sin6) };
+            (libc::AF_INET6, std::mem::size_of::<libc::sockaddr_in6>())
+        }
+        Target::Unix(path) => {
+            use std::os::unix::ffi::OsStrExt;
+            let bytes = path.as_os_str().as_bytes();
+            // SAFETY: sockaddr_un is plain data; all-zero is valid.
+            let mut sun: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+            if bytes.len() >= sun.sun_path.len() {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "the unix socket path is too long",
+                ));
+            }
+            sun.sun_family = libc::AF_UNIX as libc::sa_family_t;
+            for (d, &b) in sun.sun_path.iter_mut().zip(bytes) {
+                *d = b as libc::c_char;
+            }
+            // SAFETY: as above, for sockaddr_un.
+            unsafe { std::ptr::write((&mut addr as *mut libc::sockaddr_storage).cast(), sun) };
+            let path_at = std::mem::offset_of!(libc::sockaddr_un, sun_path);
+            (libc::AF_UNIX, path_at + bytes.len() + 1)
+        }
+    };
+    // SAFETY: socket(2) with constant arguments; the result is checked.
+    let raw = unsafe { libc::socket(domain, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+    if raw < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a descriptor just made and owned by nothing else.
+    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+    if domain != libc::AF_UNIX {
+        let on: libc::c_int = 1;
+        // SAFETY: a valid socket and an int option value that outlives the call.
+        unsafe {
+            libc::setsockopt(
+                raw,
+                libc::IPPROTO_TCP,
+                libc::TCP_NODELAY,
+                (&on as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+    }
+    let args = Box::new(ConnectArgs {
+        addr,
+        len: len as libc::socklen_t,
+        timeout: Timespec::new()
+            .sec(timeout.as_secs())
+            .nsec(timeout.subsec_nanos()),
+    });
+    Ok((fd, args))
 }
 
 /// A connected, set-up socket, with its TLS session when the run uses TLS.

@@ -6,6 +6,7 @@ pub mod alloc;
 pub mod cluster;
 pub mod fault;
 pub mod lock;
+pub mod netns;
 pub mod scratch;
 
 use std::collections::HashMap;
