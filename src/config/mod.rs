@@ -312,6 +312,48 @@ mod tests {
     }
 
     #[test]
+    fn uri_escapes_decode_as_bytes_and_errors_hide_the_password() {
+        // Multi-byte text around and after a '%' is not cut inside a character.
+        let u = parse_uri("redis://%C3%A9l%C3%A8ve:p%C3%A4ss%20w\u{f6}rd@h").unwrap();
+        assert_eq!(u.user.as_deref(), Some("\u{e9}l\u{e8}ve"));
+        assert_eq!(u.password.as_deref(), Some("p\u{e4}ss w\u{f6}rd"));
+        for (uri, why) in [
+            (
+                "redis://:%a\u{e9}@h",
+                "'%' not followed by two hexadecimal digits",
+            ),
+            (
+                "redis://:secret%@h",
+                "'%' not followed by two hexadecimal digits",
+            ),
+            (
+                "redis://:secret%4@h",
+                "'%' not followed by two hexadecimal digits",
+            ),
+            (
+                "redis://:secret%zz@h",
+                "'%' not followed by two hexadecimal digits",
+            ),
+            ("redis://:secret%ff@h", "do not decode to UTF-8"),
+            ("redis://bo%b:secret@h", "the user name has a '%'"),
+            ("redis://secret%@h", "the password has a '%'"),
+            ("redis://:secret@h:99999", "port '99999'"),
+            ("redis://u:secret@h/x", "database 'x'"),
+        ] {
+            let e = parse_uri(uri).unwrap_err().0;
+            assert!(e.starts_with("invalid value 'redis://"), "{e}");
+            assert!(e.contains("for '-u': ") && e.contains(why), "{uri}: {e}");
+            assert!(!e.contains("secret") && !e.contains("%a\u{e9}"), "{e}");
+            assert_eq!(e.lines().count(), 1, "{e}");
+        }
+        let e = usage_msg(&["-u", "redis://:%a\u{e9}@h"]);
+        assert_eq!(
+            e,
+            "invalid value 'redis://:***@h' for '-u': the password has a '%' not followed by two hexadecimal digits (write '%' as %25)"
+        );
+    }
+
+    #[test]
     fn bad_values_name_the_flag() {
         assert!(usage_msg(&["-c", "0"]).contains("'-c'"));
         assert!(usage_msg(&["-n", "-5"]).contains("'-n'"));
