@@ -212,6 +212,15 @@ impl Config {
         s.run
             .shape
             .attach_composers(&mut tests, s.run.keyspace.is_some(), s.run.seed);
+        limits::check_memory(
+            &tests,
+            s.run.data_size,
+            s.run.clients,
+            s.run.pipeline,
+            s.run.threads.min(s.run.clients),
+            s.run.shape.rps.is_some(),
+            &limits::MemoryRoom::of_process(),
+        )?;
         if let Some(p) = &s.run.hdr_out {
             // Every test's log, so a name taken by a folder is found before the run.
             for t in &tests {
