@@ -250,6 +250,7 @@ const SIZES: &[&str] = &[
     "0-5",
     "1-",
     "-",
+    "536870912",
     "536870912-1",
     "536870913",
     "1-536870913",
@@ -722,13 +723,14 @@ fn request_buffers_past_the_address_space_limit_are_refused_before_the_run() {
     .iter()
     .map(OsString::from)
     .collect();
-    // `ulimit -v 6000000` (kB): 8.0 GB of buffers cannot be mapped.
+    // `ulimit -v 6000000` (kB): 8.0 GB of buffers cannot be mapped. Exit 1, as for the other limits a
+    // run does not fit in (open files, local ports).
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_ringbench"));
     cmd.args(&args).stdin(Stdio::null());
     limit_address_space(&mut cmd, 6_000_000 * 1024);
     let out = cmd.output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{:?} {err}", out.status);
+    assert_eq!(out.status.code(), Some(1), "{:?} {err}", out.status);
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(
         err.starts_with(
@@ -737,4 +739,32 @@ fn request_buffers_past_the_address_space_limit_are_refused_before_the_run() {
         "{err}"
     );
     assert_eq!(s.calls("set"), 0);
+}
+
+#[test]
+fn a_suite_whose_values_cannot_be_held_is_refused_before_it_is_built() {
+    // -d 536870912 (the most -d allows): the default suite's MSET alone holds ten 512 MiB values. Under
+    // `ulimit -v 4000000` building the suite aborted ("memory allocation of 536870912 bytes failed").
+    let port = free_port().to_string();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ringbench"));
+    cmd.args(["-p", &port, "-d", "536870912", "-n", "1"])
+        .stdin(Stdio::null());
+    limit_address_space(&mut cmd, 4_000_000 * 1024);
+    let began = Instant::now();
+    let out = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{:?} {err}", out.status);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("ringbench: MSET (10 keys): -d 536870912 with -P 1 and -c 50 needs 5.4 GB of request buffers (and ")
+            && err.contains(" GB for the suite's requests), more than the ")
+            && err.contains("ulimit -v 4000000"),
+        "{err}"
+    );
+    // Refused from the sizes of two small builds, without building the real one.
+    assert!(
+        began.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        began.elapsed()
+    );
 }

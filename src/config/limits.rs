@@ -3,7 +3,6 @@
 //! [`Config::resolve`](crate::config::Config::resolve)) refuses `-d` x `-P` x `-c` request buffers the
 //! machine's available memory or the address-space limit cannot hold.
 
-use crate::config::error::{UsageError, usage};
 use crate::workload::TestSpec;
 
 /// Files a run keeps open besides its connections: executor rings, eventfds, timers, stdio.
@@ -146,67 +145,117 @@ impl MemoryRoom {
     }
 }
 
-/// The request buffer memory a test needs over all executors, as the engine allocates it: one buffer
-/// of `pipeline` requests per connection when requests differ (placeholders filled per request, or
-/// composed: `per_request` is set with `--rps`, which composes every request), else one per executor.
-/// With `--cluster` each connection has such a buffer per node; this counts one node.
-pub fn request_buffers(
-    test: &TestSpec,
-    clients: usize,
-    pipeline: usize,
-    executors: usize,
-    per_request: bool,
-) -> u64 {
-    let (len, per_connection) = match &test.compose {
-        Some(c) => (c.max_request_len(), true),
-        None => (
-            test.template.bytes().len(),
-            per_request || test.template.has_placeholders(),
-        ),
-    };
-    let buffers = if per_connection { clients } else { executors };
-    (buffers as u64)
-        .saturating_mul(pipeline as u64)
-        .saturating_mul(len as u64)
+/// Request buffers the machine or the address-space limit cannot hold: one line naming the flags and the
+/// figures; exit code 1, like the other limits a run does not fit in.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct MemoryError(pub String);
+
+/// What one test's requests weigh: the longest request and whether each connection has its own
+/// buffer of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TestSize {
+    pub title: String,
+    /// The longest request, in bytes (the composer's longest when requests are composed).
+    pub request_len: u64,
+    /// Requests differ (placeholders filled per request, or composed: with `--rps`, `per_request`,
+    /// every request is), so each connection has a buffer; otherwise each executor has one.
+    pub per_connection: bool,
+}
+
+impl TestSize {
+    /// `test`'s size, as the engine lays out its buffers.
+    pub fn of(test: &TestSpec, per_request: bool) -> TestSize {
+        let (len, per_connection) = match &test.compose {
+            Some(c) => (c.max_request_len(), true),
+            None => (
+                test.template.bytes().len(),
+                per_request || test.template.has_placeholders(),
+            ),
+        };
+        TestSize {
+            title: test.title.clone(),
+            request_len: len as u64,
+            per_connection,
+        }
+    }
+
+    /// The size with values of `d` bytes, from the sizes of the same test built with values of 1
+    /// (`one`) and 2 bytes (`two`): a request grows by a byte per copy of the value and byte of it.
+    pub fn scaled(one: &TestSize, two: &TestSize, d: u64) -> TestSize {
+        let copies = two.request_len.saturating_sub(one.request_len);
+        TestSize {
+            request_len: one
+                .request_len
+                .saturating_add(copies.saturating_mul(d.saturating_sub(1))),
+            ..one.clone()
+        }
+    }
+
+    /// The request buffer memory this test needs over all executors: `pipeline` requests per buffer.
+    /// With `--cluster` each connection has such a buffer per node; this counts one node.
+    pub fn buffers(&self, clients: usize, pipeline: usize, executors: usize) -> u64 {
+        let buffers = if self.per_connection {
+            clients
+        } else {
+            executors
+        };
+        (buffers as u64)
+            .saturating_mul(pipeline as u64)
+            .saturating_mul(self.request_len)
+    }
 }
 
 fn gb(bytes: u64) -> String {
     format!("{:.1} GB", bytes as f64 / 1e9)
 }
 
-/// Refuses a run whose biggest test's request buffers (`-d` x `-P` x `-c`, see [`request_buffers`]) do
-/// not fit in the memory `room` says is available, or in the address space left under `RLIMIT_AS`.
-/// One line naming the flags, the test and the figures.
+/// The load a memory check is about: the flags that size the buffers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Load {
+    /// `-d` (its maximum), as given.
+    pub data_size: usize,
+    pub clients: usize,
+    pub pipeline: usize,
+    pub executors: usize,
+}
+
+/// Refuses a run whose biggest test's request buffers (`-d` x `-P` x `-c`, see [`TestSize::buffers`]),
+/// with `held` bytes the suite's compiled requests keep besides, do not fit in the memory `room` says
+/// is available, or in the address space left under `RLIMIT_AS`. One line naming the flags, the test
+/// and the figures.
 pub fn check_memory(
-    tests: &[TestSpec],
-    data_size: usize,
-    clients: usize,
-    pipeline: usize,
-    executors: usize,
-    per_request: bool,
+    tests: &[TestSize],
+    held: u64,
+    load: Load,
     room: &MemoryRoom,
-) -> Result<(), UsageError> {
-    let Some((need, test)) = tests
+) -> Result<(), MemoryError> {
+    let Some((buffers, test)) = tests
         .iter()
-        .map(|t| {
-            (
-                request_buffers(t, clients, pipeline, executors, per_request),
-                t,
-            )
-        })
+        .map(|t| (t.buffers(load.clients, load.pipeline, load.executors), t))
         .max_by_key(|(need, _)| *need)
     else {
         return Ok(());
     };
+    let need = buffers.saturating_add(held);
+    // The suite's own requests are named when they weigh more than a hundredth of the whole.
+    let suite = if held > need / 100 {
+        format!(" (and {} for the suite's requests)", gb(held))
+    } else {
+        String::new()
+    };
     let what = format!(
-        "{}: -d {data_size} with -P {pipeline} and -c {clients} needs {} of request buffers",
+        "{}: -d {} with -P {} and -c {} needs {} of request buffers{suite}",
         test.title,
-        gb(need)
+        load.data_size,
+        load.pipeline,
+        load.clients,
+        gb(buffers)
     );
     if let Some(available) = room.available
         && need > available
     {
-        return Err(usage(format!(
+        return Err(MemoryError(format!(
             "{what}, more than the {} of memory available (MemAvailable); lower -c, -P or -d",
             gb(available)
         )));
@@ -215,10 +264,10 @@ pub fn check_memory(
         let other = room
             .mapped
             .saturating_add(MAPPED_BASE)
-            .saturating_add((executors as u64).saturating_mul(MAPPED_PER_EXECUTOR));
+            .saturating_add((load.executors as u64).saturating_mul(MAPPED_PER_EXECUTOR));
         let left = limit.saturating_sub(other);
         if need > left {
-            return Err(usage(format!(
+            return Err(MemoryError(format!(
                 "{what}, more than the {} the address-space limit leaves (RLIMIT_AS {}, ulimit -v {}); lower -c, -P or -d, or raise the limit",
                 gb(left),
                 gb(limit),
@@ -250,30 +299,53 @@ mod tests {
 
     #[test]
     fn buffers_are_per_connection_when_requests_differ() {
-        let t = set_test(10_000_000, true);
-        let len = t.template.bytes().len() as u64;
-        assert_eq!(len, 10_000_049);
-        assert_eq!(request_buffers(&t, 50, 16, 1, false), 50 * 16 * len);
-        let same = set_test(10_000_000, false);
-        assert_eq!(request_buffers(&same, 50, 16, 2, false), 2 * 16 * len);
-        assert_eq!(request_buffers(&same, 50, 16, 2, true), 50 * 16 * len);
+        let t = TestSize::of(&set_test(10_000_000, true), false);
+        assert_eq!(t.request_len, 10_000_049);
+        assert_eq!(t.buffers(50, 16, 1), 50 * 16 * 10_000_049);
+        let same = TestSize::of(&set_test(10_000_000, false), false);
+        assert_eq!(same.buffers(50, 16, 2), 2 * 16 * 10_000_049);
+        let paced = TestSize::of(&set_test(10_000_000, false), true);
+        assert_eq!(paced.buffers(50, 16, 2), 50 * 16 * 10_000_049);
+        // Sized from two small builds: within the digits of the value's length header.
+        let (one, two) = (
+            TestSize::of(&set_test(1, true), false),
+            TestSize::of(&set_test(2, true), false),
+        );
+        let scaled = TestSize::scaled(&one, &two, 10_000_000);
+        assert!(
+            scaled.request_len.abs_diff(t.request_len) <= 8,
+            "{scaled:?}"
+        );
+        assert!(scaled.per_connection);
     }
 
     #[test]
     fn buffers_past_the_memory_or_the_address_space_are_refused() {
-        let tests = [set_test(3, true), set_test(10_000_000, true)];
-        let check = |room: MemoryRoom| check_memory(&tests, 10_000_000, 50, 16, 1, false, &room);
+        let tests = [
+            TestSize::of(&set_test(3, true), false),
+            TestSize::of(&set_test(10_000_000, true), false),
+        ];
+        let load = Load {
+            data_size: 10_000_000,
+            clients: 50,
+            pipeline: 16,
+            executors: 1,
+        };
+        let check = |held: u64, room: MemoryRoom| check_memory(&tests, held, load, &room);
         let roomy = MemoryRoom {
             available: Some(24 << 30),
             address_space: None,
             mapped: 20 << 20,
         };
-        assert_eq!(check(roomy), Ok(()));
+        assert_eq!(check(0, roomy), Ok(()));
         // `ulimit -v 6000000`: 8.0 GB of buffers cannot be mapped.
-        let e = check(MemoryRoom {
-            address_space: Some(6_000_000 * 1024),
-            ..roomy
-        })
+        let e = check(
+            0,
+            MemoryRoom {
+                address_space: Some(6_000_000 * 1024),
+                ..roomy
+            },
+        )
         .unwrap_err()
         .0;
         assert!(
@@ -281,23 +353,35 @@ mod tests {
             "{e}"
         );
         assert_eq!(e.lines().count(), 1);
-        let e = check(MemoryRoom {
-            available: Some(3 << 30),
-            ..roomy
-        })
+        let e = check(
+            0,
+            MemoryRoom {
+                available: Some(3 << 30),
+                ..roomy
+            },
+        )
         .unwrap_err()
         .0;
         assert!(
             e.contains("needs 8.0 GB of request buffers, more than the 3.2 GB of memory available (MemAvailable); lower -c, -P or -d"),
             "{e}"
         );
+        // The suite's own requests count, and are named when they weigh.
+        let e = check(20_000_000_000, roomy).unwrap_err().0;
+        assert!(
+            e.contains("needs 8.0 GB of request buffers (and 20.0 GB for the suite's requests), more than the 25.8 GB"),
+            "{e}"
+        );
         // Unknown figures refuse nothing; a limit with room passes.
-        assert_eq!(check(MemoryRoom::default()), Ok(()));
-        let e = check(MemoryRoom {
-            address_space: Some(9 << 30),
-            ..roomy
-        });
-        assert_eq!(e, Ok(()));
+        assert_eq!(check(0, MemoryRoom::default()), Ok(()));
+        let ok = check(
+            0,
+            MemoryRoom {
+                address_space: Some(9 << 30),
+                ..roomy
+            },
+        );
+        assert_eq!(ok, Ok(()));
         assert!(MemoryRoom::of_process().available.is_some());
     }
 

@@ -200,27 +200,56 @@ impl Config {
         if let Some(p) = s.run.plot.as_ref().and_then(|p| p.to_str()) {
             check_writable("--plot", p, p)?;
         }
-        let mut tests = build_suite(
-            &s.suite,
-            &s.run.shape,
-            s.run.keyspace,
-            s.run.cluster,
-            s.run.seed,
-            stdin,
-            stderr,
-        )?;
-        s.run
-            .shape
-            .attach_composers(&mut tests, s.run.keyspace.is_some(), s.run.seed);
-        limits::check_memory(
-            &tests,
-            s.run.data_size,
-            s.run.clients,
-            s.run.pipeline,
-            s.run.threads.min(s.run.clients),
-            s.run.shape.rps.is_some(),
-            &limits::MemoryRoom::of_process(),
-        )?;
+        let room = limits::MemoryRoom::of_process();
+        let per_request = s.run.shape.rps.is_some();
+        let load = limits::Load {
+            data_size: s.run.data_size,
+            clients: s.run.clients,
+            pipeline: s.run.pipeline,
+            executors: s.run.threads.min(s.run.clients),
+        };
+        let build = |shape: &Shape, stdin: &mut dyn Read, stderr: &mut dyn Write| {
+            let mut tests = build_suite(
+                &s.suite,
+                shape,
+                s.run.keyspace,
+                s.run.cluster,
+                s.run.seed,
+                stdin,
+                stderr,
+            )?;
+            shape.attach_composers(&mut tests, s.run.keyspace.is_some(), s.run.seed);
+            Ok::<_, ConfigError>(tests)
+        };
+        let sizes = |tests: &[TestSpec]| -> Vec<limits::TestSize> {
+            tests
+                .iter()
+                .map(|t| limits::TestSize::of(t, per_request))
+                .collect()
+        };
+        let value = s.run.shape.value;
+        if s.suite.command.is_empty() && !value.varies() && value.min > 2 {
+            // The default suite and --mix hold `-d` bytes per value in every compiled request: they are
+            // sized from two builds with 1- and 2-byte values and checked before the real build, which
+            // could not be undone once it ran out of memory.
+            let small = |d: usize| {
+                let mut shape = s.run.shape.clone();
+                shape.value.min = d;
+                shape.value.max = d;
+                build(&shape, &mut std::io::empty(), &mut std::io::sink()).map(|t| sizes(&t))
+            };
+            let (one, two) = (small(1)?, small(2)?);
+            let scaled: Vec<limits::TestSize> = one
+                .iter()
+                .zip(&two)
+                .map(|(a, b)| limits::TestSize::scaled(a, b, value.min as u64))
+                .collect();
+            let held = scaled.iter().map(|t| t.request_len).sum();
+            limits::check_memory(&scaled, held, load, &room)?;
+        }
+        let tests = build(&s.run.shape, stdin, stderr)?;
+        let held = tests.iter().map(|t| t.template.bytes().len() as u64).sum();
+        limits::check_memory(&sizes(&tests), held, load, &room)?;
         if let Some(p) = &s.run.hdr_out {
             // Every test's log, so a name taken by a folder is found before the run.
             for t in &tests {
