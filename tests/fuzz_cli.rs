@@ -394,13 +394,55 @@ const COMMANDS: &[&[&str]] = &[
     &["set", "", ""],
 ];
 
+/// Up to 24 characters from digits and the separators of every flag's syntax, some multi-byte.
+fn random_text(rng: &mut SmallRng) -> String {
+    const CHARS: &[char] = &[
+        '0',
+        '1',
+        '2',
+        '9',
+        '-',
+        ',',
+        '/',
+        ':',
+        '.',
+        '%',
+        '@',
+        '[',
+        ']',
+        ';',
+        '=',
+        ' ',
+        'e',
+        'x',
+        'a',
+        'f',
+        'F',
+        '_',
+        '\u{e9}',
+        '\u{65e5}',
+        '\u{0663}',
+        '\u{1f600}',
+        '\u{200b}',
+    ];
+    let len = rng.random_range(0..24);
+    let mut out: String = (0..len).map(|_| *pick(rng, CHARS)).collect();
+    if rng.random_range(0..3) == 0 {
+        let prefix = *pick(rng, &["redis://", "rediss://", "zipf:", "set:", "0-", "0/"]);
+        out.insert_str(0, prefix);
+    }
+    out
+}
+
 /// The values one flag may get.
 fn value_for(flag: &str, rng: &mut SmallRng, dead_port: &str) -> OsString {
-    // Now and then a value meant for another flag, or bytes that are not UTF-8.
+    // Now and then a value meant for another flag, bytes that are not UTF-8, or a random string of
+    // the characters the parsers split on.
     match rng.random_range(0..20) {
         0 => return OsString::from_vec(vec![b'1', 0xff, 0xfe]),
         1 => return pick(rng, TEXTS).into(),
         2 => return pick(rng, NUMBERS).into(),
+        3 | 4 => return random_text(rng).into(),
         _ => {}
     }
     let v: String =
@@ -757,7 +799,7 @@ fn a_suite_whose_values_cannot_be_held_is_refused_before_it_is_built() {
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(
         err.starts_with("ringbench: MSET (10 keys): -d 536870912 with -P 1 and -c 50 needs 5.4 GB of request buffers (and ")
-            && err.contains(" GB for the suite's requests), more than the ")
+            && err.contains(" GB for the suite's requests and values), more than the ")
             && err.contains("ulimit -v 4000000"),
         "{err}"
     );

@@ -240,7 +240,7 @@ pub fn check_memory(
     let need = buffers.saturating_add(held);
     // The suite's own requests are named when they weigh more than a hundredth of the whole.
     let suite = if held > need / 100 {
-        format!(" (and {} for the suite's requests)", gb(held))
+        format!(" (and {} for the suite's requests and values)", gb(held))
     } else {
         String::new()
     };
@@ -369,7 +369,7 @@ mod tests {
         // The suite's own requests count, and are named when they weigh.
         let e = check(20_000_000_000, roomy).unwrap_err().0;
         assert!(
-            e.contains("needs 8.0 GB of request buffers (and 20.0 GB for the suite's requests), more than the 25.8 GB"),
+            e.contains("needs 8.0 GB of request buffers (and 20.0 GB for the suite's requests and values), more than the 25.8 GB"),
             "{e}"
         );
         // Unknown figures refuse nothing; a limit with room passes.

@@ -228,23 +228,39 @@ impl Config {
                 .collect()
         };
         let value = s.run.shape.value;
-        if s.suite.command.is_empty() && !value.varies() && value.min > 2 {
-            // The default suite and --mix hold `-d` bytes per value in every compiled request: they are
-            // sized from two builds with 1- and 2-byte values and checked before the real build, which
-            // could not be undone once it ran out of memory.
+        if s.suite.command.is_empty() && value.max > 2 {
+            // The default suite and --mix hold `-d` bytes per value: in every compiled request with a
+            // fixed -d, in each test's value pool when values vary (`-d MIN-MAX`, `--random-data`). They
+            // are sized from two builds with fixed 1- and 2-byte values and checked before the real
+            // build, which could not be undone once it ran out of memory (or spent minutes drawing
+            // random pools for it).
             let small = |d: usize| {
                 let mut shape = s.run.shape.clone();
-                shape.value.min = d;
-                shape.value.max = d;
+                shape.value = workload::compose::ValueSpec {
+                    min: d,
+                    max: d,
+                    random: false,
+                };
                 build(&shape, &mut std::io::empty(), &mut std::io::sink()).map(|t| sizes(&t))
             };
             let (one, two) = (small(1)?, small(2)?);
+            let mut held = 0u64;
             let scaled: Vec<limits::TestSize> = one
                 .iter()
                 .zip(&two)
-                .map(|(a, b)| limits::TestSize::scaled(a, b, value.min as u64))
+                .map(|(a, b)| {
+                    let mut t = limits::TestSize::scaled(a, b, value.max as u64);
+                    let has_values = b.request_len > a.request_len;
+                    if value.varies() {
+                        // Composed per request, from a pool of at least -d's maximum.
+                        t.per_connection |= has_values;
+                        held = held.saturating_add(if has_values { value.max as u64 } else { 0 });
+                    } else {
+                        held = held.saturating_add(t.request_len);
+                    }
+                    t
+                })
                 .collect();
-            let held = scaled.iter().map(|t| t.request_len).sum();
             limits::check_memory(&scaled, held, load, &room)?;
         }
         let tests = build(&s.run.shape, stdin, stderr)?;
