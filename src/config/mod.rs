@@ -1,6 +1,6 @@
 //! Turns parsed flags into one validated, immutable `Config`, in two steps: [`Settings::parse`] (pure:
 //! every usage error is caught there, with no I/O) and [`Config::resolve`] (the I/O: DNS, TLS files, stdin,
-//! the output files' checks, building the suite). Errors are defined in `error.rs`.
+//! the output files' checks, the memory check, building the suite). Errors are defined in `error.rs`.
 
 pub(crate) mod cpus;
 pub mod error;
@@ -186,8 +186,9 @@ fn build_suite(
 
 impl Config {
     /// The I/O a config needs once its settings are valid: checks that the output files can be written,
-    /// builds the suite (reading `stdin` with `-x`; a warning goes to `stderr`), reads the TLS files and
-    /// resolves the server's name.
+    /// builds the suite (reading `stdin` with `-x`; a warning goes to `stderr`) once its requests and
+    /// buffers are known to fit in memory (/proc/meminfo, `RLIMIT_AS`: `limits::check_memory`), reads
+    /// the TLS files and resolves the server's name.
     pub fn resolve(
         settings: Settings,
         stdin: &mut dyn Read,
