@@ -1012,3 +1012,54 @@ fn a_reconnect_into_a_black_hole_does_not_stop_the_other_connections() {
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// The first connections open together, and Ctrl+C stops their opening at once: with the server
+/// answering only 5 connections at a time (connlimit in a network namespace made here), an interrupt
+/// 0.5 s in ends the run within a second with exit 130. (Before, connects ran one after another and
+/// the interrupt waited for the --connect-timeout of the one that hung.)
+#[test]
+fn an_interrupt_stops_connections_that_are_still_opening() {
+    let _turn = shared();
+    let ns = common::netns::NetNs::new();
+    let _r = ns.redis(7002);
+    ns.iptables(&[
+        "-A",
+        "INPUT",
+        "-p",
+        "tcp",
+        "-d",
+        "127.0.0.1",
+        "--dport",
+        "7002",
+        "--syn",
+        "-m",
+        "connlimit",
+        "--connlimit-above",
+        "5",
+        "-j",
+        "DROP",
+    ]);
+    let child = ns
+        .command(env!("CARGO_BIN_EXE_ringbench"))
+        .args(["-h", "127.0.0.1", "-p", "7002", "-t", "get", "-n", "100000"])
+        .args(["-c", "200", "--connect-timeout", "20000", "-q"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    // The child is `ip netns exec`, which execs ringbench in place: the pid is ringbench's.
+    wait_for_sigint_handler(child.id());
+    let interrupted = Instant::now();
+    signal(&child, libc::SIGINT);
+    let out = child.wait_with_output().unwrap();
+    let took = interrupted.elapsed();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(
+        took < Duration::from_secs(1),
+        "{took:?}\n{stdout}\n{stderr}"
+    );
+    assert_eq!(out.status.code(), Some(130), "{stdout}\n{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

@@ -90,7 +90,7 @@ pub enum RingError {
 }
 
 /// Creates a ring with the best flags the kernel accepts.
-fn build(entries: u32) -> io::Result<(IoUring, RingMode)> {
+pub(crate) fn build(entries: u32) -> io::Result<(IoUring, RingMode)> {
     let cq = entries.saturating_mul(4).max(256);
     if let Ok(r) = IoUring::builder()
         .setup_single_issuer()
@@ -2084,21 +2084,24 @@ fn is_refusal(raw: &[u8]) -> bool {
 
 /// What a `CONNECT` and its linked timeout read: the server's address and `--connect-timeout`
 /// (boxed, so they stay put while the operations are in the kernel).
-struct ConnectArgs {
+pub(crate) struct ConnectArgs {
     addr: libc::sockaddr_storage,
-    len: libc::socklen_t,
-    timeout: Timespec,
+    pub(crate) len: libc::socklen_t,
+    pub(crate) timeout: Timespec,
 }
 
 impl ConnectArgs {
-    fn sockaddr(&self) -> *const libc::sockaddr {
+    pub(crate) fn sockaddr(&self) -> *const libc::sockaddr {
         (&self.addr as *const libc::sockaddr_storage).cast()
     }
 }
 
 /// A new socket for `target` (TCP with `TCP_NODELAY`, or unix), not connected yet, and the arguments
 /// of its `CONNECT`.
-fn new_socket(target: &Target, timeout: Duration) -> io::Result<(OwnedFd, Box<ConnectArgs>)> {
+pub(crate) fn new_socket(
+    target: &Target,
+    timeout: Duration,
+) -> io::Result<(OwnedFd, Box<ConnectArgs>)> {
     use std::os::fd::FromRawFd;
     // SAFETY: sockaddr_storage is plain data; all-zero is valid.
     let mut addr: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
@@ -2190,13 +2193,8 @@ fn new_socket(target: &Target, timeout: Duration) -> io::Result<(OwnedFd, Box<Co
 /// A connected, set-up socket, with its TLS session when the run uses TLS.
 pub(crate) type Socket = (OwnedFd, Option<rustls::ClientConnection>);
 
-/// Opens one connection to the server (TLS handshake included) and runs the setup commands on it
-/// (blocking; set-up only).
-pub(crate) fn connect(cfg: &Config) -> Result<Socket, ConnError> {
-    connect_to(cfg, &cfg.target)
-}
-
-/// Like [`connect`], to `target` (a cluster node) instead of the run's server.
+/// Opens one connection to `target` (a cluster node), TLS handshake and setup commands included
+/// (blocking).
 pub(crate) fn connect_to(cfg: &Config, target: &Target) -> Result<Socket, ConnError> {
     ControlClient::connect(
         target,
