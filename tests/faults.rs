@@ -1063,3 +1063,38 @@ fn an_interrupt_stops_connections_that_are_still_opening() {
     assert_eq!(out.status.code(), Some(130), "{stdout}\n{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// `-k 0 --duration`: connections that are reopening when the time is up end there, and the run ends
+/// with every request the server executed counted.
+#[test]
+fn reconnect_per_request_under_duration_ends_on_time_with_exact_counts() {
+    let _turn = shared();
+    let s = RedisServer::start();
+    s.reset();
+    let port = s.port.to_string();
+    let out = ringbench_within(
+        &[
+            "-p",
+            &port,
+            "-t",
+            "get",
+            "-k",
+            "0",
+            "-c",
+            "20",
+            "--duration",
+            "1",
+            "--json",
+            "-",
+        ],
+        Duration::from_secs(20),
+    );
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let t = &json["tests"][0];
+    let completed = t["requests"].as_u64().unwrap();
+    assert!(completed > 0);
+    assert_eq!(t["errors"]["in_flight"].as_u64(), Some(0), "{t}");
+    assert_eq!(s.calls("get"), completed);
+}

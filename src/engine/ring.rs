@@ -1156,7 +1156,8 @@ impl<'a> Driver<'a> {
             if c.phase != Phase::Reconnecting || c.retry_at > now {
                 continue;
             }
-            if self.plan.control.stopped() {
+            // Stopped, or --duration is over while it waited: nothing more to send there.
+            if self.plan.control.stopped() || c.done_sending {
                 self.set_phase(i, Phase::Done);
                 continue;
             }
@@ -1306,8 +1307,14 @@ impl<'a> Driver<'a> {
         c.out_at = 0;
         c.fresh = true;
         c.last_progress = Instant::now();
+        let done = c.done_sending;
         self.set_phase(i, Phase::Live);
-        self.make_ready(i);
+        if done {
+            // --duration ended while it opened.
+            self.finish_if_idle(i);
+        } else {
+            self.make_ready(i);
+        }
     }
 
     /// The opening of connection `i` failed: its socket is shut, and once nothing of it is left in
