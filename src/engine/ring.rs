@@ -207,10 +207,12 @@ pub fn probe() -> Result<RingMode, RingError> {
             reason: "not supported".into(),
         });
     }
-    BufRing::new(&ring, 8, 64).map_err(|e| RingError::Missing {
-        what: "provided buffer rings",
-        reason: reason_of(&e),
-    })?;
+    BufRing::new(&ring, 8, 64)
+        .map_err(|e| RingError::Missing {
+            what: "provided buffer rings",
+            reason: reason_of(&e),
+        })?
+        .unregister(&ring);
     Ok(mode)
 }
 
@@ -228,20 +230,39 @@ fn reason_of(e: &io::Error) -> String {
     }
 }
 
+/// One provided-buffer descriptor as the kernel lays it out (`struct io_uring_buf`). The ring's tail is
+/// the `resv` field of entry 0: it is only ever written through [`BufRing::publish`], and entries are
+/// written field by field, so no reference covers the tail the kernel reads.
+#[repr(C)]
+struct RawBuf {
+    addr: u64,
+    len: u32,
+    bid: u16,
+    resv: u16,
+}
+
+const _: () = assert!(std::mem::size_of::<RawBuf>() == std::mem::size_of::<BufRingEntry>());
+
 /// The executor's provided receive buffers: a ring of buffer descriptors the kernel takes from and
-/// the executor gives back to.
+/// the executor gives back to, and the memory they describe. The kernel writes into that memory, so
+/// it is held by a raw pointer (never borrowed as a whole); a buffer is read only between the
+/// completion that hands it over and [`Self::give_back`]. Registered with the ring on creation, it is
+/// unregistered by [`Self::unregister`] before it is freed; a `BufRing` dropped while still
+/// registered (the kernel may still fill its buffers) leaks its memory instead of freeing it.
 struct BufRing {
-    entries: *mut BufRingEntry,
+    entries: *mut RawBuf,
     ring_bytes: usize,
     count: u16,
     tail: u16,
     size: usize,
-    memory: Vec<u8>,
+    memory: *mut u8,
+    memory_len: usize,
+    registered: bool,
 }
 
 impl BufRing {
     fn new(ring: &IoUring, count: u16, size: usize) -> io::Result<BufRing> {
-        let ring_bytes = count as usize * std::mem::size_of::<BufRingEntry>();
+        let ring_bytes = count as usize * std::mem::size_of::<RawBuf>();
         // SAFETY: an anonymous private mapping; checked for failure below.
         let ptr = unsafe {
             libc::mmap(
@@ -256,20 +277,25 @@ impl BufRing {
         if ptr == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }
+        let memory_len = count as usize * size;
+        let memory = Box::into_raw(vec![0u8; memory_len].into_boxed_slice()).cast::<u8>();
         let mut br = BufRing {
             entries: ptr.cast(),
             ring_bytes,
             count,
             tail: 0,
             size,
-            memory: vec![0u8; count as usize * size],
+            memory,
+            memory_len,
+            registered: false,
         };
-        // SAFETY: the mapping is page aligned, `count` entries long, and outlives the registration
-        // (it is unmapped in Drop, after the ring that uses it is dropped by the caller's order).
+        // SAFETY: the mapping is page aligned and `count` entries long; it and the memory stay until
+        // `unregister` (or are leaked).
         unsafe {
             ring.submitter()
                 .register_buf_ring_with_flags(ptr as u64, count, BGID, 0)?;
         }
+        br.registered = true;
         for bid in 0..count {
             br.give_back(bid);
         }
@@ -279,32 +305,61 @@ impl BufRing {
 
     /// The bytes the kernel put in buffer `bid`.
     fn data(&self, bid: u16, len: usize) -> &[u8] {
-        let at = bid as usize * self.size;
-        &self.memory[at..at + len]
+        assert!(
+            bid < self.count && len <= self.size,
+            "buffer {bid} of {len} bytes"
+        );
+        // SAFETY: within the memory; the kernel handed buffer `bid` over with its completion and
+        // does not write it again before `give_back`, which takes `&mut self` and so cannot run
+        // while this slice lives.
+        unsafe { std::slice::from_raw_parts(self.memory.add(bid as usize * self.size), len) }
     }
 
     /// Puts buffer `bid` back at the tail; the kernel sees it after [`Self::publish`].
     fn give_back(&mut self, bid: u16) {
         let slot = (self.tail & (self.count - 1)) as usize;
-        // SAFETY: `slot` < `count`, within the mapping.
-        let e = unsafe { &mut *self.entries.add(slot) };
-        e.set_addr(self.memory.as_ptr() as u64 + (bid as usize * self.size) as u64);
-        e.set_len(self.size as u32);
-        e.set_bid(bid);
+        let addr = self.memory as u64 + (bid as usize * self.size) as u64;
+        // SAFETY: `slot` < `count`, within the mapping; the kernel reads only entries between its
+        // head and the published tail, and this one is past the tail until `publish`. The fields
+        // are written one by one: entry 0's `resv` (the tail) is not touched.
+        unsafe {
+            let e = self.entries.add(slot);
+            std::ptr::addr_of_mut!((*e).addr).write(addr);
+            std::ptr::addr_of_mut!((*e).len).write(self.size as u32);
+            std::ptr::addr_of_mut!((*e).bid).write(bid);
+        }
         self.tail = self.tail.wrapping_add(1);
     }
 
     fn publish(&self) {
-        // SAFETY: the tail field of the first entry, as the kernel's ABI defines it.
-        let tail = unsafe { &*(BufRingEntry::tail(self.entries).cast::<AtomicU16>()) };
+        // SAFETY: the tail field of the first entry, as the kernel's ABI defines it: a u16, aligned,
+        // in the mapping, and only ever accessed atomically from here.
+        let tail = unsafe { AtomicU16::from_ptr(std::ptr::addr_of_mut!((*self.entries).resv)) };
         tail.store(self.tail, Ordering::Release);
+    }
+
+    /// Ends the registration with `ring` (the kernel takes no buffer from it after this) and frees it.
+    fn unregister(mut self, ring: &IoUring) {
+        if ring.submitter().unregister_buf_ring(BGID).is_ok() {
+            self.registered = false;
+        }
     }
 }
 
 impl Drop for BufRing {
     fn drop(&mut self) {
-        // SAFETY: the mapping made in `new`.
-        unsafe { libc::munmap(self.entries.cast(), self.ring_bytes) };
+        if self.registered {
+            // The kernel may still use them: leaked, not freed under it.
+            return;
+        }
+        // SAFETY: the mapping and the memory made in `new`, no longer registered with any ring.
+        unsafe {
+            libc::munmap(self.entries.cast(), self.ring_bytes);
+            drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
+                self.memory,
+                self.memory_len,
+            )));
+        }
     }
 }
 
@@ -608,7 +663,8 @@ pub(crate) struct Driver<'a> {
     mode: RingMode,
     /// True when the sockets are registered files.
     fixed: bool,
-    bufs: BufRing,
+    /// Unregistered and freed in `Drop` when nothing is in the kernel, else leaked.
+    bufs: std::mem::ManuallyDrop<BufRing>,
     conns: Vec<Conn>,
     ready: VecDeque<usize>,
     plan: &'a ShardPlan,
@@ -645,7 +701,22 @@ pub(crate) struct Driver<'a> {
 }
 
 impl Drop for Driver<'_> {
+    /// The drain ([`Driver::run`]'s end) waits for every operation; when it gave up (after 500 ms) or
+    /// never ran (a panic), what the kernel may still read or write is leaked rather than freed: the
+    /// connections' buffers, the receive buffers and the `recvmsg` header.
     fn drop(&mut self) {
+        let pending = self
+            .conns
+            .iter()
+            .any(|c| c.recv_armed || c.send_pending || c.connect_pending);
+        if pending {
+            std::mem::forget(std::mem::take(&mut self.conns));
+            std::mem::forget(self.stamps.take());
+        } else {
+            // SAFETY: taken once, here, and not used after.
+            let bufs = unsafe { std::mem::ManuallyDrop::take(&mut self.bufs) };
+            bufs.unregister(&self.ring);
+        }
         if let Some(index) = self.ring_index {
             unregister_ring_fd(&self.ring, index);
         }
@@ -761,7 +832,7 @@ impl<'a> Driver<'a> {
             ring,
             mode,
             fixed,
-            bufs,
+            bufs: std::mem::ManuallyDrop::new(bufs),
             ready: if layer.is_some() || idle {
                 VecDeque::new()
             } else {
@@ -1396,8 +1467,14 @@ impl<'a> Driver<'a> {
     }
 
     /// Connection `i`'s send buffer, for a layer to write `replies` more requests into before [`Self::send`].
+    /// Panics while a send of that buffer is in the kernel ([`Self::is_sending`]): the kernel reads
+    /// it then, so it must not change.
     pub(crate) fn out(&mut self, i: usize, replies: usize) -> &mut Vec<u8> {
         let c = &mut self.conns[i];
+        assert!(
+            !c.send_pending,
+            "connection {i}'s send buffer is in the kernel"
+        );
         if c.out_len > 0 && !c.send_pending {
             // The last send is done: its bytes go.
             c.out.clear();
@@ -1410,8 +1487,13 @@ impl<'a> Driver<'a> {
 
     /// Sends connection `i`'s buffer; on failure the connection is shut and its requests are the
     /// caller's to retry.
+    /// Panics while the last send is still in the kernel, as [`Self::out`].
     pub(crate) fn send(&mut self, i: usize, now: Instant) -> Result<(), ConnError> {
         let c = &mut self.conns[i];
+        assert!(
+            !c.send_pending,
+            "connection {i}'s send buffer is in the kernel"
+        );
         if std::mem::take(&mut c.restart_clock) {
             c.last_progress = now;
         }
