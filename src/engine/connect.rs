@@ -6,7 +6,8 @@
 
 use crate::config::Config;
 use crate::engine::opening::Opening;
-use crate::engine::ring::{self, ConnectArgs, Socket};
+use crate::engine::ring::Socket;
+use crate::engine::uring::{self, ConnectArgs};
 use crate::net::ConnError;
 use crate::net::target::Target;
 use io_uring::types::{Fd, SubmitArgs, Timespec};
@@ -72,7 +73,7 @@ pub(crate) fn open_all(
         return Ok(Vec::new());
     }
     let entries = (IN_FLIGHT * 3).next_power_of_two() as u32;
-    let ring = ring::build(entries)
+    let ring = uring::build(entries)
         .map(|(r, _)| r)
         .map_err(|e| ConnError::Lost {
             addr: cfg.target.display(),
@@ -154,7 +155,7 @@ impl Connector<'_> {
         let cfg = self.cfg;
         let target = self.targets[i].clone();
         let addr = target.display();
-        let (fd, args) = match ring::new_socket(&target, cfg.run.connect_timeout) {
+        let (fd, args) = match uring::new_socket(&target, cfg.run.connect_timeout) {
             Ok(x) => x,
             Err(e) => {
                 return self.fail(
@@ -339,8 +340,7 @@ impl Connector<'_> {
             let Some(s) = self.slots[i].as_ref() else {
                 continue;
             };
-            // SAFETY: shutting down our own socket; its pending operations then complete.
-            unsafe { libc::shutdown(s.fd.as_raw_fd(), libc::SHUT_RDWR) };
+            uring::shutdown(&s.fd);
             if s.connect_pending {
                 let sqe = opcode::AsyncCancel::new(ud(i, OP_CONNECT))
                     .build()

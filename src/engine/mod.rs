@@ -3,6 +3,7 @@
 pub(crate) mod cluster;
 mod connect;
 mod opening;
+pub(crate) mod uring;
 pub(crate) mod ring;
 pub(crate) mod schedule;
 pub(crate) mod shared;

@@ -5,6 +5,7 @@ pub(crate) mod control;
 pub(crate) mod discovery;
 pub(crate) mod target;
 pub(crate) mod tls;
+pub(crate) mod tls_session;
 
 use crate::protocol::resp::Value;
 use std::io;

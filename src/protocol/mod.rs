@@ -1,4 +1,5 @@
 //! The wire format, no I/O: the RESP reply scanner and decoder, cluster slots and redirects.
 
 pub(crate) mod cluster;
+pub(crate) mod in_place;
 pub(crate) mod resp;
