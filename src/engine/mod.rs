@@ -3,10 +3,10 @@
 pub(crate) mod cluster;
 mod connect;
 mod opening;
-pub(crate) mod uring;
 pub(crate) mod ring;
 pub(crate) mod schedule;
 pub(crate) mod shared;
+pub(crate) mod uring;
 
 pub(crate) use schedule::QUANTUM;
 pub use shared::RunControl;

@@ -1,6 +1,6 @@
 //! A connection being opened on its executor's ring, after its `CONNECT` completed: the TLS handshake
 //! and the set-up commands (AUTH, SELECT, HELLO, CLIENT TRACKING) as bytes to send and bytes received,
-//! with no I/O of its own. The ring (`ring.rs`) sends what [`Opening::output`] holds and feeds every
+//! with no I/O of its own. The ring (`ring/`) sends what [`Opening::output`] holds and feeds every
 //! received buffer to [`Opening::received`]; once [`Opening::ready`] holds the connection is live.
 
 use crate::net::target::Setup;

@@ -2,7 +2,7 @@
 //! probing, the registered ring descriptor and the `io_uring_enter` call that uses it, the provided
 //! receive buffers (their memory is the kernel's to write between a receive and its give-back), the
 //! timestamped `recvmsg` header, and sockets with the address their `CONNECT` reads. Everything here
-//! has a safe API; what the drivers above (`ring.rs`, `connect.rs`) keep is pushing SQEs, each with
+//! has a safe API; what the drivers above (`ring/`, `connect.rs`) keep is pushing SQEs, each with
 //! the rule of the buffers it points at.
 
 use io_uring::IoUring;
@@ -416,7 +416,6 @@ impl Clock {
     }
 }
 
-
 /// `io_uring_enter` on the ring registered as `index` ([`register_ring_fd`]): submits `to_submit`
 /// SQEs and waits up to `wait` for `want` completions.
 pub(crate) fn enter_registered(
@@ -568,7 +567,6 @@ pub(crate) fn new_socket(
     });
     Ok((fd, args))
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -91,4 +91,3 @@ impl TlsSession {
         Ok(closed)
     }
 }
-

@@ -1,0 +1,380 @@
+//! A connection's life on the ring: opening it (a `CONNECT` with `--connect-timeout` linked, then
+//! the TLS handshake and set-up commands of [`crate::engine::opening`]), losing it (what it had in
+//! flight fails), draining it until the kernel is done with its buffers, and reconnecting after the
+//! backoff. Nothing here blocks the executor, except [`Driver::open`], the cluster layer's lazy connect.
+
+use super::*;
+
+impl Driver<'_> {
+    pub(super) fn tls_lost(&self, e: TlsError) -> ConnError {
+        ConnError::Tls {
+            addr: self.addr.clone(),
+            reason: e.to_string(),
+        }
+    }
+
+    /// Fails what connection `i` had in flight and shuts it down; it reconnects once its last
+    /// completions are in.
+    pub(super) fn lose(&mut self, i: usize, e: &ConnError) {
+        let c = &mut self.conns[i];
+        if c.phase != Phase::Live {
+            return;
+        }
+        if self.idle {
+            self.failure.get_or_insert_with(|| e.clone());
+            // The other executors stop holding too: the run has failed.
+            self.plan
+                .gate
+                .abort
+                .store(true, std::sync::atomic::Ordering::Release);
+            self.shut(i);
+            return;
+        }
+        if let Some(l) = self.layer.as_mut() {
+            c.due = 0;
+            l.on_lost(i, e, Instant::now());
+            self.shut(i);
+            return;
+        }
+        let lost = c.waiting() as u64;
+        c.due = 0;
+        c.flights.clear();
+        {
+            let mut st = self.state.stats.borrow_mut();
+            st.failed += lost;
+            if matches!(e, ConnError::Timeout { .. }) {
+                st.timed_out += lost;
+            }
+            st.note_conn_error(&e.to_string());
+        }
+        self.shut(i);
+    }
+
+    /// Shuts connection `i` down; it reconnects (or, under a layer or `-I`, ends) once its last
+    /// completions are in.
+    pub(crate) fn shut(&mut self, i: usize) {
+        self.set_phase(i, Phase::Draining);
+        let c = &mut self.conns[i];
+        if let Some(fd) = &c.fd {
+            uring::shutdown(fd);
+        }
+        self.maybe_reconnect(i);
+    }
+
+    /// A drained connection (no operation left in the kernel) is replaced by a new one, or ends.
+    pub(super) fn maybe_reconnect(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        if c.phase != Phase::Draining || c.recv_armed || c.send_pending || c.connect_pending {
+            return;
+        }
+        // Nothing of this socket is in the kernel any more: its buffers may go.
+        c.opening = None;
+        c.connect_args = None;
+        c.fd = None;
+        c.reader.reset();
+        c.generation = c.generation.wrapping_add(1);
+        if self.fixed {
+            // Drop the table's reference too, so the socket really closes.
+            let _ = self.ring.submitter().register_files_update(i as u32, &[-1]);
+        }
+        let c = &mut self.conns[i];
+        if self.layer.is_some() || self.idle {
+            // A layer connects again when it has something to send there.
+            c.due = 0;
+            self.set_phase(i, Phase::Done);
+            if let Some(l) = self.layer.as_mut() {
+                l.wake(i);
+            }
+            return;
+        }
+        let renew = std::mem::take(&mut c.renew);
+        let finished =
+            c.refused || c.waiting() == 0 && (c.done_sending || self.state.remaining.get() == 0);
+        if finished || self.plan.control.stopped() {
+            self.set_phase(i, Phase::Done);
+            return;
+        }
+        if let Some(e) = c.open_error.take() {
+            // An opening attempt failed: the next waits the next backoff step.
+            self.open_failed(i, e);
+            return;
+        }
+        // `-k 0` connects again at once; a lost connection first waits the first backoff step.
+        c.attempt = 0;
+        c.retry_at = if renew {
+            Instant::now()
+        } else {
+            Instant::now() + Duration::from_millis(RECONNECT_BACKOFF_MS[0])
+        };
+        self.set_phase(i, Phase::Reconnecting);
+    }
+
+    /// Moves connection `i` to `phase`, keeping the counts the loop reads instead of scanning.
+    pub(super) fn set_phase(&mut self, i: usize, phase: Phase) {
+        let old = std::mem::replace(&mut self.conns[i].phase, phase);
+        if old == phase {
+            return;
+        }
+        match old {
+            Phase::Done => self.done -= 1,
+            Phase::Reconnecting => self.reconnecting -= 1,
+            Phase::Opening => self.opening -= 1,
+            _ => {}
+        }
+        match phase {
+            Phase::Done => self.done += 1,
+            Phase::Reconnecting => self.reconnecting += 1,
+            Phase::Opening => self.opening += 1,
+            _ => {}
+        }
+    }
+
+    /// Tries the connections whose reconnect is due; each failure waits the next backoff step, and
+    /// after the last the connection gives up. All of an executor's connections back off side by
+    /// side, so a server that died ends the run within the backoff's total.
+    pub(super) fn retry_connects(&mut self, now: Instant) {
+        if self.reconnecting == 0 {
+            return;
+        }
+        for i in 0..self.conns.len() {
+            let c = &self.conns[i];
+            if c.phase != Phase::Reconnecting || c.retry_at > now {
+                continue;
+            }
+            // Stopped, or --duration is over while it waited: nothing more to send there.
+            if self.plan.control.stopped() || c.done_sending {
+                self.set_phase(i, Phase::Done);
+                continue;
+            }
+            let cfg = self.cfg;
+            if let Err(e) = self.start_open(i, &cfg.target, now) {
+                self.open_failed(i, e);
+            }
+        }
+    }
+
+    /// Opening attempt `attempt` of connection `i` failed with `e`: the first failure is reported,
+    /// and the connection tries again after the next backoff step, or gives up after the last (at once
+    /// when the server refused its set-up).
+    pub(super) fn open_failed(&mut self, i: usize, e: ConnError) {
+        let setup_refused = matches!(e, ConnError::Setup { .. } | ConnError::Refused(_));
+        if self.conns[i].attempt == 0 {
+            self.state
+                .stats
+                .borrow_mut()
+                .note_conn_error(&e.to_string());
+        }
+        let c = &mut self.conns[i];
+        c.attempt += 1;
+        match RECONNECT_BACKOFF_MS.get(c.attempt) {
+            Some(ms) if !setup_refused => {
+                c.retry_at = Instant::now() + Duration::from_millis(*ms);
+                self.set_phase(i, Phase::Reconnecting);
+            }
+            _ => self.set_phase(i, Phase::Done),
+        }
+    }
+
+    /// Starts opening connection `i` to `target` on the ring: a new socket, its `CONNECT` with
+    /// `--connect-timeout` linked to it, then (see [`Self::on_connect`]) the TLS handshake and the
+    /// set-up commands. Nothing here waits.
+    pub(super) fn start_open(
+        &mut self,
+        i: usize,
+        target: &Target,
+        now: Instant,
+    ) -> Result<(), ConnError> {
+        let cfg = self.cfg;
+        let addr = target.display();
+        let failed = |e: io::Error| ConnError::Connect {
+            addr: addr.clone(),
+            reason: crate::net::io_reason(e),
+        };
+        let (fd, args) = new_socket(target, cfg.run.connect_timeout).map_err(failed)?;
+        if self.fixed
+            && let Err(e) = self
+                .ring
+                .submitter()
+                .register_files_update(i as u32, &[fd.as_raw_fd()])
+        {
+            return Err(failed(e));
+        }
+        if self.stamps.is_some() && !RxStamps::enable(&fd) {
+            self.stamped = false;
+        }
+        let opening = Opening::new(
+            addr.clone(),
+            cfg.tls.as_ref(),
+            &cfg.setup,
+            now + cfg.run.connect_timeout,
+        )?;
+        let c = &mut self.conns[i];
+        let connect = if self.fixed {
+            opcode::Connect::new(Fixed(i as u32), args.sockaddr(), args.len)
+        } else {
+            opcode::Connect::new(Fd(fd.as_raw_fd()), args.sockaddr(), args.len)
+        }
+        .build()
+        .flags(squeue::Flags::IO_LINK)
+        .user_data(user_data(i, c.generation, OP_CONNECT));
+        let timeout = opcode::LinkTimeout::new(&args.timeout)
+            .build()
+            .user_data(user_data(i, c.generation, OP_LINK_TIMEOUT));
+        c.fd = Some(fd);
+        c.opening = Some(Box::new(opening));
+        c.connect_args = Some(args);
+        c.connect_pending = true;
+        c.out_len = 0;
+        c.out_at = 0;
+        self.set_phase(i, Phase::Opening);
+        // The two go in one submission: a full queue is flushed before the first, never between.
+        loop {
+            let sq = self.ring.submission();
+            let free = sq.capacity() - sq.len();
+            drop(sq);
+            if free >= 2 {
+                break;
+            }
+            let _ = self.ring.submit();
+        }
+        self.push(connect);
+        self.push(timeout);
+        Ok(())
+    }
+
+    /// The `CONNECT` of connection `i` completed with `res`.
+    pub(super) fn on_connect(&mut self, i: usize, res: i32) {
+        let c = &mut self.conns[i];
+        c.connect_pending = false;
+        if c.phase != Phase::Opening {
+            self.maybe_reconnect(i);
+            return;
+        }
+        if res < 0 {
+            // The linked timeout cancels a connect that takes longer than --connect-timeout.
+            let e = if res == -libc::ECANCELED {
+                io::Error::from(io::ErrorKind::TimedOut)
+            } else {
+                io::Error::from_raw_os_error(-res)
+            };
+            let e = ConnError::Connect {
+                addr: self.addr.clone(),
+                reason: crate::net::io_reason(e),
+            };
+            self.fail_open(i, e);
+            return;
+        }
+        let step = c.opening.as_mut().map(|o| o.connected());
+        if let Some(Err(e)) = step {
+            self.fail_open(i, e);
+            return;
+        }
+        self.arm_recv(i);
+        self.open_progress(i);
+    }
+
+    /// Sends what the opening of connection `i` has to send, and makes the connection live once it
+    /// is set up.
+    pub(super) fn open_progress(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        if c.phase != Phase::Opening || c.send_pending {
+            return;
+        }
+        let Some(o) = c.opening.as_mut() else { return };
+        if let Some(bytes) = o.output() {
+            c.out_len = bytes.len();
+            c.out_at = 0;
+            self.send_rest(i);
+            return;
+        }
+        if !o.ready() {
+            return;
+        }
+        let o = c.opening.take().expect("an opening");
+        c.connect_args = None;
+        c.tls = o.into_tls().map(TlsSession::new);
+        c.out_len = 0;
+        c.out_at = 0;
+        c.fresh = true;
+        c.last_progress = Instant::now();
+        let done = c.done_sending;
+        self.set_phase(i, Phase::Live);
+        if done {
+            // --duration ended while it opened.
+            self.finish_if_idle(i);
+        } else {
+            self.make_ready(i);
+        }
+    }
+
+    /// The opening of connection `i` failed: its socket is shut, and once nothing of it is left in
+    /// the kernel the next attempt waits its backoff step.
+    pub(super) fn fail_open(&mut self, i: usize, e: ConnError) {
+        let c = &mut self.conns[i];
+        c.open_error = Some(e);
+        if let Some(fd) = &c.fd {
+            uring::shutdown(fd);
+        }
+        self.set_phase(i, Phase::Draining);
+        self.maybe_reconnect(i);
+    }
+
+    /// Fails the openings that took longer than `--connect-timeout` (handshake and set-up included).
+    pub(super) fn check_openings(&mut self, now: Instant) {
+        for i in 0..self.conns.len() {
+            let c = &self.conns[i];
+            if c.phase == Phase::Opening && c.opening.as_ref().is_some_and(|o| now >= o.deadline) {
+                let e = ConnError::Connect {
+                    addr: self.addr.clone(),
+                    reason: format!(
+                        "no answer to the connection's set-up within {} ms",
+                        self.cfg.run.connect_timeout.as_millis()
+                    ),
+                };
+                self.fail_open(i, e);
+            }
+        }
+    }
+
+    /// Connects slot `i` (not live) to `target` and arms its receive. `Err(None)`: the connection
+    /// opened but the ring's file table would not take it (the slot stays unusable).
+    pub(crate) fn open(&mut self, i: usize, target: &Target) -> Result<(), Option<ConnError>> {
+        let (fd, tls) = connect_to(self.cfg, target)?;
+        if self.fixed {
+            let raw = fd.as_raw_fd();
+            if self
+                .ring
+                .submitter()
+                .register_files_update(i as u32, &[raw])
+                .is_err()
+            {
+                return Err(None);
+            }
+        }
+        if self.stamps.is_some() && !RxStamps::enable(&fd) {
+            self.stamped = false;
+        }
+        let c = &mut self.conns[i];
+        c.fd = Some(fd);
+        c.tls = tls.map(TlsSession::new);
+        c.fresh = true;
+        c.last_progress = Instant::now();
+        self.set_phase(i, Phase::Live);
+        self.arm_recv(i);
+        Ok(())
+    }
+
+    pub(super) fn closed(&self) -> ConnError {
+        ConnError::Lost {
+            addr: self.addr.clone(),
+            reason: "closed by the server".into(),
+        }
+    }
+
+    pub(super) fn io_lost(&self, errno: i32) -> ConnError {
+        ConnError::Lost {
+            addr: self.addr.clone(),
+            reason: io::Error::from_raw_os_error(errno).to_string(),
+        }
+    }
+}

@@ -1,0 +1,791 @@
+//! The data path of one executor on its own io_uring: every connection's sends and receives are
+//! queued as SQEs and leave with one `io_uring_enter` per turn of the loop, which also waits for
+//! completions. Receives are multishot into a provided buffer ring shared by the executor's
+//! connections; the reply scanner reads each buffer in place and gives it back at once.
+//!
+//! One per-connection state machine serves the closed loop (fixed-layout requests patched in place,
+//! or composed requests), the open loop (`--rps`, paced by the wait's deadline, not by a timer per
+//! sleep), `-k 0`, `--timeout` and reconnects, over TCP and unix sockets.
+
+mod lifecycle;
+mod receive;
+mod send;
+
+use crate::config::Config;
+use crate::engine::opening::Opening;
+use crate::engine::schedule::{DueQueue, Pacing};
+use crate::engine::shared::{
+    RECONNECT_BACKOFF_MS, ShardPlan, ShardState, error_text, note_error_in,
+};
+use crate::engine::uring::{
+    self, BGID, BufRing, Clock, RxStamps, register_ring_fd, unregister_ring_fd,
+};
+use crate::net::ConnError;
+use crate::net::control::ControlClient;
+use crate::net::target::Target;
+use crate::net::tls_session::{TlsError, TlsSession};
+use crate::protocol::in_place::InPlaceScanner;
+use crate::protocol::resp::Scanned;
+use crate::stats::ShardStats;
+use crate::workload::PipelineBuffer;
+use crate::workload::compose::Composer;
+use crate::workload::keys::KeyGen;
+use io_uring::types::{Fd, Fixed, SubmitArgs, Timespec};
+use io_uring::{IoUring, cqueue, opcode, squeue};
+use rand::SeedableRng;
+use rand::rngs::SmallRng;
+use std::cell::Cell;
+use std::collections::VecDeque;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use uring::{ConnectArgs, build, new_socket};
+pub(crate) use uring::{RingError, RingMode, probe};
+
+/// Provided receive buffers per executor, and the size of each. They are shared by all of the
+/// executor's connections, so memory does not grow with `-c`.
+const RECV_BUFFERS: u16 = 512;
+const RECV_BUFFER_SIZE: usize = 4096;
+/// The longest the loop waits in the kernel before it looks at the stop flag and the clocks again.
+const MAX_WAIT: Duration = Duration::from_millis(10);
+
+const OP_RECV: u64 = 1;
+const OP_SEND: u64 = 2;
+const OP_CONNECT: u64 = 3;
+const OP_LINK_TIMEOUT: u64 = 4;
+
+/// What the open loop's wait asks for when it only needs to wake at its next due request: more
+/// completions than can arrive, so the kernel (6.7 and later, with `DEFER_TASKRUN`) lets replies
+/// queue instead of waking the executor for each. Their arrival times come from the kernel's
+/// receive timestamps ([`RxStamps`]).
+const SLEEP_THROUGH: u32 = 1 << 16;
+
+/// Replies of one value in a row (a latency), recorded into a histogram with one call when the value
+/// changes or the buffer ends.
+#[derive(Default)]
+struct Run {
+    value: u64,
+    n: u64,
+}
+
+impl Run {
+    fn push(&mut self, hist: &mut hdrhistogram::Histogram<u64>, value: u64) {
+        if self.n > 0 && self.value != value {
+            self.flush(hist);
+        }
+        self.value = value;
+        self.n += 1;
+    }
+
+    fn flush(&mut self, hist: &mut hdrhistogram::Histogram<u64>) {
+        if self.n > 0 {
+            hist.saturating_record_n(self.value.max(1), self.n);
+        }
+        self.n = 0;
+    }
+}
+
+/// A request waiting for its reply (composed requests and the open loop).
+#[derive(Debug, Clone, Copy)]
+struct Flight {
+    intended: Instant,
+    sent: Instant,
+    kind: usize,
+}
+
+/// What fills a connection's send buffer.
+enum Requests {
+    /// Fixed-layout requests, patched in place.
+    Fixed(PipelineBuffer),
+    /// Requests without placeholders: the same bytes for every connection, one buffer per executor.
+    Shared(Rc<PipelineBuffer>),
+    /// One request composed at a time (varying values, mixes, the open loop).
+    Composed(Arc<Composer>),
+    /// Bytes a [`Layer`] wrote into the connection's `out` (`--cluster`).
+    Raw,
+}
+
+/// What a driver layered on the ring does instead of the single-node closed and open loops: it decides
+/// what each connection sends and what each reply means (`--cluster` routes requests to node
+/// connections and follows redirects). The ring keeps the connections, their sends, receives, TLS,
+/// scanning and `--timeout`; a connection that is lost is not reconnected by the ring but left to the
+/// layer ([`Driver::open`]).
+pub(crate) trait Layer {
+    /// One whole reply (an error reply when `error`) arrived on connection `conn` at `now`.
+    fn on_reply(&mut self, conn: usize, error: bool, raw: &[u8], now: Instant);
+    /// Connection `conn` failed with `e`; the replies it still owed will not come.
+    fn on_lost(&mut self, conn: usize, e: &ConnError, now: Instant);
+    /// Connection `conn` finished a send, or closed: what waited for it may go on.
+    fn wake(&mut self, conn: usize);
+    /// Queues whatever is due now, on any connection (called once per turn of the loop).
+    fn pump(&mut self, d: &mut Driver<'_>, now: Instant);
+    /// The next moment the layer has something to do without a completion (a backoff's end, a request due).
+    fn next_wake(&self) -> Option<Instant>;
+    /// True once the layer will send nothing more.
+    fn finished(&self) -> bool;
+    /// Adds the layer's figures to the shard's when the run ends.
+    fn finish(&mut self, stats: &mut ShardStats);
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Connected and driven.
+    Live,
+    /// Shut down after a failure or at `-k 0`; waits for its last completions before reconnecting.
+    Draining,
+    /// Waiting to connect again (attempt `attempt` of the backoff, at `retry_at`).
+    Reconnecting,
+    /// Being opened on the ring: its `CONNECT`, TLS handshake or set-up commands are in flight.
+    Opening,
+    /// Finished (or could not reconnect).
+    Done,
+}
+
+/// One connection's state.
+struct Conn {
+    fd: Option<OwnedFd>,
+    /// Bumped on every reconnect, so completions of an earlier socket are recognised and ignored.
+    generation: u16,
+    phase: Phase,
+    recv_armed: bool,
+    send_pending: bool,
+    /// Send buffer and the part of it still to go.
+    out: Vec<u8>,
+    out_len: usize,
+    out_at: usize,
+    requests: Requests,
+    /// Fixed closed loop: replies still due from the current batch, sent at `batch_sent`.
+    due: usize,
+    batch_sent: Instant,
+    /// Composed requests and the open loop: one entry per request waiting for its reply.
+    flights: VecDeque<Flight>,
+    reader: InPlaceScanner,
+    keys: KeyGen,
+    rng: SmallRng,
+    pacing: Option<Pacing>,
+    seq: u64,
+    next_due: Option<Instant>,
+    done_sending: bool,
+    /// Open loop: when a reply last made room in a connection that had `-P` waiting. A request due
+    /// before then was late because of the pipeline, not the client.
+    room_at: Instant,
+    /// What `--timeout` runs from: when the oldest request still unanswered was sent (under a layer,
+    /// the later of that batch's send and the last whole reply). Bytes that end no reply do not move it.
+    last_progress: Instant,
+    /// Set by [`Driver::out`] when the connection owed nothing: the layer's next send starts the clock.
+    restart_clock: bool,
+    /// Set while the connection waits in the ready list.
+    queued: bool,
+    /// Set when the connection is drained because of `-k 0` (not a failure).
+    renew: bool,
+    /// Set until the connection's first reply: only then can an error be the server refusing it.
+    fresh: bool,
+    /// Set when the server refused the connection; it is not tried again.
+    refused: bool,
+    /// The TLS session, when the run uses TLS: requests are sealed into its buffer before they
+    /// are sent, and receive buffers are opened into the executor's plaintext buffer.
+    tls: Option<Box<TlsSession>>,
+    /// Reconnect attempts made since the connection was lost, and when the next one is due.
+    attempt: usize,
+    retry_at: Instant,
+    /// While [`Phase::Opening`]: the handshake and set-up, and what its `CONNECT` reads (both stay
+    /// put until the connection is live or drained).
+    opening: Option<Box<Opening>>,
+    connect_args: Option<Box<ConnectArgs>>,
+    connect_pending: bool,
+    /// Why the last opening attempt failed, for the backoff once the attempt is drained.
+    open_error: Option<ConnError>,
+}
+
+impl Conn {
+    fn waiting(&self) -> usize {
+        self.due + self.flights.len()
+    }
+}
+
+fn user_data(conn: usize, generation: u16, op: u64) -> u64 {
+    ((conn as u64) << 32) | ((generation as u64) << 8) | op
+}
+
+/// One executor's ring and its connections, driven until the shard's share is done or the run stops.
+pub(crate) struct Driver<'a> {
+    ring: IoUring,
+    mode: RingMode,
+    /// True when the sockets are registered files.
+    fixed: bool,
+    /// Unregistered and freed in `Drop` when nothing is in the kernel, else leaked.
+    bufs: std::mem::ManuallyDrop<BufRing>,
+    conns: Vec<Conn>,
+    ready: VecDeque<usize>,
+    plan: &'a ShardPlan,
+    state: &'a ShardState,
+    cfg: &'a Config,
+    addr: String,
+    turn: Rc<Cell<u64>>,
+    mixed: bool,
+    /// Plaintext of the receive buffer being scanned, under TLS.
+    plain: Vec<u8>,
+    /// Connections finished, and waiting to reconnect.
+    done: usize,
+    reconnecting: usize,
+    opening: usize,
+    /// `--cluster`: what the connections send and what replies mean.
+    layer: Option<Box<dyn Layer + 'a>>,
+    /// `-I`: the connections send nothing; the first one the server refuses or closes ends the run.
+    idle: bool,
+    /// `-I`: why the run ended.
+    failure: Option<ConnError>,
+    /// The ring's registered index for `io_uring_enter`, when the kernel took the registration.
+    ring_index: Option<u32>,
+    /// Open loop: connections that wait for their next request's due time, earliest first.
+    timers: DueQueue,
+    /// Open loop: wake-ups fall on a grid of [`crate::engine::schedule::QUANTUM`] from `began`, so one
+    /// wake-up sends every request that fell due within the quantum before it.
+    began: Instant,
+    /// `--duration` is over and every connection was told so (done once, not every turn).
+    deadline_passed: bool,
+    /// Open loop: receives carry kernel timestamps, so the wait need not wake for each reply.
+    stamps: Option<RxStamps>,
+    /// False once a timestamped receive came without its timestamp: the wait wakes for replies again.
+    stamped: bool,
+}
+
+impl Drop for Driver<'_> {
+    /// The drain ([`Driver::run`]'s end) waits for every operation; when it gave up (after 500 ms) or
+    /// never ran (a panic), what the kernel may still read or write is leaked rather than freed: the
+    /// connections' buffers, the receive buffers and the `recvmsg` header.
+    fn drop(&mut self) {
+        let pending = self
+            .conns
+            .iter()
+            .any(|c| c.recv_armed || c.send_pending || c.connect_pending);
+        if pending {
+            std::mem::forget(std::mem::take(&mut self.conns));
+            std::mem::forget(self.stamps.take());
+        } else {
+            // SAFETY: taken once, here, and not used after.
+            let bufs = unsafe { std::mem::ManuallyDrop::take(&mut self.bufs) };
+            bufs.unregister(&self.ring);
+        }
+        if let Some(index) = self.ring_index {
+            unregister_ring_fd(&self.ring, index);
+        }
+    }
+}
+
+impl<'a> Driver<'a> {
+    /// Takes over `socks` (connected, set up; `None` for a slot a layer connects later) for this shard.
+    pub(crate) fn new(
+        plan: &'a ShardPlan,
+        state: &'a ShardState,
+        socks: Vec<Option<Socket>>,
+        composer: Option<Arc<Composer>>,
+        began: Instant,
+        layer: Option<Box<dyn Layer + 'a>>,
+    ) -> io::Result<Driver<'a>> {
+        let cfg = &*plan.cfg;
+        let entries = (socks.len() * 2 + 16).next_power_of_two().clamp(64, 4096) as u32;
+        let (ring, mode) = build(entries)?;
+        let bufs = BufRing::new(&ring, RECV_BUFFERS, RECV_BUFFER_SIZE)?;
+        // Sockets are registered files (slot i = connection i), so no operation looks its file up;
+        // a kernel that refuses the table gets plain descriptors.
+        let fds: Vec<i32> = socks
+            .iter()
+            .map(|s| s.as_ref().map_or(-1, |(fd, _)| fd.as_raw_fd()))
+            .collect();
+        let fixed = ring.submitter().register_files(&fds).is_ok();
+        // The single-node open loop reads replies' arrival times from the kernel; a socket that
+        // refuses the option turns it off for the executor.
+        let stamps = (cfg.run.shape.rps.is_some() && layer.is_none() && !cfg.run.idle)
+            .then(RxStamps::new)
+            .filter(|_| socks.iter().flatten().all(|(fd, _)| RxStamps::enable(fd)));
+        let cursor = Rc::new(Cell::new(0u64));
+        let depth = cfg.run.pipeline;
+        let mixed = composer.as_ref().is_some_and(|c| c.variants().len() > 1);
+        let shared = (composer.is_none() && !plan.test.template.has_placeholders())
+            .then(|| Rc::new(PipelineBuffer::new(&plan.test.template, depth)));
+        let conns = socks
+            .into_iter()
+            .enumerate()
+            .map(|(i, sock)| {
+                let (fd, tls) = match sock {
+                    Some((fd, tls)) => (Some(fd), tls),
+                    None => (None, None),
+                };
+                let seed = crate::workload::keys::connection_seed(cfg.run.seed, plan.index, i);
+                let (requests, out, flights) = match &composer {
+                    _ if layer.is_some() => (Requests::Raw, Vec::new(), VecDeque::new()),
+                    Some(c) => (
+                        Requests::Composed(c.clone()),
+                        Vec::with_capacity(depth * c.max_request_len()),
+                        VecDeque::with_capacity(depth),
+                    ),
+                    None => (
+                        match &shared {
+                            Some(b) => Requests::Shared(b.clone()),
+                            None => {
+                                Requests::Fixed(PipelineBuffer::new(&plan.test.template, depth))
+                            }
+                        },
+                        Vec::new(),
+                        VecDeque::new(),
+                    ),
+                };
+                // A layer paces its own requests.
+                let pacing = plan.pacing(began, i).filter(|_| layer.is_none());
+                Conn {
+                    phase: if fd.is_some() {
+                        Phase::Live
+                    } else {
+                        Phase::Done
+                    },
+                    fd,
+                    generation: 0,
+                    recv_armed: false,
+                    send_pending: false,
+                    out,
+                    out_len: 0,
+                    out_at: 0,
+                    requests,
+                    due: 0,
+                    batch_sent: began,
+                    flights,
+                    reader: InPlaceScanner::default(),
+                    keys: plan.keys(&cursor),
+                    rng: SmallRng::seed_from_u64(seed),
+                    next_due: pacing.map(|p| p.intended(0)),
+                    pacing,
+                    seq: 0,
+                    done_sending: false,
+                    room_at: began,
+                    last_progress: began,
+                    restart_clock: false,
+                    queued: false,
+                    renew: false,
+                    attempt: 0,
+                    retry_at: began,
+                    fresh: true,
+                    refused: false,
+                    tls: tls.map(TlsSession::new),
+                    opening: None,
+                    connect_args: None,
+                    connect_pending: false,
+                    open_error: None,
+                }
+            })
+            .collect::<Vec<_>>();
+        let absent = conns.iter().filter(|c| c.phase == Phase::Done).count();
+        let conns_len = conns.len();
+        let ring_index = register_ring_fd(&ring);
+        let idle = cfg.run.idle;
+        Ok(Driver {
+            ring,
+            mode,
+            fixed,
+            bufs: std::mem::ManuallyDrop::new(bufs),
+            ready: if layer.is_some() || idle {
+                VecDeque::new()
+            } else {
+                (0..conns.len()).collect()
+            },
+            conns,
+            plan,
+            state,
+            cfg,
+            addr: cfg.target.display(),
+            turn: Rc::new(Cell::new(0)),
+            mixed,
+            plain: Vec::new(),
+            done: absent,
+            reconnecting: 0,
+            opening: 0,
+            layer,
+            idle,
+            failure: None,
+            ring_index,
+            timers: DueQueue::new(conns_len),
+            began,
+            deadline_passed: false,
+            stamped: stamps.is_some(),
+            stamps,
+        })
+    }
+
+    /// How this executor's ring was set up.
+    pub(crate) fn mode(&self) -> RingMode {
+        self.mode
+    }
+
+    fn push(&mut self, sqe: squeue::Entry) {
+        // SAFETY: every buffer an SQE points at lives in a connection that is not dropped or
+        // reallocated while the operation is in flight (`send_pending`).
+        while unsafe { self.ring.submission().push(&sqe) }.is_err() {
+            let _ = self.ring.submit();
+        }
+    }
+
+    fn arm_recv(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        let Some(fd) = c.fd.as_ref() else { return };
+        let sqe = match (&self.stamps, self.fixed) {
+            (Some(s), true) => opcode::RecvMsgMulti::new(Fixed(i as u32), &*s.msghdr, BGID).build(),
+            (Some(s), false) => {
+                opcode::RecvMsgMulti::new(Fd(fd.as_raw_fd()), &*s.msghdr, BGID).build()
+            }
+            (None, true) => opcode::RecvMulti::new(Fixed(i as u32), BGID).build(),
+            (None, false) => opcode::RecvMulti::new(Fd(fd.as_raw_fd()), BGID).build(),
+        }
+        .user_data(user_data(i, c.generation, OP_RECV));
+        c.recv_armed = true;
+        self.push(sqe);
+    }
+
+    /// True when connection `i` is connected and driven.
+    pub(crate) fn is_live(&self, i: usize) -> bool {
+        self.conns[i].phase == Phase::Live
+    }
+
+    /// True when slot `i` has no socket and nothing in the kernel: [`Self::open`] may use it.
+    pub(crate) fn is_closed(&self, i: usize) -> bool {
+        self.conns[i].phase == Phase::Done
+    }
+
+    /// True while connection `i` has a send in the kernel (its buffer must not change).
+    pub(crate) fn is_sending(&self, i: usize) -> bool {
+        self.conns[i].send_pending
+    }
+
+    /// Replies connection `i` still owes, and when it last sent or received.
+    pub(crate) fn owed(&self, i: usize) -> (usize, Instant) {
+        (self.conns[i].due, self.conns[i].last_progress)
+    }
+
+    /// Connection `i`'s send buffer, for a layer to write `replies` more requests into before [`Self::send`].
+    /// Panics while a send of that buffer is in the kernel ([`Self::is_sending`]): the kernel reads
+    /// it then, so it must not change.
+    pub(crate) fn out(&mut self, i: usize, replies: usize) -> &mut Vec<u8> {
+        let c = &mut self.conns[i];
+        assert!(
+            !c.send_pending,
+            "connection {i}'s send buffer is in the kernel"
+        );
+        if c.out_len > 0 && !c.send_pending {
+            // The last send is done: its bytes go.
+            c.out.clear();
+            c.out_len = 0;
+        }
+        c.restart_clock |= c.due == 0;
+        c.due += replies;
+        &mut c.out
+    }
+
+    /// Sends connection `i`'s buffer; on failure the connection is shut and its requests are the
+    /// caller's to retry.
+    /// Panics while the last send is still in the kernel, as [`Self::out`].
+    pub(crate) fn send(&mut self, i: usize, now: Instant) -> Result<(), ConnError> {
+        let c = &mut self.conns[i];
+        assert!(
+            !c.send_pending,
+            "connection {i}'s send buffer is in the kernel"
+        );
+        if std::mem::take(&mut c.restart_clock) {
+            c.last_progress = now;
+        }
+        let r = self.start_send(i);
+        if r.is_err() {
+            self.conns[i].due = 0;
+            self.shut(i);
+        }
+        r
+    }
+
+    fn make_ready(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        if !c.queued {
+            c.queued = true;
+            self.ready.push_back(i);
+        }
+    }
+
+    /// Runs until every connection is done or the run is stopped.
+    pub(crate) fn run(&mut self) {
+        for i in 0..self.conns.len() {
+            self.arm_recv(i);
+        }
+        let timeout = self.cfg.run.timeout;
+        let open_loop = self.cfg.run.shape.rps.is_some();
+        let mut next_timeout_check = Instant::now();
+        let mut cq = Vec::with_capacity(256);
+        let layered = self.layer.is_some();
+        while !self.plan.control.stopped() {
+            let now = Instant::now();
+            if self.idle
+                && (self.failure.is_some()
+                    || self
+                        .plan
+                        .gate
+                        .abort
+                        .load(std::sync::atomic::Ordering::Acquire))
+            {
+                break;
+            }
+            if !layered && !self.deadline_passed && self.state.deadline.is_some_and(|d| now >= d) {
+                // --duration is over: requests already sent may still answer.
+                self.deadline_passed = true;
+                for i in 0..self.conns.len() {
+                    self.conns[i].done_sending = true;
+                    self.finish_if_idle(i);
+                }
+            }
+            self.retry_connects(now);
+            if self.opening > 0 {
+                self.check_openings(now);
+            }
+            // Queue every due send.
+            if let Some(mut l) = self.layer.take() {
+                l.pump(self, now);
+                self.layer = Some(l);
+            } else {
+                if open_loop {
+                    self.due_timers(now);
+                }
+                while let Some(i) = self.ready.pop_front() {
+                    self.conns[i].queued = false;
+                    self.fill(i, now);
+                }
+            }
+            if self.done == self.conns.len() && self.layer.as_ref().is_none_or(|l| l.finished()) {
+                break;
+            }
+            // Wait for at least one completion, or until the next request is due.
+            let mut wait = MAX_WAIT;
+            if let Some(t) = self.next_timer() {
+                wait = wait.min(t.saturating_duration_since(now));
+            }
+            if let Some(t) = timeout {
+                wait = wait.min(t);
+            }
+            if let Some(w) = self.layer.as_ref().and_then(|l| l.next_wake()) {
+                wait = wait.min(w.saturating_duration_since(now));
+            }
+            if self.reconnecting + self.opening > 0
+                && let Some(r) = self
+                    .conns
+                    .iter()
+                    .filter_map(|c| match c.phase {
+                        Phase::Reconnecting => Some(c.retry_at),
+                        Phase::Opening => c.opening.as_ref().map(|o| o.deadline),
+                        _ => None,
+                    })
+                    .min()
+            {
+                wait = wait.min(r.saturating_duration_since(now));
+            }
+            if let Some(d) = self.state.deadline {
+                wait = wait.min(
+                    d.saturating_duration_since(now)
+                        .max(Duration::from_micros(50)),
+                );
+            }
+            // With timestamped receives the open loop sleeps until its next due request; replies
+            // queue meanwhile (a connection whose reply makes room sends at the next point of the
+            // grid). Otherwise the first completion wakes it.
+            let want = if self.stamped && self.ready.is_empty() && !self.timers.is_empty() {
+                SLEEP_THROUGH
+            } else {
+                1
+            };
+            if let Err(e) = self.submit_and_wait(wait, want) {
+                let err = ConnError::Lost {
+                    addr: self.addr.clone(),
+                    reason: format!("io_uring_enter failed: {e}"),
+                };
+                for i in 0..self.conns.len() {
+                    self.lose(i, &err);
+                }
+                break;
+            }
+            let clock = Clock::read(self.stamps.is_some());
+            let now = clock.now;
+            self.reap(&mut cq, clock);
+            if self.idle {
+                // `-I`: the live count is the connections still open.
+                self.plan
+                    .live
+                    .publish((self.conns.len() - self.done) as u64, 0);
+            } else {
+                self.plan.live.publish(
+                    self.state.stats.borrow().completed,
+                    self.state.latency_sum_ns.get(),
+                );
+            }
+            if let Some(t) = timeout
+                && now >= next_timeout_check
+            {
+                self.check_timeouts(now, t);
+                // A tenth of the timeout, between 1 and 10 ms: a late reply is caught within that,
+                // and the sweep over the connections stays rare with many of them.
+                next_timeout_check =
+                    now + (t / 10).clamp(Duration::from_millis(1), Duration::from_millis(10));
+            }
+        }
+        // Requests still in flight when the loop ends failed, unless the run was stopped on purpose
+        // (a signal, or the end of --duration).
+        let left: u64 = self.conns.iter().map(|c| c.waiting() as u64).sum();
+        if left > 0 && !layered {
+            let mut st = self.state.stats.borrow_mut();
+            if self.plan.control.stopped() || self.state.deadline.is_some() {
+                st.in_flight += left;
+            } else {
+                st.failed += left;
+            }
+        }
+        self.drain(&mut cq);
+        if let Some(l) = self.layer.as_mut() {
+            l.finish(&mut self.state.stats.borrow_mut());
+        }
+    }
+
+    /// `-I`: why the run ended early (the server refused or closed a connection), if it did.
+    pub(crate) fn take_failure(&mut self) -> Option<ConnError> {
+        self.failure.take()
+    }
+
+    /// Submits what is queued and waits up to `wait` for `want` completions.
+    fn submit_and_wait(&mut self, wait: Duration, want: u32) -> io::Result<()> {
+        let entered = match self.ring_index {
+            Some(index) => self.enter_registered(index, wait, want),
+            None => {
+                let ts = Timespec::new()
+                    .sec(wait.as_secs())
+                    .nsec(wait.subsec_nanos());
+                let args = SubmitArgs::new().timespec(&ts);
+                self.ring.submitter().submit_with_args(want as usize, &args)
+            }
+        };
+        match entered {
+            Ok(_) => Ok(()),
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ETIME | libc::EINTR | libc::EBUSY)
+                ) =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// `io_uring_enter` by the ring's registered index: submits what is queued and waits up to `wait`
+    /// for `want` completions.
+    fn enter_registered(&mut self, index: u32, wait: Duration, want: u32) -> io::Result<usize> {
+        let to_submit = self.ring.submission().len() as u32;
+        uring::enter_registered(index, to_submit, want, wait)
+    }
+
+    /// Handles every completion posted, then gives the scanned buffers back to the kernel.
+    fn reap(&mut self, cq: &mut Vec<(u64, i32, u32)>, clock: Clock) {
+        let now = clock.now;
+        cq.extend(
+            self.ring
+                .completion()
+                .map(|e| (e.user_data(), e.result(), e.flags())),
+        );
+        for &(ud, res, flags) in cq.iter() {
+            let i = (ud >> 32) as usize;
+            let generation = ((ud >> 8) & 0xffff) as u16;
+            let stale = self.conns[i].generation != generation;
+            match (ud & 0xff, stale) {
+                (OP_RECV, true) => {
+                    if let Some(bid) = cqueue::buffer_select(flags) {
+                        self.bufs.give_back(bid);
+                    }
+                }
+                (OP_RECV, false) => self.on_recv(i, res, flags, clock),
+                (OP_SEND, false) => self.on_send(i, res, now),
+                (OP_CONNECT, _) => self.on_connect(i, res),
+                _ => {}
+            }
+        }
+        cq.clear();
+        self.bufs.publish();
+    }
+
+    /// Shuts every connection down and waits (briefly) for the kernel to finish with their buffers.
+    fn drain(&mut self, cq: &mut Vec<(u64, i32, u32)>) {
+        for i in 0..self.conns.len() {
+            let c = &mut self.conns[i];
+            c.done_sending = true;
+            if let Some(fd) = &c.fd {
+                uring::shutdown(fd);
+            }
+            if c.connect_pending {
+                // A connect the shutdown does not end (a silent address) is cancelled.
+                let cancel = opcode::AsyncCancel::new(user_data(i, c.generation, OP_CONNECT))
+                    .build()
+                    .user_data(user_data(i, c.generation, OP_LINK_TIMEOUT));
+                self.push(cancel);
+            }
+            let c = &self.conns[i];
+            if matches!(c.phase, Phase::Live | Phase::Opening) {
+                self.set_phase(i, Phase::Draining);
+            }
+        }
+        let until = Instant::now() + Duration::from_millis(500);
+        while self
+            .conns
+            .iter()
+            .any(|c| c.recv_armed || c.send_pending || c.connect_pending)
+            && Instant::now() < until
+        {
+            if self.submit_and_wait(Duration::from_millis(10), 1).is_err() {
+                break;
+            }
+            self.reap(cq, Clock::read(self.stamps.is_some()));
+        }
+    }
+}
+
+/// The request buffer memory a test needs over all executors: one buffer of `-P` requests per
+/// connection, or per executor when every connection sends the same bytes.
+pub(crate) fn request_memory(cfg: &Config, test: &crate::workload::TestSpec, shards: usize) -> u64 {
+    let depth = cfg.run.pipeline as u64;
+    match crate::engine::schedule::composer_for(cfg, test) {
+        Some(c) => cfg.run.clients as u64 * depth * c.max_request_len() as u64,
+        None if test.template.has_placeholders() => {
+            cfg.run.clients as u64 * depth * test.template.bytes().len() as u64
+        }
+        None => shards as u64 * depth * test.template.bytes().len() as u64,
+    }
+}
+
+/// This machine's memory in bytes, from /proc/meminfo.
+pub(crate) fn total_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// True for the error a server sends instead of serving a connection it will close.
+fn is_refusal(raw: &[u8]) -> bool {
+    raw.starts_with(b"-ERR max number of clients reached") || raw.starts_with(b"-DENIED ")
+}
+
+/// A connected, set-up socket, with its TLS session when the run uses TLS.
+pub(crate) type Socket = (OwnedFd, Option<rustls::ClientConnection>);
+
+/// Opens one connection to `target` (a cluster node), TLS handshake and setup commands included
+/// (blocking).
+pub(crate) fn connect_to(cfg: &Config, target: &Target) -> Result<Socket, ConnError> {
+    ControlClient::connect(
+        target,
+        cfg.tls.as_ref(),
+        &cfg.setup,
+        cfg.run.connect_timeout,
+    )?
+    .into_socket()
+}

@@ -1,0 +1,326 @@
+//! Replies: receive completions, the scan that counts and records every reply of a buffer in place,
+//! what a connection does once it has room again, and `--timeout`.
+
+use super::*;
+
+impl Driver<'_> {
+    /// Handles one receive completion of connection `i`.
+    pub(super) fn on_recv(&mut self, i: usize, mut res: i32, flags: u32, clock: Clock) {
+        let more = cqueue::more(flags);
+        let now = clock.now;
+        if let Some(bid) = cqueue::buffer_select(flags) {
+            let mut found = (0, res.max(0) as usize, now);
+            if res > 0
+                && let Some(s) = &self.stamps
+            {
+                // A `recvmsg` buffer: header and control first; no payload is the peer's close.
+                match s.parse(self.bufs.data(bid, res as usize)) {
+                    Some((at, len, stamp)) => {
+                        self.stamped &= stamp.is_some() || len == 0;
+                        found = (at, len, clock.arrival(stamp));
+                        if len == 0 {
+                            res = 0;
+                        }
+                    }
+                    None => res = -libc::EPROTO,
+                }
+            }
+            if res > 0 && self.conns[i].phase == Phase::Live {
+                let (at, len, arrived) = found;
+                self.scan(i, bid, at, len, now, arrived);
+            } else if res > 0 && self.conns[i].phase == Phase::Opening {
+                let (at, len, _) = found;
+                let step = self.conns[i]
+                    .opening
+                    .as_mut()
+                    .map(|o| o.received(&self.bufs.data(bid, at + len)[at..]));
+                self.bufs.give_back(bid);
+                if let Some(Err(e)) = step {
+                    self.fail_open(i, e);
+                } else {
+                    self.open_progress(i);
+                }
+                let c = &mut self.conns[i];
+                if !more {
+                    c.recv_armed = false;
+                    if c.phase == Phase::Opening {
+                        self.arm_recv(i);
+                    } else {
+                        self.maybe_reconnect(i);
+                    }
+                }
+                return;
+            }
+            self.bufs.give_back(bid);
+        }
+        let c = &mut self.conns[i];
+        if !more {
+            c.recv_armed = false;
+        }
+        if c.phase == Phase::Opening {
+            let e = match res {
+                0 => c.opening.as_ref().map(|o| o.closed()),
+                r if r == -libc::ENOBUFS => None,
+                r if r < 0 => Some(self.io_lost(-r)),
+                _ => None,
+            };
+            match e {
+                Some(e) => self.fail_open(i, e),
+                None if !more => {
+                    self.bufs.publish();
+                    self.arm_recv(i);
+                }
+                None => {}
+            }
+            return;
+        }
+        if c.phase != Phase::Live {
+            if !more {
+                self.maybe_reconnect(i);
+            }
+            return;
+        }
+        match res {
+            0 => self.lose(i, &self.closed()),
+            // The executor's buffers ran out: they were given back above, so receive again.
+            r if r == -libc::ENOBUFS && !more => {
+                self.bufs.publish();
+                self.arm_recv(i);
+            }
+            r if r == -libc::ENOBUFS => {}
+            r if r < 0 => {
+                let e = self.io_lost(-r);
+                self.lose(i, &e)
+            }
+            _ if !more => self.arm_recv(i),
+            _ => {}
+        }
+    }
+
+    /// Scans `len` bytes of buffer `bid` from `at` for connection `i`'s replies, which reached the
+    /// socket at `arrived` (the kernel's timestamp in the open loop, else `now`).
+    pub(super) fn scan(
+        &mut self,
+        i: usize,
+        bid: u16,
+        at: usize,
+        len: usize,
+        now: Instant,
+        arrived: Instant,
+    ) {
+        let (state, plan, mixed, idle) = (self.state, self.plan, self.mixed, self.idle);
+        let mut layer = self.layer.as_deref_mut();
+        let layer_present = layer.is_some();
+        let mut data = &self.bufs.data(bid, at + len)[at..];
+        let c = &mut self.conns[i];
+        let mut closed = false;
+        if let Some(t) = c.tls.as_mut() {
+            match t.open(data, &mut self.plain) {
+                Ok(eof) => closed = eof,
+                Err(reason) => {
+                    let e = self.tls_lost(reason);
+                    self.lose(i, &e);
+                    return;
+                }
+            }
+            data = &self.plain;
+        }
+        let full = c.flights.len() >= self.cfg.run.pipeline;
+        let (reader, flights, due, batch_sent) =
+            (&mut c.reader, &mut c.flights, &mut c.due, c.batch_sent);
+        // The shard's figures are borrowed once per buffer (not under a layer, which records its
+        // own), and replies with the same latency are recorded together: a batch is one record.
+        let mut st = layer.is_none().then(|| state.figures(now));
+        let (mut run, mut service_run) = (Run::default(), Run::default());
+        let (mut counted, mut lat_sum) = (0u64, 0u64);
+        let mut batch = 0u64;
+        let mut extra = false;
+        let mut refused: Option<String> = None;
+        let mut whole = 0u64;
+        let fresh = c.fresh;
+        let scanned = reader.feed(data, |ev, raw| {
+            // A push message answers no request: it neither counts nor moves `--timeout`.
+            let Scanned::Reply { error } = ev else {
+                return;
+            };
+            if refused.is_some() {
+                return;
+            }
+            whole += 1;
+            if idle {
+                // `-I` sends nothing: an error is the server refusing the connection.
+                if error {
+                    refused = Some(error_text(raw));
+                }
+                return;
+            }
+            // A server that refuses a connection (maxclients, protected mode) says so before it
+            // reads anything: that line answers no request.
+            if error && fresh && batch == 0 && is_refusal(raw) {
+                let mut text = error_text(raw);
+                if text.starts_with("ERR max number of clients") {
+                    text.push_str(
+                        " (the server's maxclients is below -c: raise it with CONFIG SET maxclients)",
+                    );
+                }
+                refused = Some(text);
+                return;
+            }
+            if let Some(l) = layer.as_mut() {
+                if *due == 0 {
+                    extra = true;
+                    return;
+                }
+                *due -= 1;
+                l.on_reply(i, error, raw, now);
+                return;
+            }
+            let Some(st) = st.as_deref_mut() else {
+                return;
+            };
+            if *due > 0 {
+                *due -= 1;
+                batch += 1;
+                if error {
+                    note_error_in(st, plan, raw);
+                }
+                return;
+            }
+            let Some(f) = flights.pop_front() else {
+                extra = true;
+                return;
+            };
+            if error {
+                note_error_in(st, plan, raw);
+            }
+            let lat = arrived.saturating_duration_since(f.intended).as_nanos() as u64;
+            run.push(&mut st.hist, lat);
+            counted += 1;
+            lat_sum += lat;
+            if let Some(svc) = st.service.as_mut() {
+                let service = arrived.saturating_duration_since(f.sent).as_nanos() as u64;
+                service_run.push(svc, service);
+            }
+            if mixed && let Some(part) = st.parts.get_mut(f.kind) {
+                part.hist.saturating_record(lat.max(1));
+                part.completed += 1;
+                part.errors += u64::from(error);
+            }
+        });
+        if let Some(st) = st.as_deref_mut() {
+            run.flush(&mut st.hist);
+            if let Some(svc) = st.service.as_mut() {
+                service_run.flush(svc);
+            }
+            if batch > 0 {
+                let lat = now.saturating_duration_since(batch_sent).as_nanos() as u64;
+                st.hist.saturating_record_n(lat.max(1), batch);
+                counted += batch;
+                lat_sum += lat * batch;
+            }
+            if counted > 0 {
+                st.completed += counted;
+                st.end = Some(now);
+            }
+        }
+        drop(st);
+        state
+            .latency_sum_ns
+            .set(state.latency_sum_ns.get() + lat_sum);
+        if whole > 0 {
+            // `--timeout` runs from the send of the oldest request still unanswered (a fixed batch's
+            // all left at its start), not from the last byte: a reply that trickles in still times out.
+            if layer_present {
+                c.last_progress = now;
+            } else if let Some(f) = c.flights.front() {
+                c.last_progress = f.sent;
+            }
+            c.fresh = false;
+        }
+        if full && c.flights.len() < self.cfg.run.pipeline {
+            c.room_at = arrived;
+        }
+        if let Some(message) = refused {
+            c.refused = true;
+            let e = ConnError::Refused(message);
+            self.lose(i, &e);
+            return;
+        }
+        if let Err(e) = scanned {
+            let e = ConnError::Protocol(format!("{}: {e}", self.addr));
+            self.lose(i, &e);
+            return;
+        }
+        if extra {
+            let e = ConnError::Protocol(format!(
+                "{}: the server sent more replies than requests",
+                self.addr
+            ));
+            self.lose(i, &e);
+            return;
+        }
+        if closed {
+            self.lose(i, &self.closed());
+            return;
+        }
+        self.after_progress(i, now);
+    }
+
+    /// After replies or a finished send: a connection with nothing in flight sends again (closed
+    /// loop), or with `-k 0` gets a new connection first; one whose share is done is closed.
+    pub(super) fn after_progress(&mut self, i: usize, now: Instant) {
+        if let Some(l) = self.layer.as_mut() {
+            l.wake(i);
+            return;
+        }
+        if self.idle {
+            return;
+        }
+        let c = &mut self.conns[i];
+        if c.phase != Phase::Live || c.send_pending {
+            return;
+        }
+        if c.pacing.is_some() && !c.done_sending {
+            self.schedule(i, now);
+            return;
+        }
+        if c.waiting() > 0 {
+            return;
+        }
+        if c.done_sending {
+            self.finish_if_idle(i);
+            return;
+        }
+        if !self.cfg.run.keepalive && c.pacing.is_none() {
+            c.renew = true;
+            self.shut(i);
+            return;
+        }
+        self.make_ready(i);
+    }
+
+    /// Closes a connection that will send no more and waits for nothing.
+    pub(super) fn finish_if_idle(&mut self, i: usize) {
+        let c = &self.conns[i];
+        if c.phase == Phase::Live && c.done_sending && c.waiting() == 0 && !c.send_pending {
+            self.shut(i);
+        }
+    }
+
+    /// Fails connections that waited longer than `--timeout` for a reply.
+    pub(super) fn check_timeouts(&mut self, now: Instant, timeout: Duration) {
+        for i in 0..self.conns.len() {
+            let c = &self.conns[i];
+            if c.phase == Phase::Live
+                && c.waiting() > 0
+                && now.saturating_duration_since(c.last_progress) > timeout
+            {
+                let e = ConnError::Timeout {
+                    addr: self.addr.clone(),
+                    ms: timeout.as_millis(),
+                };
+                self.lose(i, &e);
+            }
+        }
+    }
+}

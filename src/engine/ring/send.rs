@@ -1,0 +1,245 @@
+//! What each connection sends: closed-loop batches patched in place or composed, the open loop's due
+//! requests on the wake-up grid, and the sends themselves (sealed first under TLS).
+
+use super::*;
+
+impl Driver<'_> {
+    pub(super) fn send_rest(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        let Some(fd) = c.fd.as_ref() else { return };
+        let ptr = match (&c.tls, &c.requests) {
+            _ if c.opening.is_some() => match c.opening.as_mut().and_then(|o| o.output()) {
+                Some(bytes) => bytes.as_ptr(),
+                None => return,
+            },
+            (Some(t), _) => t.sealed.as_ptr(),
+            (None, Requests::Fixed(p)) => p.buffer().as_ptr(),
+            (None, Requests::Shared(p)) => p.buffer().as_ptr(),
+            (None, Requests::Composed(_) | Requests::Raw) => c.out.as_ptr(),
+        };
+        let rest = c.out_len - c.out_at;
+        // SAFETY: the bytes live in the connection's own buffers (see `push`).
+        let at = unsafe { ptr.add(c.out_at) };
+        let sqe = if self.fixed {
+            opcode::Send::new(Fixed(i as u32), at, rest as u32).build()
+        } else {
+            opcode::Send::new(Fd(fd.as_raw_fd()), at, rest as u32).build()
+        }
+        .user_data(user_data(i, c.generation, OP_SEND));
+        c.send_pending = true;
+        self.push(sqe);
+    }
+
+    /// Queues what connection `i` has to send now: a closed-loop batch, or the open loop's due requests.
+    pub(super) fn fill(&mut self, i: usize, now: Instant) {
+        if self.idle || self.layer.is_some() {
+            return;
+        }
+        let depth = self.cfg.run.pipeline;
+        let state = self.state;
+        let c = &mut self.conns[i];
+        if c.phase != Phase::Live || c.send_pending || c.done_sending {
+            return;
+        }
+        let past_deadline = |t: Instant| state.deadline.is_some_and(|d| t >= d);
+        let mut k = 0usize;
+        match c.pacing {
+            None => {
+                if c.waiting() > 0 {
+                    return;
+                }
+                let n = if past_deadline(now) {
+                    0
+                } else {
+                    state.claim(depth)
+                };
+                if n == 0 {
+                    c.done_sending = true;
+                    self.finish_if_idle(i);
+                    return;
+                }
+                match &mut c.requests {
+                    Requests::Fixed(p) => {
+                        let (keys, rng) = (&mut c.keys, &mut c.rng);
+                        c.out_len = p.fill(n, || keys.next(rng)).len();
+                        c.due = n;
+                        c.batch_sent = now;
+                    }
+                    Requests::Shared(p) => {
+                        c.out_len = n * p.request_len();
+                        c.due = n;
+                        c.batch_sent = now;
+                    }
+                    Requests::Raw => return,
+                    Requests::Composed(comp) => {
+                        c.out.clear();
+                        for _ in 0..n {
+                            let kind =
+                                comp.write_request(&mut c.out, &mut c.keys, &mut c.rng, &self.turn);
+                            c.flights.push_back(Flight {
+                                intended: now,
+                                sent: now,
+                                kind,
+                            });
+                        }
+                    }
+                }
+                k = n;
+            }
+            Some(p) => {
+                let Requests::Composed(comp) = &c.requests else {
+                    return;
+                };
+                c.out.clear();
+                while c.flights.len() < depth {
+                    let due = c.next_due.unwrap_or(now);
+                    if past_deadline(due) || past_deadline(now) {
+                        c.done_sending = true;
+                        break;
+                    }
+                    if due > now {
+                        break;
+                    }
+                    if state.claim(1) == 0 {
+                        c.done_sending = true;
+                        break;
+                    }
+                    if now.duration_since(due) > crate::engine::schedule::LATE {
+                        let mut st = state.stats.borrow_mut();
+                        if c.room_at > due {
+                            st.late_full += 1;
+                        } else {
+                            st.late_free += 1;
+                        }
+                    }
+                    let kind = comp.write_request(&mut c.out, &mut c.keys, &mut c.rng, &self.turn);
+                    c.flights.push_back(Flight {
+                        intended: due,
+                        sent: now,
+                        kind,
+                    });
+                    k += 1;
+                    c.seq += 1;
+                    c.next_due = Some(p.intended(c.seq));
+                }
+            }
+        }
+        if k == 0 {
+            self.finish_if_idle(i);
+            self.schedule(i, now);
+            return;
+        }
+        if c.waiting() == k {
+            c.last_progress = now;
+        }
+        if let Err(e) = self.start_send(i) {
+            self.lose(i, &e);
+            return;
+        }
+        self.schedule(i, now);
+    }
+
+    /// Open loop: puts connection `i` where its next request will be found, if it has room for one: in
+    /// the ready list when it is due already, else in the timers at its due time. A full connection is
+    /// scheduled again when a reply makes room; one with a send in the kernel, when the send is done.
+    pub(super) fn schedule(&mut self, i: usize, now: Instant) {
+        let depth = self.cfg.run.pipeline;
+        let c = &mut self.conns[i];
+        if c.pacing.is_none()
+            || c.phase != Phase::Live
+            || c.done_sending
+            || c.flights.len() >= depth
+        {
+            return;
+        }
+        let Some(due) = c.next_due else { return };
+        if due <= now {
+            if !c.send_pending {
+                self.make_ready(i);
+            }
+            return;
+        }
+        self.timers.set(i, due);
+    }
+
+    /// Open loop: moves the connections whose timer is due by `now` to the ready list.
+    pub(super) fn due_timers(&mut self, now: Instant) {
+        let (conns, ready) = (&mut self.conns, &mut self.ready);
+        self.timers.pop_due(now, |i| {
+            if !conns[i].queued {
+                conns[i].queued = true;
+                ready.push_back(i);
+            }
+        });
+    }
+
+    /// Open loop: when the loop next wakes for a due request: the earliest timer, moved up to the
+    /// next point of the quantum grid, so requests due within one quantum leave with one wake-up.
+    pub(super) fn next_timer(&self) -> Option<Instant> {
+        let t = self.timers.next()?;
+        let q = crate::engine::schedule::QUANTUM.as_nanos() as u64;
+        let since = t.saturating_duration_since(self.began).as_nanos() as u64;
+        Some(self.began + Duration::from_nanos(since.div_ceil(q) * q))
+    }
+
+    /// Sends what connection `i` has ready (`out_len` bytes of its requests, or all of `out`),
+    /// sealed first under TLS.
+    pub(super) fn start_send(&mut self, i: usize) -> Result<(), ConnError> {
+        let c = &mut self.conns[i];
+        c.out_at = 0;
+        if let Requests::Composed(_) | Requests::Raw = c.requests {
+            c.out_len = c.out.len();
+        }
+        if let Some(t) = c.tls.as_mut() {
+            let plain = match &c.requests {
+                Requests::Fixed(p) => &p.buffer()[..c.out_len],
+                Requests::Shared(p) => &p.buffer()[..c.out_len],
+                Requests::Composed(_) | Requests::Raw => &c.out[..],
+            };
+            match t.seal(plain) {
+                Ok(n) => c.out_len = n,
+                Err(e) => return Err(self.tls_lost(e)),
+            }
+        }
+        self.send_rest(i);
+        Ok(())
+    }
+
+    pub(super) fn on_send(&mut self, i: usize, res: i32, now: Instant) {
+        let c = &mut self.conns[i];
+        c.send_pending = false;
+        if c.phase == Phase::Opening {
+            if res < 0 {
+                let e = self.io_lost(-res);
+                self.fail_open(i, e);
+                return;
+            }
+            c.out_at += res as usize;
+            if c.out_at < c.out_len {
+                self.send_rest(i);
+                return;
+            }
+            if let Some(o) = c.opening.as_mut() {
+                o.sent();
+            }
+            c.out_len = 0;
+            self.open_progress(i);
+            return;
+        }
+        if c.phase != Phase::Live {
+            self.maybe_reconnect(i);
+            return;
+        }
+        if res < 0 {
+            let e = self.io_lost(-res);
+            self.lose(i, &e);
+            return;
+        }
+        c.out_at += res as usize;
+        if c.out_at < c.out_len {
+            self.send_rest(i);
+            return;
+        }
+        self.after_progress(i, now);
+    }
+}
