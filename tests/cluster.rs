@@ -907,3 +907,53 @@ fn each_node_sees_batches_of_p_and_the_per_node_counts_match_its_commandstats() 
     }
     assert_eq!(total, 48000);
 }
+
+/// After Ctrl+C a cluster run accounts for every request too: completed + failed + not sent + in
+/// flight when stopped = requested, and the masters together executed at least the completed ones
+/// and at most those plus the ones in flight.
+#[test]
+fn an_interrupted_cluster_run_accounts_for_the_requests_in_flight() {
+    let c = Cluster::start();
+    let mut args = c.addr();
+    let n = 50_000_000u64;
+    args.extend(
+        [
+            "--cluster",
+            "-t",
+            "set",
+            "-r",
+            "100000",
+            "-c",
+            "20",
+            "-P",
+            "16",
+        ]
+        .iter()
+        .map(|s| s.to_string()),
+    );
+    args.extend(["-n".to_string(), n.to_string()]);
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let child = spawn_ringbench(&refs);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while c.calls("set") < 100_000 {
+        assert!(Instant::now() < deadline, "no load reached the cluster");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: kill(2) of the child this test started.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.status.code(), Some(130), "{stdout}");
+    let a = request_account(&stdout).expect("a requests line");
+    assert_eq!(a.requested, n, "{stdout}");
+    assert_eq!(
+        a.completed + a.failed + a.not_sent + a.in_flight,
+        n,
+        "{a:?}\n{stdout}"
+    );
+    let server = c.calls("set");
+    assert!(
+        (a.completed..=a.completed + a.in_flight).contains(&server),
+        "masters executed {server}, {a:?}\n{stdout}"
+    );
+}

@@ -710,8 +710,15 @@ impl ClusterLayer<'_> {
                 d.shut(j);
             }
         }
-        if !(self.plan.control.stopped() || self.state.deadline.is_some()) {
-            let mut st = self.state.stats.borrow_mut();
+        let mut st = self.state.stats.borrow_mut();
+        if self.plan.control.stopped() || self.state.deadline.is_some() {
+            // Stopped by a signal or the end of --duration: what was sent is in flight; what was
+            // drawn but not sent counts as not sent after a signal, and not at all under --duration.
+            st.in_flight += sent;
+            if self.state.deadline.is_none() {
+                st.not_sent += unsent;
+            }
+        } else {
             st.failed += sent;
             st.not_sent += unsent;
         }
@@ -1346,6 +1353,37 @@ impl Layer for ClusterLayer<'_> {
     }
 
     fn finish(&mut self, stats: &mut ShardStats) {
+        // A signal ended the loop before these clients finished: what they had sent is in flight,
+        // what they had drawn is not sent (under --duration it was never requested).
+        let stride = self.stride;
+        for c in 0..self.clients.len() {
+            let cl = &mut self.clients[c];
+            if cl.finished {
+                continue;
+            }
+            cl.finished = true;
+            let (reqs, owed) = (&cl.reqs, &self.owed[c * stride..(c + 1) * stride]);
+            let (mut sent, mut unsent) = (0u64, 0u64);
+            let held = cl
+                .todo
+                .iter()
+                .chain(&cl.retry)
+                .chain(cl.queue.iter().flatten())
+                .chain(owed.iter().flatten());
+            for &i in held {
+                if i != ASKING_MARK {
+                    if reqs[i as usize].sent {
+                        sent += 1;
+                    } else {
+                        unsent += 1;
+                    }
+                }
+            }
+            stats.in_flight += sent;
+            if self.state.deadline.is_none() {
+                stats.not_sent += unsent;
+            }
+        }
         self.publish_into(stats);
         if let Some(why) = &self.abort {
             stats.note_conn_error(why);
