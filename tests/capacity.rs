@@ -170,7 +170,7 @@ fn search_converges_and_its_answer_follows_from_its_steps() {
     assert_eq!(file.tests.len(), all.len());
     assert_eq!((c.capacity_rps, c.next_rps), (Some(cap), Some(next)));
     assert!(!c.client_limited || out.contains("client-limited"), "{out}");
-    let mut sent = 0;
+    let (mut sent, mut warmed) = (0, 0);
     for ((t, e), printed) in file.tests.iter().zip(&c.steps).zip(&all) {
         assert_eq!(e.offered_rps, printed.offered);
         assert_eq!((e.pass, e.repeated), (printed.pass, printed.repeated));
@@ -180,9 +180,12 @@ fn search_converges_and_its_answer_follows_from_its_steps() {
         assert_eq!(t.errors.failed, 0);
         // The step ran for its time at its rate (warmup dropped).
         assert!(t.duration_s >= 0.3, "{}: {}", t.title, t.duration_s);
-        assert!(e.warmup_requests > 0);
+        warmed += e.warmup_requests;
         sent += t.requests + e.warmup_requests;
     }
+    // Each step had its warmup (a step's 0.1 s can pass with nothing sent when a loaded machine
+    // holds the executor off its core for that long, so the count is over the steps).
+    assert!(warmed > 0, "{out}");
     assert_eq!(sent, s.calls("set"), "the server's SET count");
 
     // compare reads it like any result file.
