@@ -907,3 +907,86 @@ fn each_node_sees_batches_of_p_and_the_per_node_counts_match_its_commandstats() 
     }
     assert_eq!(total, 48000);
 }
+
+/// Waits for `child` at most `limit`; a run still going then is killed and reported as hung.
+fn wait_bounded(mut child: std::process::Child, limit: Duration) -> std::process::Output {
+    let deadline = Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "the run hung ({limit:?}):\n{}\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn masters_added_by_resharding_during_a_run_are_routed_to_without_limit() {
+    // Three masters, and six empty ones added before the run: each client starts with connections to
+    // the three, and every other master it routes to comes from the slot map during the run. Nine
+    // distinct masters is one more than the node table used to hold (max(2 x 3, 8)).
+    let mut c = Cluster::start();
+    let initial = c.ports.clone();
+    let added: Vec<u16> = (0..6).map(|_| c.add_master()).collect();
+    for &p in &c.ports {
+        c.cli(p, &["config", "resetstat"]);
+    }
+    let json = c.dir.join("grow.json");
+    let n = 36_000u64;
+    // Paced, so the run lasts about 12 s whatever the machine: long enough to see every reshard.
+    let child = Command::new(env!("CARGO_BIN_EXE_ringbench"))
+        .args(["-p", &initial[0].to_string(), "--cluster", "-t", "set"])
+        .args([
+            "-r",
+            "2000",
+            "-c",
+            "3",
+            "--rps",
+            "3000",
+            "-n",
+            &n.to_string(),
+        ])
+        .arg("--json")
+        .arg(&json)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while c.calls("set") < 1000 {
+        assert!(Instant::now() < deadline, "the run sent no SETs");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    for (k, &to) in added.iter().enumerate() {
+        c.reshard(initial[k % initial.len()], to, 200);
+    }
+    let out = wait_bounded(child, Duration::from_secs(45));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+    // Every SET reached a master exactly once, over all nine.
+    let per: Vec<(u16, u64)> = c.ports.iter().map(|&p| (p, c.calls_on(p, "set"))).collect();
+    assert_eq!(per.iter().map(|p| p.1).sum::<u64>(), n, "{per:?}\n{stdout}");
+    let t = json_test(&json);
+    assert_eq!(t["requests"].as_u64(), Some(n), "{stdout}");
+    // Each new master answered for its slots, and the report's per-node counts are the nodes' own.
+    let nodes = &t["cluster"]["nodes"];
+    for &(p, sets) in &per {
+        assert!(sets > 0, "master {p} got no SET: {per:?}");
+        assert_eq!(
+            nodes[format!("127.0.0.1:{p}")].as_u64(),
+            Some(sets),
+            "{nodes}"
+        );
+    }
+}

@@ -1,5 +1,6 @@
 //! The `--cluster` layer of the ring driver: on one executor, logical clients that each hold a
-//! connection per master (ring connection `client * stride + node`) and send every request to the
+//! connection per master (a ring connection each, added when a client first needs a node that
+//! appeared during the run: the node table grows with the cluster) and send every request to the
 //! owner of its key's slot, following MOVED and ASK and retrying TRYAGAIN, CLUSTERDOWN and lost
 //! connections, so each request ends exactly once (completed or failed). The ring does the I/O
 //! (sends, receives, TLS, scanning, `--timeout`); this file decides where each request goes and what
@@ -54,6 +55,8 @@ const BACKOFF_MAX: Duration = Duration::from_millis(250);
 const REFRESH_GAP: Duration = Duration::from_millis(100);
 /// How often the layer looks for a node that holds replies back longer than `--failover-timeout`.
 const WATCH_EVERY: Duration = Duration::from_millis(10);
+/// No ring connection yet from this client to this node.
+const NO_CONN: usize = usize::MAX;
 /// The ASKING command, sent before a request that follows an ASK redirect.
 const ASKING: &[u8] = b"*1\r\n$6\r\nASKING\r\n";
 /// How many replies ahead on a connection [`Req`] entries are fetched into the cache.
@@ -61,8 +64,8 @@ const PREFETCH_AHEAD: usize = 6;
 /// Marks an ASKING reply in a connection's queue of expected replies (its reply is not counted).
 const ASKING_MARK: u32 = u32::MAX;
 
-/// The cluster as read at set-up, and how many connection slots each logical client has (node
-/// indices at or beyond it, nodes that appear during the run past that many, are not routed to).
+/// The cluster as read at set-up, and how many connection slots each logical client has at first
+/// (ring connection `client * stride + node`; a node that appears later gets a connection added).
 pub(crate) struct Topology {
     map: SlotMap,
     stride: usize,
@@ -198,6 +201,8 @@ struct Client {
     lost: bool,
     /// Nodes that could not be reached in this pump.
     unreachable: Vec<bool>,
+    /// Per node: the ring connection this client uses for it ([`NO_CONN`] before the first need).
+    links: Vec<usize>,
     /// Requests in the pool that had to wait for their slot (lost master, CLUSTERDOWN, TRYAGAIN, no
     /// owner). Closed loop: while there are any the client draws no new keys, as a client whose
     /// request waits does not go on (a failover stalls it).
@@ -217,12 +222,13 @@ struct ClusterLayer<'a> {
     plan: &'a ShardPlan,
     state: &'a ShardState,
     cfg: &'a Config,
-    stride: usize,
     depth: usize,
+    /// Per ring connection: its client and node.
+    ends: Vec<(usize, usize)>,
     /// What request times are stamped from (see [`Req`]).
     base: Instant,
     map: SlotMap,
-    /// The nodes that own slots (below `stride`): the ones a client fills batches for.
+    /// The nodes that own slots: the ones a client fills batches for.
     masters: Vec<usize>,
     initial: Vec<String>,
     tallies: Vec<NodeTally>,
@@ -295,7 +301,7 @@ pub(crate) fn open(
         cfg.run.connect_timeout,
     )
     .map_err(cluster_to_conn)?;
-    let stride = (map.nodes.len() * 2).max(8);
+    let stride = map.nodes.len();
     let masters = map.masters();
     let mut socks = Vec::with_capacity(clients * stride);
     for _ in 0..clients {
@@ -321,7 +327,7 @@ pub(crate) fn layer<'a>(
     let cfg = &*plan.cfg;
     let Topology { map, stride } = topology;
     let depth = cfg.run.pipeline;
-    let masters = masters_below(&map, stride);
+    let masters = masters_of(&map);
     // Room for a batch in flight and one waiting on every master, plus one more batch: what is in
     // flight and every node's partial batch never fill it, so a closed-loop batch always completes.
     let pool = (depth * (2 * masters.len().max(1) + 1)).min(ASKING_MARK as usize - 1);
@@ -362,6 +368,7 @@ pub(crate) fn layer<'a>(
                 moved: false,
                 lost: false,
                 unreachable: vec![false; stride],
+                links: (i * stride..(i + 1) * stride).collect(),
                 stalled: 0,
             }
         })
@@ -393,8 +400,10 @@ pub(crate) fn layer<'a>(
         plan,
         state,
         cfg,
-        stride,
         depth,
+        ends: (0..plan.clients)
+            .flat_map(|c| (0..stride).map(move |n| (c, n)))
+            .collect(),
         base: began.min(plan.epoch),
         map,
         masters,
@@ -436,13 +445,9 @@ pub(crate) fn layer<'a>(
     })
 }
 
-/// The nodes of `map` that own slots and that a client has a connection slot for.
-fn masters_below(map: &SlotMap, stride: usize) -> Vec<usize> {
-    map.masters()
-        .into_iter()
-        .map(usize::from)
-        .filter(|&n| n < stride)
-        .collect()
+/// The nodes of `map` that own slots.
+fn masters_of(map: &SlotMap) -> Vec<usize> {
+    map.masters().into_iter().map(usize::from).collect()
 }
 
 /// An empty histogram with `h`'s bounds and precision.
@@ -453,6 +458,42 @@ fn new_histogram_like(h: &Histogram<u64>) -> Histogram<u64> {
 }
 
 impl ClusterLayer<'_> {
+    /// Gives every client a queue (and a place for a connection) for each node of the map: called
+    /// when the map names a node it did not know (a refresh, a redirect).
+    fn grow_nodes(&mut self) {
+        let n = self.map.nodes.len();
+        for cl in self.clients.iter_mut().filter(|cl| cl.queue.len() < n) {
+            let room = cl.reqs.len();
+            cl.queue.resize_with(n, || VecDeque::with_capacity(room));
+            cl.unreachable.resize(n, false);
+            cl.links.resize(n, NO_CONN);
+        }
+    }
+
+    /// Client `c`'s ring connection to node `n`, added to the ring when it has none yet (a node that
+    /// appeared during the run).
+    fn link(&mut self, d: &mut Driver<'_>, c: usize, n: usize) -> usize {
+        let j = self.clients[c].links[n];
+        if j != NO_CONN {
+            return j;
+        }
+        let j = d.add_connection();
+        debug_assert_eq!(j, self.ends.len());
+        self.ends.push((c, n));
+        self.owed.push(VecDeque::with_capacity(self.depth * 2));
+        self.clients[c].links[n] = j;
+        j
+    }
+
+    /// The ring connections client `c` has (one per node it has needed).
+    fn conns_of(&self, c: usize) -> impl Iterator<Item = usize> + '_ {
+        self.clients[c]
+            .links
+            .iter()
+            .copied()
+            .filter(|&j| j != NO_CONN)
+    }
+
     /// Puts client `c` on the list of the next pump.
     fn mark(&mut self, c: usize) {
         if !self.queued[c] {
@@ -588,7 +629,8 @@ impl ClusterLayer<'_> {
                 self.cfg.run.connect_timeout,
             ) {
                 self.map.update_from(&fresh);
-                self.masters = masters_below(&self.map, self.stride);
+                self.masters = masters_of(&self.map);
+                self.grow_nodes();
                 break;
             }
         }
@@ -684,7 +726,7 @@ impl ClusterLayer<'_> {
     /// Ends client `c`: what it still holds (to send, to retry, or waiting for a reply) counts as
     /// failed (sent at least once) or not sent, and its connections are closed.
     fn finish_client(&mut self, d: &mut Driver<'_>, c: usize) {
-        let stride = self.stride;
+        let links = std::mem::take(&mut self.clients[c].links);
         let cl = &mut self.clients[c];
         cl.finished = true;
         let mut sent = 0u64;
@@ -704,12 +746,13 @@ impl ClusterLayer<'_> {
         for q in cl.queue.iter_mut() {
             q.drain(..).for_each(&mut count);
         }
-        for j in c * stride..(c + 1) * stride {
+        for &j in links.iter().filter(|&&j| j != NO_CONN) {
             self.owed[j].drain(..).for_each(&mut count);
             if d.is_live(j) {
                 d.shut(j);
             }
         }
+        self.clients[c].links = links;
         if !(self.plan.control.stopped() || self.state.deadline.is_some()) {
             let mut st = self.state.stats.borrow_mut();
             st.failed += sent;
@@ -719,7 +762,7 @@ impl ClusterLayer<'_> {
 
     /// True when client `c` has nothing in flight on any of its connections.
     fn quiet(&self, d: &Driver<'_>, c: usize) -> bool {
-        (c * self.stride..(c + 1) * self.stride)
+        self.conns_of(c)
             .all(|j| self.owed[j].is_empty() && !d.is_sending(j))
     }
 
@@ -788,14 +831,19 @@ impl ClusterLayer<'_> {
     /// the back of that node's queue (its front with `first`). Returns the node, or `None` when the
     /// slot has no owner now (the request waits on the retry list).
     fn enqueue(&mut self, c: usize, i: u32, first: bool) -> Option<usize> {
-        let cl = &mut self.clients[c];
-        let r = &cl.reqs[i as usize];
+        let r = &self.clients[c].reqs[i as usize];
         let node = if r.target != UNASSIGNED {
             r.target
         } else {
             self.map.owner[r.slot as usize]
         } as usize;
-        if node >= self.stride {
+        if node < self.map.nodes.len() && node >= self.clients[c].queue.len() {
+            // A node a redirect just named: every client gets room for it.
+            self.grow_nodes();
+        }
+        let cl = &mut self.clients[c];
+        if node >= cl.queue.len() {
+            // No owner (or a node the map does not hold): it waits for its slot.
             cl.retry.push(i);
             cl.wait = true;
             return None;
@@ -808,10 +856,12 @@ impl ClusterLayer<'_> {
         Some(node)
     }
 
-    /// True when connection `j` can take a whole batch now (or once it is opened): closed loop, its
-    /// last batch is answered.
-    fn idle(&self, d: &Driver<'_>, j: usize) -> bool {
-        self.owed[j].is_empty() && !d.is_sending(j) && (d.is_live(j) || d.is_closed(j))
+    /// True when client `c`'s connection to node `n` can take a whole batch now (or once it is
+    /// opened): closed loop, its last batch is answered.
+    fn idle(&self, d: &Driver<'_>, c: usize, n: usize) -> bool {
+        let j = self.clients[c].links[n];
+        j == NO_CONN
+            || self.owed[j].is_empty() && !d.is_sending(j) && (d.is_live(j) || d.is_closed(j))
     }
 
     /// Closed loop: draws requests until every idle connection of client `c` has a whole batch
@@ -842,10 +892,9 @@ impl ClusterLayer<'_> {
             return;
         }
         let depth = self.depth;
-        let base = c * self.stride;
         let mut short = if self.masters.is_empty() { depth } else { 0 };
         for &n in &self.masters {
-            if self.idle(d, base + n) {
+            if self.idle(d, c, n) {
                 short += depth.saturating_sub(self.clients[c].queue[n].len());
             }
         }
@@ -863,7 +912,7 @@ impl ClusterLayer<'_> {
                 Some(n)
                     if self.clients[c].queue[n].len() <= depth
                         && self.masters.contains(&n)
-                        && self.idle(d, base + n) =>
+                        && self.idle(d, c, n) =>
                 {
                     short -= 1;
                 }
@@ -914,7 +963,7 @@ impl ClusterLayer<'_> {
     /// once its last batch is answered; open loop: while it has fewer than `-P` in flight). A request
     /// whose connection is still sending or draining waits for that connection's news.
     fn send(&mut self, d: &mut Driver<'_>, c: usize, now: Instant) {
-        let (stride, depth) = (self.stride, self.depth);
+        let depth = self.depth;
         let paced = self.clients[c].pacing.is_some();
         let composed = self.composer.is_some();
         let now_ns = stamp(self.base, now);
@@ -923,16 +972,16 @@ impl ClusterLayer<'_> {
         // Partial batches go at the end of the share, while a request waits for its slot, and when
         // the pool is full with nothing in flight to free it (a safety valve: what is in flight and
         // one partial batch per master cannot fill it).
-        let starved = self.clients[c].free.is_empty()
-            && (c * stride..(c + 1) * stride).all(|j| self.owed[j].is_empty());
+        let starved =
+            self.clients[c].free.is_empty() && self.conns_of(c).all(|j| self.owed[j].is_empty());
         let cl = &mut self.clients[c];
         cl.unreachable.fill(false);
         let whole_only = !paced && !cl.done && !starved && cl.stalled == 0;
-        for n in 0..stride {
+        for n in 0..self.clients[c].queue.len() {
             if self.clients[c].queue[n].is_empty() {
                 continue;
             }
-            let j = c * stride + n;
+            let j = self.link(d, c, n);
             if !self.clients[c].unreachable[n] && !d.is_live(j) {
                 if !d.is_closed(j) {
                     // The last connection there is still draining: its end wakes the client.
@@ -1196,11 +1245,11 @@ impl ClusterLayer<'_> {
         for j in 0..self.owed.len() {
             let (due, last) = d.owed(j);
             if due > 0 && d.is_live(j) && now.saturating_duration_since(last) >= limit {
-                let node = j % self.stride;
+                let (c, node) = self.ends[j];
                 let slot = self.owed[j]
                     .iter()
                     .find(|&&i| i != ASKING_MARK)
-                    .map_or(0, |&i| self.clients[j / self.stride].reqs[i as usize].slot);
+                    .map_or(0, |&i| self.clients[c].reqs[i as usize].slot);
                 self.give_up(slot, Some(node));
                 return;
             }
@@ -1210,7 +1259,7 @@ impl ClusterLayer<'_> {
 
 impl Layer for ClusterLayer<'_> {
     fn on_reply(&mut self, conn: usize, error: bool, raw: &[u8], now: Instant) {
-        let (c, node) = (conn / self.stride, conn % self.stride);
+        let (c, node) = self.ends[conn];
         self.mark(c);
         let Some(i) = self.owed[conn].pop_front() else {
             return;
@@ -1279,7 +1328,7 @@ impl Layer for ClusterLayer<'_> {
     }
 
     fn on_lost(&mut self, conn: usize, e: &ConnError, now: Instant) {
-        let (c, node) = (conn / self.stride, conn % self.stride);
+        let (c, node) = self.ends[conn];
         self.mark(c);
         let cl = &mut self.clients[c];
         let owed = self.owed[conn].drain(..).filter(|&i| i != ASKING_MARK);
@@ -1306,7 +1355,7 @@ impl Layer for ClusterLayer<'_> {
         // Called after each received buffer (and each finished send): its replies go into the
         // shard's counters together.
         self.publish();
-        self.mark(conn / self.stride);
+        self.mark(self.ends[conn].0);
     }
 
     fn pump(&mut self, d: &mut Driver<'_>, now: Instant) {

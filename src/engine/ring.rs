@@ -593,6 +593,9 @@ pub(crate) struct Driver<'a> {
     mode: RingMode,
     /// True when the sockets are registered files.
     fixed: bool,
+    /// How many slots the registered file table has: connections added later
+    /// ([`Driver::add_connection`]) beyond it use plain descriptors.
+    files: usize,
     bufs: BufRing,
     conns: Vec<Conn>,
     ready: VecDeque<usize>,
@@ -740,6 +743,7 @@ impl<'a> Driver<'a> {
             ring,
             mode,
             fixed,
+            files: conns_len,
             bufs,
             ready: if layer.is_some() || idle {
                 VecDeque::new()
@@ -782,9 +786,10 @@ impl<'a> Driver<'a> {
     }
 
     fn arm_recv(&mut self, i: usize) {
+        let fixed = self.is_fixed(i);
         let c = &mut self.conns[i];
         let Some(fd) = c.fd.as_ref() else { return };
-        let sqe = match (&self.stamps, self.fixed) {
+        let sqe = match (&self.stamps, fixed) {
             (Some(s), true) => opcode::RecvMsgMulti::new(Fixed(i as u32), &*s.msghdr, BGID).build(),
             (Some(s), false) => {
                 opcode::RecvMsgMulti::new(Fd(fd.as_raw_fd()), &*s.msghdr, BGID).build()
@@ -798,6 +803,7 @@ impl<'a> Driver<'a> {
     }
 
     fn send_rest(&mut self, i: usize) {
+        let fixed = self.is_fixed(i);
         let c = &mut self.conns[i];
         let Some(fd) = c.fd.as_ref() else { return };
         let ptr = match (&c.tls, &c.requests) {
@@ -809,7 +815,7 @@ impl<'a> Driver<'a> {
         let rest = c.out_len - c.out_at;
         // SAFETY: the bytes live in the connection's own buffers (see `push`).
         let at = unsafe { ptr.add(c.out_at) };
-        let sqe = if self.fixed {
+        let sqe = if fixed {
             opcode::Send::new(Fixed(i as u32), at, rest as u32).build()
         } else {
             opcode::Send::new(Fd(fd.as_raw_fd()), at, rest as u32).build()
@@ -1059,7 +1065,7 @@ impl<'a> Driver<'a> {
         c.fd = None;
         c.reader.reset();
         c.generation = c.generation.wrapping_add(1);
-        if self.fixed {
+        if self.is_fixed(i) {
             // Drop the table's reference too, so the socket really closes.
             let _ = self.ring.submitter().register_files_update(i as u32, &[-1]);
         }
@@ -1153,7 +1159,7 @@ impl<'a> Driver<'a> {
     /// opened but the ring's file table would not take it (the slot stays unusable).
     pub(crate) fn open(&mut self, i: usize, target: &Target) -> Result<(), Option<ConnError>> {
         let (fd, tls) = connect_to(self.cfg, target)?;
-        if self.fixed {
+        if self.is_fixed(i) {
             let raw = fd.as_raw_fd();
             if self
                 .ring
@@ -1175,6 +1181,49 @@ impl<'a> Driver<'a> {
         self.set_phase(i, Phase::Live);
         self.arm_recv(i);
         Ok(())
+    }
+
+    /// True when connection `i` is a slot of the registered file table.
+    fn is_fixed(&self, i: usize) -> bool {
+        self.fixed && i < self.files
+    }
+
+    /// Adds a connection slot with no socket (a layer's, for a node that appeared during the run) and
+    /// returns its index; [`Self::open`] connects it.
+    pub(crate) fn add_connection(&mut self) -> usize {
+        let now = Instant::now();
+        self.conns.push(Conn {
+            fd: None,
+            generation: 0,
+            phase: Phase::Done,
+            recv_armed: false,
+            send_pending: false,
+            out: Vec::new(),
+            out_len: 0,
+            out_at: 0,
+            requests: Requests::Raw,
+            due: 0,
+            batch_sent: now,
+            flights: VecDeque::new(),
+            reader: InPlaceScanner::default(),
+            keys: self.plan.keys(&Rc::new(Cell::new(0))),
+            rng: SmallRng::seed_from_u64(0),
+            pacing: None,
+            seq: 0,
+            next_due: None,
+            done_sending: false,
+            room_at: now,
+            last_progress: now,
+            queued: false,
+            renew: false,
+            fresh: true,
+            refused: false,
+            tls: None,
+            attempt: 0,
+            retry_at: now,
+        });
+        self.done += 1;
+        self.conns.len() - 1
     }
 
     /// True when connection `i` is connected and driven.
