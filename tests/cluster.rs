@@ -908,22 +908,43 @@ fn each_node_sees_batches_of_p_and_the_per_node_counts_match_its_commandstats() 
     assert_eq!(total, 48000);
 }
 
-/// Waits for `child` at most `limit`; a run still going then is killed and reported as hung.
+/// Waits for `child` at most `limit` (its output read as it comes); a run still going then is
+/// killed and reported as hung.
 fn wait_bounded(mut child: std::process::Child, limit: Duration) -> std::process::Output {
+    use std::io::Read;
+    let reader = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut b = Vec::new();
+            let _ = r.read_to_end(&mut b);
+            b
+        })
+    };
+    let out = reader(Box::new(child.stdout.take().unwrap()));
+    let err = reader(Box::new(child.stderr.take().unwrap()));
     let deadline = Instant::now() + limit;
-    while child.try_wait().unwrap().is_none() {
+    let mut hung = false;
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
         if Instant::now() >= deadline {
+            hung = true;
             let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "the run hung ({limit:?}):\n{}\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
         }
         std::thread::sleep(Duration::from_millis(20));
+    };
+    let (stdout, stderr) = (out.join().unwrap(), err.join().unwrap());
+    assert!(
+        !hung,
+        "the run hung ({limit:?}):\n{}\n{}",
+        String::from_utf8_lossy(&stdout),
+        String::from_utf8_lossy(&stderr)
+    );
+    std::process::Output {
+        status,
+        stdout,
+        stderr,
     }
-    child.wait_with_output().unwrap()
 }
 
 #[test]
@@ -987,6 +1008,63 @@ fn masters_added_by_resharding_during_a_run_are_routed_to_without_limit() {
             nodes[format!("127.0.0.1:{p}")].as_u64(),
             Some(sets),
             "{nodes}"
+        );
+    }
+}
+
+#[test]
+fn a_timeout_names_the_master_that_was_silent() {
+    let c = Cluster::start();
+    let seed = c.ports[0];
+    let victim = c.ports[1];
+    let json = c.dir.join("timeout.json");
+    let n = 20_000u64;
+    let child = Command::new(env!("CARGO_BIN_EXE_ringbench"))
+        .args(["-p", &seed.to_string(), "--cluster", "-t", "set"])
+        .args([
+            "-r",
+            "10000",
+            "-c",
+            "3",
+            "--rps",
+            "2000",
+            "-n",
+            &n.to_string(),
+        ])
+        .args(["--timeout", "300", "--json"])
+        .arg(&json)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while c.calls_on(victim, "set") < 500 {
+        assert!(Instant::now() < deadline, "the victim got no SETs");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // The victim holds every client's commands for 1.5 s: its replies come late beyond --timeout.
+    assert_eq!(c.cli(victim, &["client", "pause", "1500", "all"]), "OK");
+    let out = wait_bounded(child, Duration::from_secs(40));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    );
+    assert!(
+        stderr.contains(&format!("no reply from 127.0.0.1:{victim} within 300 ms")),
+        "{stderr}"
+    );
+    let t = json_test(&json);
+    let completed = t["requests"].as_u64().unwrap();
+    let failed = t["errors"]["failed"].as_u64().unwrap();
+    assert!(failed > 0, "{stdout}");
+    assert_eq!(completed + failed, n, "{stdout}");
+    // The masters that answered in time did so exactly as often as they counted.
+    for &p in c.ports.iter().filter(|&&p| p != victim) {
+        assert_eq!(
+            t["cluster"]["nodes"][format!("127.0.0.1:{p}")].as_u64(),
+            Some(c.calls_on(p, "set")),
+            "{stdout}"
         );
     }
 }

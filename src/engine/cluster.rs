@@ -281,6 +281,24 @@ fn node_target(addr: SocketAddr) -> Target {
     }
 }
 
+/// `e` as it happened on a connection to node `name`: the ring words a connection's failures with
+/// the seed's address, the layer knows which node it was.
+fn at_node(e: &ConnError, name: &str) -> ConnError {
+    let addr = name.to_string();
+    match e {
+        ConnError::Lost { reason, .. } => ConnError::Lost {
+            addr,
+            reason: reason.clone(),
+        },
+        ConnError::Tls { reason, .. } => ConnError::Tls {
+            addr,
+            reason: reason.clone(),
+        },
+        ConnError::Timeout { ms, .. } => ConnError::Timeout { addr, ms: *ms },
+        other => other.clone(),
+    }
+}
+
 fn cluster_to_conn(e: DiscoveryError) -> ConnError {
     match e {
         DiscoveryError::Conn(c) => c,
@@ -1073,6 +1091,7 @@ impl ClusterLayer<'_> {
                 continue;
             }
             if let Err(e) = d.send(j, now) {
+                let e = at_node(&e, &self.map.nodes[n].name);
                 self.state
                     .stats
                     .borrow_mut()
@@ -1333,7 +1352,7 @@ impl Layer for ClusterLayer<'_> {
         let cl = &mut self.clients[c];
         let owed = self.owed[conn].drain(..).filter(|&i| i != ASKING_MARK);
         let mut st = self.state.stats.borrow_mut();
-        st.note_conn_error(&e.to_string());
+        st.note_conn_error(&at_node(e, &self.map.nodes[node].name).to_string());
         if matches!(e, ConnError::Timeout { .. }) {
             // A reply late beyond --timeout: its request fails, it is not sent again.
             let mut n = 0;
