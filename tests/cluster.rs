@@ -961,7 +961,7 @@ fn masters_added_by_resharding_during_a_run_are_routed_to_without_limit() {
     let json = c.dir.join("grow.json");
     let n = 36_000u64;
     // Paced, so the run lasts about 12 s whatever the machine: long enough to see every reshard.
-    let child = Command::new(env!("CARGO_BIN_EXE_ringbench"))
+    let child = Command::new(common::cluster::bin())
         .args(["-p", &initial[0].to_string(), "--cluster", "-t", "set"])
         .args([
             "-r",
@@ -1019,7 +1019,7 @@ fn a_timeout_names_the_master_that_was_silent() {
     let victim = c.ports[1];
     let json = c.dir.join("timeout.json");
     let n = 20_000u64;
-    let child = Command::new(env!("CARGO_BIN_EXE_ringbench"))
+    let child = Command::new(common::cluster::bin())
         .args(["-p", &seed.to_string(), "--cluster", "-t", "set"])
         .args([
             "-r",
@@ -1067,4 +1067,113 @@ fn a_timeout_names_the_master_that_was_silent() {
             "{stdout}"
         );
     }
+}
+
+/// Holds `master`'s writes, waits until `replica` has every one of them, then kills `master`: every
+/// SET it executed is on the replica, so the nodes' counts can be compared exactly afterwards.
+fn kill_in_sync(c: &Cluster, master: u16, replica: u16, deadline: Instant) {
+    assert_eq!(c.cli(master, &["client", "pause", "10000", "write"]), "OK");
+    let offset: u64 = c.replication(master, "master_repl_offset").parse().unwrap();
+    while c
+        .replication(replica, "slave_repl_offset")
+        .parse::<u64>()
+        .unwrap_or(0)
+        < offset
+    {
+        assert!(Instant::now() < deadline, "{replica} never caught up");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    c.kill(master);
+}
+
+/// Waits until `port` is a master (asked of `via`).
+fn wait_master(c: &Cluster, via: u16, port: u16, deadline: Instant) {
+    while !c.roles(via).0.contains(&port) {
+        assert!(Instant::now() < deadline, "{port} never became a master");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_master_lost_twice_is_reported_twice() {
+    let c = Cluster::start_with(1, 1000);
+    let seed = c.ports[0];
+    let (masters, replica_of) = c.roles(seed);
+    let victim = *masters.iter().find(|&&p| p != seed).unwrap();
+    let replica = *replica_of.iter().find(|&(_, &m)| m == victim).unwrap().0;
+    for &p in &c.ports {
+        c.cli(p, &["config", "resetstat"]);
+    }
+    let json = c.dir.join("twice.json");
+    let n = 40_000u64;
+    // Paced: about 20 s, long enough for two failovers and a rejoin between them.
+    let child = Command::new(common::cluster::bin())
+        .args(["-p", &seed.to_string(), "--cluster", "-t", "set"])
+        .args(["-r", "10000", "-c", "4", "--threads", "2", "--rps", "2000"])
+        .args(["-n", &n.to_string(), "--json"])
+        .arg(&json)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(40);
+    while c.calls_on(victim, "set") < 500 {
+        assert!(Instant::now() < deadline, "the victim got no SETs");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // First loss: the replica takes over.
+    kill_in_sync(&c, victim, replica, deadline);
+    wait_master(&c, seed, replica, deadline);
+    // The victim rejoins (as the replica of its replica) and takes its slots back by a manual
+    // failover; once it has served requests as a master again, it is lost a second time.
+    assert!(c.start_node(victim), "{victim} did not restart");
+    while c.replication(victim, "master_link_status") != "up" {
+        assert!(Instant::now() < deadline, "{victim} never synced");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(c.cli(victim, &["cluster", "failover"]), "OK");
+    wait_master(&c, seed, victim, deadline);
+    let base = c.calls_on(victim, "set");
+    while c.calls_on(victim, "set") < base + 500 {
+        assert!(
+            Instant::now() < deadline,
+            "no SET reached {victim} as a master again"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    while c.replication(replica, "master_link_status") != "up" {
+        assert!(Instant::now() < deadline, "{replica} never synced");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    kill_in_sync(&c, victim, replica, deadline);
+    let out = wait_bounded(child, Duration::from_secs(60));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let t = json_test(&json);
+    assert_eq!(t["requests"].as_u64(), Some(n), "{stdout}");
+    // Both losses are listed, each with the replica answering for the slots afterwards.
+    let f = t["cluster"]["failovers"].as_array().unwrap();
+    let name = format!("127.0.0.1:{victim}");
+    assert_eq!(f.len(), 2, "{f:?}\n{stdout}");
+    for l in f {
+        assert_eq!(l["node"], name, "{f:?}");
+        assert_eq!(l["new_master"], format!("127.0.0.1:{replica}"), "{f:?}");
+    }
+    assert!(
+        f[1]["lost_s"].as_f64() > f[0]["answered_s"].as_f64(),
+        "{f:?}"
+    );
+    assert_eq!(
+        stdout.matches(&format!("failover: {name} lost at")).count(),
+        2,
+        "{stdout}"
+    );
+    // The masters now executed exactly the requests (the victim's SETs are in the replica's counts).
+    let (now_masters, _) = c.roles(seed);
+    let executed: u64 = now_masters.iter().map(|&p| c.calls_on(p, "set")).sum();
+    assert_eq!(executed, n, "{stdout}");
 }

@@ -660,11 +660,16 @@ impl ClusterLayer<'_> {
         now.saturating_duration_since(self.plan.epoch).as_secs_f64()
     }
 
-    /// Notes that a connection to `node` was lost or refused (first time only, and only for a node
-    /// that owns slots: what follows is a failover, or a give-up).
+    /// Notes that a connection to `node` was lost or refused, for a node that owns slots (what follows
+    /// is a failover, or a give-up): once per loss, so a node lost again after another node answered
+    /// for its slots (it became a master again, and failed again) is listed again.
     fn note_lost(&mut self, node: usize, now: Instant) {
         let node = node as u16;
-        if self.lost.iter().any(|l| l.node == node) {
+        if self
+            .lost
+            .iter()
+            .any(|l| l.node == node && l.answered.is_none())
+        {
             return;
         }
         let slots: Vec<bool> = self.map.owner.iter().map(|&o| o == node).collect();

@@ -14,6 +14,14 @@ pub struct Cluster {
     pub node_timeout_ms: u64,
 }
 
+/// The ringbench binary the cluster tests run: this build, or the one `$RINGBENCH_BIN` names (to see
+/// what another build does with the same test).
+pub fn bin() -> PathBuf {
+    std::env::var_os("RINGBENCH_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_ringbench")))
+}
+
 pub fn script() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/cluster.sh")
 }
