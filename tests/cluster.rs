@@ -1177,3 +1177,36 @@ fn a_master_lost_twice_is_reported_twice() {
     let executed: u64 = now_masters.iter().map(|&p| c.calls_on(p, "set")).sum();
     assert_eq!(executed, n, "{stdout}");
 }
+
+#[test]
+fn keepalive_0_opens_a_new_connection_for_each_batch_on_every_master() {
+    let c = Cluster::start();
+    let connections = |c: &Cluster| -> u64 {
+        c.ports
+            .iter()
+            .map(|&p| stat(c, p, "total_connections_received"))
+            .sum()
+    };
+    let before = connections(&c);
+    let n = 3000u64;
+    let out = Command::new(common::cluster::bin())
+        .args(c.addr())
+        .args(["-t", "set", "-r", "1000", "-c", "3", "-P", "1", "-k", "0"])
+        .args(["-n", &n.to_string(), "-q"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+    assert_eq!(c.calls("set"), n, "{stdout}");
+    // One request per batch at -P 1: every request after a connection's first went on a new one.
+    let opened = connections(&c) - before;
+    assert!(
+        opened >= n,
+        "{opened} connections for {n} requests at -k 0:\n{stdout}"
+    );
+}

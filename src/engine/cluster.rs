@@ -271,6 +271,8 @@ struct ClusterLayer<'a> {
     queued: Vec<bool>,
     /// When clients are due without news (an open-loop request, a backoff's end), earliest first.
     schedule: DueQueue,
+    /// `-k 0` (closed loop): connections whose batch is answered, to close before their next one.
+    renew: Vec<usize>,
 }
 
 fn node_target(addr: SocketAddr) -> Target {
@@ -460,6 +462,7 @@ pub(crate) fn layer<'a>(
         pumping: Vec::with_capacity(plan.clients),
         queued: vec![true; plan.clients],
         schedule: DueQueue::new(plan.clients),
+        renew: Vec::new(),
     })
 }
 
@@ -1300,6 +1303,11 @@ impl Layer for ClusterLayer<'_> {
         } else if let Some(&k) = owed.get(PREFETCH_AHEAD - 1) {
             prefetch(reqs, k);
         }
+        if self.owed[conn].is_empty() && !self.cfg.run.keepalive && self.clients[c].pacing.is_none()
+        {
+            // `-k 0`: a new connection for each batch, as without --cluster.
+            self.renew.push(conn);
+        }
         if i == ASKING_MARK {
             return;
         }
@@ -1385,6 +1393,20 @@ impl Layer for ClusterLayer<'_> {
     fn pump(&mut self, d: &mut Driver<'_>, now: Instant) {
         self.publish();
         self.watch(d, now);
+        if !self.renew.is_empty() {
+            let owed = &self.owed;
+            // A connection whose send is still in the kernel closes once it is done.
+            self.renew.retain(|&j| {
+                if !d.is_live(j) || !owed[j].is_empty() {
+                    return false;
+                }
+                if d.is_sending(j) {
+                    return true;
+                }
+                d.shut(j);
+                false
+            });
+        }
         if self.abort.is_some() {
             (0..self.clients.len()).for_each(|c| self.mark(c));
         }
