@@ -1010,6 +1010,27 @@ fn masters_added_by_resharding_during_a_run_are_routed_to_without_limit() {
             "{nodes}"
         );
     }
+    // The server view covers every master seen, not only the three of the start.
+    let view: Vec<&str> = t["server"]["nodes"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no server view: {}", t["server"]))
+        .iter()
+        .map(|v| v["node"].as_str().unwrap())
+        .collect();
+    for &(p, sets) in &per {
+        let name = format!("127.0.0.1:{p}");
+        assert!(
+            view.contains(&name.as_str()),
+            "{name} missing from {view:?}"
+        );
+        let v = t["server"]["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["node"] == name)
+            .unwrap();
+        assert!(v["commands_processed"].as_u64().unwrap() >= sets, "{v}");
+    }
 }
 
 #[test]
@@ -1209,4 +1230,68 @@ fn keepalive_0_opens_a_new_connection_for_each_batch_on_every_master() {
         opened >= n,
         "{opened} connections for {n} requests at -k 0:\n{stdout}"
     );
+}
+
+#[test]
+fn the_server_view_covers_a_master_that_took_slots_during_the_run() {
+    let mut c = Cluster::start();
+    let initial = c.ports.clone();
+    let added = c.add_master();
+    for &p in &c.ports {
+        c.cli(p, &["config", "resetstat"]);
+    }
+    let json = c.dir.join("view-grow.json");
+    let n = 12_000u64;
+    let child = Command::new(common::cluster::bin())
+        .args(["-p", &initial[0].to_string(), "--cluster", "-t", "set"])
+        .args([
+            "-r",
+            "2000",
+            "-c",
+            "3",
+            "--rps",
+            "2000",
+            "-n",
+            &n.to_string(),
+        ])
+        .arg("--json")
+        .arg(&json)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while c.calls("set") < 1000 {
+        assert!(Instant::now() < deadline, "the run sent no SETs");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    c.reshard(initial[0], added, 1000);
+    let out = wait_bounded(child, Duration::from_secs(40));
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sets = c.calls_on(added, "set");
+    assert!(sets > 0, "no SET reached the added master");
+    assert_eq!(c.calls("set"), n);
+    let t = json_test(&json);
+    let nodes = t["server"]["nodes"].as_array().unwrap();
+    let name = format!("127.0.0.1:{added}");
+    let v = nodes
+        .iter()
+        .find(|v| v["node"] == name)
+        .unwrap_or_else(|| panic!("{name} missing from the server view: {nodes:?}"));
+    assert_eq!(nodes.len(), 4, "{nodes:?}");
+    let processed = v["commands_processed"].as_u64().unwrap();
+    assert!(processed >= sets, "{processed} commands vs {sets} SETs");
+    let total: u64 = nodes
+        .iter()
+        .map(|v| v["commands_processed"].as_u64().unwrap())
+        .sum();
+    assert_eq!(t["server"]["commands_processed"].as_u64(), Some(total));
+    assert!(stdout.contains("summed over 4 masters"), "{stdout}");
 }
