@@ -1295,3 +1295,115 @@ fn the_server_view_covers_a_master_that_took_slots_during_the_run() {
     assert_eq!(t["server"]["commands_processed"].as_u64(), Some(total));
     assert!(stdout.contains("summed over 4 masters"), "{stdout}");
 }
+
+#[test]
+fn seven_failovers_each_promoting_a_new_replica_are_followed() {
+    // One master with seven replicas: each failover promotes a node that was never a master, so the
+    // run routes to ten distinct masters (the node table used to hold max(2 x 3, 8)).
+    let mut c = Cluster::start_with(0, 1000);
+    let seed = c.ports[0];
+    let first = c.ports[1];
+    let replicas = c.add_replicas(first, 7);
+    for &p in &c.ports {
+        c.cli(p, &["config", "resetstat"]);
+    }
+    let json = c.dir.join("seven.json");
+    // Paced: 25 s, the seven failovers take about 16.
+    let n = 75_000u64;
+    let child = Command::new(common::cluster::bin())
+        .args(["-p", &seed.to_string(), "--cluster", "-t", "set"])
+        .args([
+            "-r",
+            "10000",
+            "-c",
+            "3",
+            "--rps",
+            "3000",
+            "-n",
+            &n.to_string(),
+        ])
+        .arg("--json")
+        .arg(&json)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(50);
+    let mut current = first;
+    let mut dead = vec![];
+    let mut base = 0;
+    for _ in 0..7 {
+        while c.calls_on(current, "set") < base + 300 {
+            if Instant::now() > deadline {
+                let out = wait_bounded(child, Duration::from_secs(1));
+                panic!(
+                    "no SETs reached {current}:\n{}\n{}",
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let alive: Vec<u16> = replicas
+            .iter()
+            .copied()
+            .filter(|&r| r != current && !dead.contains(&r))
+            .collect();
+        // Every replica left follows the current master and has all its writes before it dies.
+        assert_eq!(c.cli(current, &["client", "pause", "10000", "write"]), "OK");
+        let offset: u64 = c
+            .replication(current, "master_repl_offset")
+            .parse()
+            .unwrap();
+        for &r in &alive {
+            while c.replication(r, "master_port") != current.to_string()
+                || c.replication(r, "master_link_status") != "up"
+                || c.replication(r, "slave_repl_offset")
+                    .parse::<u64>()
+                    .unwrap_or(0)
+                    < offset
+            {
+                assert!(
+                    Instant::now() < deadline,
+                    "{r} never caught up with {current} (offset {offset}): {}",
+                    c.cli(r, &["info", "replication"])
+                );
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        c.kill(current);
+        dead.push(current);
+        current = loop {
+            let (masters, _) = c.roles(seed);
+            if let Some(&m) = alive.iter().find(|r| masters.contains(r)) {
+                break m;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no replica of {current} was promoted"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        base = c.calls_on(current, "set");
+    }
+    let out = wait_bounded(child, Duration::from_secs(60));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let t = json_test(&json);
+    assert_eq!(t["requests"].as_u64(), Some(n), "{stdout}");
+    let f = t["cluster"]["failovers"].as_array().unwrap();
+    assert_eq!(f.len(), 7, "{f:?}");
+    for (l, &d) in f.iter().zip(&dead) {
+        assert_eq!(l["node"], format!("127.0.0.1:{d}"), "{f:?}");
+        assert!(l["new_master"].is_string(), "{f:?}");
+    }
+    // The last master of the chain holds every SET of its slots (replicated along it).
+    let (masters, _) = c.roles(seed);
+    assert_eq!(masters.len(), 3, "{masters:?}");
+    let executed: u64 = masters.iter().map(|&p| c.calls_on(p, "set")).sum();
+    assert_eq!(executed, n, "{stdout}");
+}

@@ -715,7 +715,15 @@ impl ClusterLayer<'_> {
         if self.abort.is_some() {
             return;
         }
-        let o = silent.unwrap_or(self.map.owner[slot as usize] as usize);
+        // The node that was silent: the one named, or the lost master whose slot this was (the map
+        // may name nobody, or a new owner that never answered), or else the slot's owner.
+        let o = silent.unwrap_or_else(|| {
+            self.lost
+                .iter()
+                .rev()
+                .find(|l| l.answered.is_none() && l.slots[slot as usize])
+                .map_or(self.map.owner[slot as usize], |l| l.node) as usize
+        });
         let owner = self.map.nodes.get(o).map(|n| n.name.clone());
         let mut state = String::from("cluster_state unknown (no other node answered CLUSTER INFO)");
         for (_, n) in self.map.nodes.iter().enumerate().filter(|&(i, _)| i != o) {

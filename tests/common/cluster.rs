@@ -219,6 +219,8 @@ impl Cluster {
         let started = Command::new("redis-server")
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--cluster-enabled", "yes"])
+            // A replica stays with the master it was added to (no migration to a master without one).
+            .args(["--cluster-allow-replica-migration", "no"])
             .args(["--cluster-config-file", &path("nodes.conf")])
             .args(["--cluster-node-timeout", &self.node_timeout_ms.to_string()])
             .args(["--save", "", "--appendonly", "no", "--daemonize", "yes"])
@@ -243,16 +245,7 @@ impl Cluster {
     /// no slot until [`Cluster::reshard`] gives it some. Returns its port.
     pub fn add_master(&mut self) -> u16 {
         for _ in 0..5 {
-            // Below 22768, so its cluster bus port (+10000) stays below the ephemeral range, as the
-            // script's ports do.
-            let port = loop {
-                let p = free_port();
-                let p = 20000 + p % 2700;
-                let free = |p: u16| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok();
-                if free(p) && free(p + 10000) && !self.ports.contains(&p) {
-                    break p;
-                }
-            };
+            let port = self.new_port();
             if !self.start_node(port) {
                 continue;
             }
@@ -291,6 +284,57 @@ impl Cluster {
             }
         }
         panic!("could not start a node to add");
+    }
+
+    /// A port for a new node: free, and below 22768 so its cluster bus port (+10000) stays below the
+    /// ephemeral range, as the script's ports do.
+    fn new_port(&self) -> u16 {
+        loop {
+            let p = 20000 + free_port() % 2700;
+            let free = |p: u16| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok();
+            if free(p) && free(p + 10000) && !self.ports.contains(&p) {
+                return p;
+            }
+        }
+    }
+
+    /// Starts `count` nodes and makes each a replica of `master` (CLUSTER MEET, then CLUSTER
+    /// REPLICATE once it knows the master, all side by side); returns their ports once all are in sync.
+    pub fn add_replicas(&mut self, master: u16, count: usize) -> Vec<u16> {
+        let id = self.node_id(master);
+        let mut added = Vec::new();
+        while added.len() < count {
+            let port = self.new_port();
+            if self.start_node(port) {
+                self.ports.push(port);
+                added.push(port);
+                let seed = self.ports[0].to_string();
+                assert_eq!(
+                    self.cli(port, &["cluster", "meet", "127.0.0.1", &seed]),
+                    "OK"
+                );
+            }
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let mut pending = added.clone();
+        while !pending.is_empty() {
+            pending.retain(|&p| self.cli(p, &["cluster", "replicate", &id]) != "OK");
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{pending:?} never learned of {master}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        for &p in &added {
+            while self.replication(p, "master_link_status") != "up" {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "replica {p} did not sync"
+                );
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        }
+        added
     }
 
     /// Moves `slots` slots (and their keys) from master `from` to master `to` with
