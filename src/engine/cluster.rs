@@ -78,6 +78,9 @@ struct LostNode {
     lost_s: f64,
     slots: Vec<bool>,
     answered: Option<(u16, f64)>,
+    /// The answer's stamp (see [`Req`]; 0 before it): a request that waited since before it had its
+    /// slot answered, so a later wait is a new one.
+    answered_ms: u32,
 }
 
 /// One master's tally on this executor, indexed like the slot map's nodes: every completed reply is
@@ -685,6 +688,7 @@ impl ClusterLayer<'_> {
             lost_s,
             slots,
             answered: None,
+            answered_ms: 0,
         });
         self.watching = true;
     }
@@ -701,6 +705,7 @@ impl ClusterLayer<'_> {
             if l.answered.is_none() {
                 if l.node as usize != node && l.slots[slot as usize] {
                     l.answered = Some((node as u16, at));
+                    l.answered_ms = stamp_ms(self.base, now);
                 } else {
                     open = true;
                 }
@@ -1153,9 +1158,20 @@ impl ClusterLayer<'_> {
         }
         let mut stuck = None;
         let mut failed = 0;
+        let lost = &self.lost;
         for k in 0..cl.retry.len() {
             let i = cl.retry[k];
             let r = &mut cl.reqs[i as usize];
+            if r.stalled != 0
+                && lost
+                    .iter()
+                    .any(|l| l.answered_ms > r.stalled && l.slots[r.slot as usize])
+            {
+                // Its slot was answered since it began to wait (a failover ended): this wait is a
+                // new one (the next failover of the same slots), timed from now.
+                r.stalled = now_ms;
+                r.waits = 0;
+            }
             if r.attempts >= MAX_ATTEMPTS {
                 failed += 1;
                 cl.release(i);
@@ -1450,8 +1466,12 @@ impl Layer for ClusterLayer<'_> {
 
     fn finish(&mut self, stats: &mut ShardStats) {
         self.publish_into(stats);
-        if let Some(why) = &self.abort {
-            stats.note_conn_error(why);
+        if let Some(why) = &self.abort
+            && !stats.conn_errors.contains(why)
+        {
+            // Why the run ended comes first, whatever else was noted (the list is capped).
+            stats.conn_errors.insert(0, why.clone());
+            stats.conn_errors.truncate(crate::stats::MAX_CONN_ERRORS);
         }
         // Every reply was recorded once, in its node's histogram: the shard's is their sum.
         for t in &self.tallies {
