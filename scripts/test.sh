@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test on a fresh Debian/Ubuntu machine: installs what the tests start or call when it is
 # missing (redis-server and redis-cli, openssl for the TLS certificates, script for terminal tests, a
-# TrueType font for the PNG chart, python3 for the layering check), checks clippy, the layering
+# TrueType font for the PNG chart, python3 for the layering check, ip and iptables for the network
+# namespace tests), checks clippy, the layering
 # (scripts/deps.sh) and the docs with warnings as errors, then runs
 # `cargo test --all-targets` with its output shown. Extra arguments go to cargo test.
 set -euo pipefail
@@ -13,6 +14,9 @@ command -v openssl >/dev/null || missing+=(openssl)
 command -v script >/dev/null || missing+=(bsdutils)
 command -v timeout >/dev/null || missing+=(coreutils)
 command -v python3 >/dev/null || missing+=(python3-minimal)
+# Network faults: tests make a network namespace of their own (ip, iproute2) and drop packets in it.
+command -v ip >/dev/null || missing+=(iproute2)
+command -v iptables >/dev/null || [ -x /usr/sbin/iptables ] || missing+=(iptables)
 # The PNG chart test draws text with a system TrueType font.
 font=""
 for f in /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf /usr/share/fonts/dejavu/DejaVuSans.ttf \

@@ -75,6 +75,9 @@ pub enum RunError {
     /// The server refused the run before it began (`NOAUTH`, too many clients): its own message.
     #[error("Error from server: {0}")]
     Server(String),
+    /// The server has no room for the run's connections under its `maxclients`.
+    #[error("{0}")]
+    NoRoom(String),
 }
 
 impl RunError {
@@ -139,6 +142,23 @@ pub fn dispatch(args: &[OsString], out: &mut dyn Write, err: &mut dyn Write) -> 
             ExitCode::from(e.code())
         }
     })
+}
+
+/// Checks that the server has room under its `maxclients` for `clients` connections (beside the
+/// clients already there). Returns true when there is room only if the control connection gives its
+/// slot up during each test; refuses the run, before its first test, when there is not even that.
+fn check_room(ctl: &mut control::ControlClient, clients: u64) -> Result<bool, RunError> {
+    let Some((max, connected)) = ctl.clients_room()? else {
+        return Ok(false);
+    };
+    // The control connection is one of `connected`, and its slot can be given to the test.
+    let room = max.saturating_sub(connected) + 1;
+    if clients > room {
+        return Err(RunError::NoRoom(format!(
+            "the server has room for {room} connections (maxclients {max}, {connected} connected, ringbench's own included) and -c is {clients}: raise it with CONFIG SET maxclients, or lower -c"
+        )));
+    }
+    Ok(clients == room)
 }
 
 /// The bracket after `threads: N` in the header: fewer executors than `--threads` asked (one per client
@@ -254,6 +274,11 @@ pub fn run(
     if let Some(msg) = ctl.refused.take() {
         return Err(RunError::Server(msg));
     }
+    let yield_slot = if cfg.run.cluster || cfg.run.idle {
+        false
+    } else {
+        check_room(&mut ctl, cfg.run.clients as u64)?
+    };
     let mut header = header;
     let mut masters = Vec::new();
     if cfg.run.cluster {
@@ -309,7 +334,11 @@ pub fn run(
     };
     // With --cluster the view covers every master (each watch connects when its first test begins).
     let mut watch = if masters.is_empty() {
-        server_view::Watches::one(watch_of(ctl.take(), &cfg.target))
+        let mut w = watch_of(ctl.take(), &cfg.target);
+        if yield_slot {
+            w.yield_slot(cfg.run.clients as u64);
+        }
+        server_view::Watches::one(w)
     } else {
         drop(ctl.take());
         server_view::Watches::cluster(
@@ -401,7 +430,8 @@ pub fn run(
                 let _ = writeln!(stderr, "ringbench: {}: {e}", test.title);
             }
             let requested = if cfg.run.shape.duration.is_some() {
-                stats.completed + stats.failed
+                // What was sent: answered, failed, or still in flight at the end.
+                stats.completed + stats.failed + stats.in_flight
             } else {
                 cfg.run.requests
             };

@@ -325,9 +325,10 @@ fn replies_split_at_random_positions_are_counted_exactly() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(stdout.contains("  3000 requests completed in "), "{stdout}");
     assert!(request_counts(&stdout).is_none(), "{stdout}");
-    // 3000 requests plus the control connection's two CONFIG GETs and one INFO (this server's INFO reply
-    // has no server fields, so the server view is off for the rest of the run).
-    assert_eq!(f.requests.load(std::sync::atomic::Ordering::SeqCst), 3003);
+    // 3000 requests plus the control connection's three CONFIG GETs (save, appendonly, maxclients: this
+    // server has no maxclients, so no INFO clients follows) and one INFO (its reply has no server
+    // fields, so the server view is off for the rest of the run).
+    assert_eq!(f.requests.load(std::sync::atomic::Ordering::SeqCst), 3004);
 }
 
 #[test]
@@ -465,30 +466,77 @@ fn run_limited(s: &RedisServer, limit: &str, extra: &[&str]) -> String {
     err
 }
 
+/// `-c` equal to the server's room under `maxclients` runs whole: ringbench's own control connection
+/// gives its slot to the test. One more is refused before the first test, naming maxclients and -c,
+/// with nothing sent.
 #[test]
-fn connections_the_server_refuses_are_not_counted_as_replies() {
+fn the_control_connection_takes_no_slot_and_no_room_is_refused_before_the_test() {
     let _turn = shared();
     let s = RedisServer::start_with(&["--maxclients", "20"]);
     s.reset();
     let port = s.port.to_string();
-    // The control connection and the server view take one slot each; some of the 30 are refused.
-    let out = ringbench(&["-p", &port, "-t", "set", "-n", "20000", "-c", "30"]);
+    let out = ringbench(&[
+        "-p", &port, "-t", "set", "-n", "20000", "-c", "20", "--json", "-",
+    ]);
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
-    let Some((requested, completed, failed)) = request_counts(&stdout) else {
-        panic!("no requests line: {stdout}\n{stderr}");
-    };
-    assert_eq!(requested, 20000);
-    assert!(failed > 0, "{stdout}");
-    assert_eq!(completed + failed, requested);
-    // What the client counts as completed is exactly what the server executed.
-    assert_eq!(s.calls("set"), completed, "{stdout}");
-    assert!(!stdout.contains("error replies"), "{stdout}");
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(stderr, "");
+    assert_eq!(s.calls("set"), 20000);
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let server = &json["tests"][0]["server"];
+    assert_eq!(
+        server["commands_processed"].as_u64(),
+        Some(20000),
+        "{server}"
+    );
+    assert_eq!(
+        server["connected_clients_peak"].as_u64(),
+        Some(20),
+        "{server}"
+    );
+
+    s.reset();
+    let out = ringbench(&["-p", &port, "-t", "set", "-n", "20000", "-c", "21"]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(
-        stderr.contains("Error from server: ERR max number of clients reached")
-            && stderr.contains("CONFIG SET maxclients"),
+        stderr.contains("room for 20 connections (maxclients 20, 1 connected")
+            && stderr.contains("-c is 21"),
         "{stderr}"
     );
-    assert_eq!(out.status.code(), Some(1));
+    assert!(!stdout.contains("===="), "no test ran: {stdout}");
+    assert_eq!(s.calls("set"), 0);
+}
+
+/// A full server answers AUTH (like anything) with its maxclients error: that is the message, not
+/// "AUTH failed".
+#[test]
+fn a_full_server_is_not_an_auth_failure() {
+    use std::io::{Read, Write};
+    let _turn = shared();
+    let s = RedisServer::start_with(&["--maxclients", "2", "--requirepass", "pw"]);
+    // Two connections fill it; each has been accepted once it answers.
+    let held: Vec<std::net::TcpStream> = (0..2)
+        .map(|_| {
+            let mut c = std::net::TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+            c.write_all(b"PING\r\n").unwrap();
+            let mut b = [0u8; 64];
+            assert!(c.read(&mut b).unwrap() > 0);
+            c
+        })
+        .collect();
+    let port = s.port.to_string();
+    let out = ringbench(&["-p", &port, "-a", "pw", "-t", "get", "-n", "100"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("ERR max number of clients reached") && !stderr.contains("AUTH failed"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("pw"), "{stderr}");
+    drop(held);
 }
 
 #[test]
@@ -677,7 +725,9 @@ fn an_interrupted_run_says_so_in_every_format() {
         .find(|l| l.contains("throughput summary"))
         .unwrap();
     assert!(
-        rate.contains("requests per second") && rate.ends_with(" not sent (interrupted)"),
+        rate.contains("requests per second")
+            && rate.contains(" not sent")
+            && rate.ends_with(" (interrupted)"),
         "{rate}"
     );
 }
@@ -732,4 +782,319 @@ fn huge_pipelined_values_go_through_without_crawling() {
     );
     assert!(started.elapsed() < Duration::from_secs(5));
     assert_eq!(s.calls("set"), 32, "nothing was sent");
+}
+
+/// `--timeout` is a deadline for each reply, from its request's send: a server that drips a reply one
+/// byte every 200 ms never answers within 500 ms, however often a byte arrives. (Fake server: a real
+/// one cannot be made to trickle.)
+#[test]
+fn a_reply_that_trickles_in_still_times_out() {
+    let _turn = shared();
+    let f = FaultServer::start(Fault::Drip(200));
+    let port = f.port.to_string();
+    let args = [
+        "-p",
+        &port,
+        "-t",
+        "ping_mbulk",
+        "-n",
+        "3",
+        "-c",
+        "1",
+        "--timeout",
+        "500",
+    ];
+    let out = ringbench_within(&args, Duration::from_secs(20));
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert_eq!(request_counts(&stdout), Some((3, 0, 3)), "{stdout}");
+    assert!(stderr.contains("within 500 ms"), "{stderr}");
+}
+
+/// RESP3 push messages answer no request: 2 s of them before each reply do not hold `--timeout 500`
+/// open, and they are not counted as replies. (Fake server.)
+#[test]
+fn pushes_before_a_reply_do_not_extend_the_timeout() {
+    let _turn = shared();
+    let f = FaultServer::start(Fault::PushesFirst(20));
+    let port = f.port.to_string();
+    let args = [
+        "-p",
+        &port,
+        "-t",
+        "ping_mbulk",
+        "-n",
+        "2",
+        "-c",
+        "1",
+        "--timeout",
+        "500",
+    ];
+    let out = ringbench_within(&args, Duration::from_secs(20));
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert_eq!(request_counts(&stdout), Some((2, 0, 2)), "{stdout}");
+    assert!(stderr.contains("within 500 ms"), "{stderr}");
+}
+
+/// A line that never ends is a protocol error once it passes 64 KiB, not a buffer that grows for as
+/// long as the server writes. (Fake server.)
+#[test]
+fn a_line_without_crlf_is_a_protocol_error_past_64_kib() {
+    let _turn = shared();
+    let f = FaultServer::start(Fault::EndlessLine);
+    let port = f.port.to_string();
+    let args = ["-p", &port, "-t", "ping_mbulk", "-n", "1", "-c", "1"];
+    let out = ringbench_within(&args, Duration::from_secs(20));
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("protocol error: line longer than 64 KiB without CRLF"),
+        "{stderr}"
+    );
+    assert_eq!(request_counts(&stdout), Some((1, 0, 1)), "{stdout}");
+}
+
+/// A port that answers HTTP (a fake: a listener that writes an HTTP response to whatever arrives)
+/// ends the run at once with what it is, before any test runs: no minute of protocol errors.
+#[test]
+fn an_http_port_ends_the_run_at_once_and_says_it_answered_http() {
+    use std::io::{Read, Write};
+    let _turn = shared();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            let mut buf = [0u8; 1024];
+            let _ = conn.read(&mut buf);
+            let _ = conn.write_all(
+                b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            );
+        }
+    });
+    let port = port.to_string();
+    let started = Instant::now();
+    let out = ringbench_within(
+        &["-p", &port, "-t", "get", "-n", "100000", "-c", "20"],
+        Duration::from_secs(30),
+    );
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!("127.0.0.1:{port} answered HTTP, not RESP")),
+        "{stderr}"
+    );
+}
+
+/// After Ctrl+C every request is in one place: completed + failed + not sent + in flight when stopped
+/// = requested, and the server executed at least the completed ones and at most those plus the ones in
+/// flight (-P 16 -c 50 keeps hundreds in flight at any moment).
+#[test]
+fn an_interrupt_accounts_for_the_requests_in_flight() {
+    let _turn = shared();
+    let s = RedisServer::start();
+    let port = s.port.to_string();
+    let n = 50_000_000u64;
+    let child = spawn_ringbench(&[
+        "-p",
+        &port,
+        "-t",
+        "get",
+        "-n",
+        &n.to_string(),
+        "-c",
+        "50",
+        "-P",
+        "16",
+    ]);
+    wait_for_sigint_handler(child.id());
+    s.wait_for_calls("get", 200_000);
+    signal(&child, libc::SIGINT);
+    let out = child.wait_with_output().unwrap();
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(130), "{stdout}");
+    let a = request_account(&stdout).expect("a requests line");
+    assert_eq!(a.requested, n, "{stdout}");
+    assert_eq!(
+        a.completed + a.failed + a.not_sent + a.in_flight,
+        n,
+        "{a:?}\n{stdout}"
+    );
+    let server = s.calls("get");
+    assert!(
+        (a.completed..=a.completed + a.in_flight).contains(&server),
+        "server {server}, {a:?}\n{stdout}"
+    );
+}
+
+/// A reconnect whose connection attempts go unanswered (new SYNs dropped in a network namespace made
+/// here) costs that connection its own `--connect-timeout`; the executor's other connections go on
+/// meanwhile. (Before, the reconnect blocked the executor for the whole timeout.)
+#[test]
+fn a_reconnect_into_a_black_hole_does_not_stop_the_other_connections() {
+    let _turn = shared();
+    let ns = common::netns::NetNs::new();
+    let r = ns.redis(7001);
+    let child = ns
+        .command(env!("CARGO_BIN_EXE_ringbench"))
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            "7001",
+            "-t",
+            "get",
+            "--duration",
+            "6",
+        ])
+        .args([
+            "-c",
+            "20",
+            "--threads",
+            "1",
+            "--connect-timeout",
+            "4000",
+            "-q",
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while r.calls("get") < 20_000 {
+        assert!(Instant::now() < deadline, "no load reached the server");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // From now on no new connection to 127.0.0.1 gets an answer; then one of ringbench's is killed.
+    ns.iptables(&[
+        "-A",
+        "INPUT",
+        "-p",
+        "tcp",
+        "-d",
+        "127.0.0.1",
+        "--dport",
+        "7001",
+        "--syn",
+        "-j",
+        "DROP",
+    ]);
+    let list = r.cli(&["client", "list"]);
+    let victim = list
+        .lines()
+        .find_map(|l| {
+            l.split(' ')
+                .find_map(|f| f.strip_prefix("addr=127.0.0.1:"))
+                .map(|p| format!("127.0.0.1:{p}"))
+        })
+        .expect("a ringbench connection in CLIENT LIST");
+    assert_eq!(r.cli(&["client", "kill", &victim]), "OK");
+    // Its first reconnect attempt starts 50 ms after the loss.
+    std::thread::sleep(Duration::from_millis(200));
+    let before = r.calls("get");
+    std::thread::sleep(Duration::from_millis(1500));
+    let during = r.calls("get") - before;
+    eprintln!("{during} GETs in 1.5 s while one connection reconnected into a black hole");
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    // 19 connections for 1.5 s of a reconnect that cannot finish: thousands of GETs, not none.
+    assert!(
+        during > 5_000,
+        "{during} GETs while one connection reconnected\n{stdout}\n{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// The first connections open together, and Ctrl+C stops their opening at once: with the server
+/// answering only 5 connections at a time (connlimit in a network namespace made here), an interrupt
+/// 0.5 s in ends the run within a second with exit 130. (Before, connects ran one after another and
+/// the interrupt waited for the --connect-timeout of the one that hung.)
+#[test]
+fn an_interrupt_stops_connections_that_are_still_opening() {
+    let _turn = shared();
+    let ns = common::netns::NetNs::new();
+    let _r = ns.redis(7002);
+    ns.iptables(&[
+        "-A",
+        "INPUT",
+        "-p",
+        "tcp",
+        "-d",
+        "127.0.0.1",
+        "--dport",
+        "7002",
+        "--syn",
+        "-m",
+        "connlimit",
+        "--connlimit-above",
+        "5",
+        "-j",
+        "DROP",
+    ]);
+    let child = ns
+        .command(env!("CARGO_BIN_EXE_ringbench"))
+        .args(["-h", "127.0.0.1", "-p", "7002", "-t", "get", "-n", "100000"])
+        .args(["-c", "200", "--connect-timeout", "20000", "-q"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    // The child is `ip netns exec`, which execs ringbench in place: the pid is ringbench's.
+    wait_for_sigint_handler(child.id());
+    let interrupted = Instant::now();
+    signal(&child, libc::SIGINT);
+    let out = child.wait_with_output().unwrap();
+    let took = interrupted.elapsed();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(
+        took < Duration::from_secs(1),
+        "{took:?}\n{stdout}\n{stderr}"
+    );
+    assert_eq!(out.status.code(), Some(130), "{stdout}\n{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// `-k 0 --duration`: connections that are reopening when the time is up end there, and the run ends
+/// with every request the server executed counted.
+#[test]
+fn reconnect_per_request_under_duration_ends_on_time_with_exact_counts() {
+    let _turn = shared();
+    let s = RedisServer::start();
+    s.reset();
+    let port = s.port.to_string();
+    let out = ringbench_within(
+        &[
+            "-p",
+            &port,
+            "-t",
+            "get",
+            "-k",
+            "0",
+            "-c",
+            "20",
+            "--duration",
+            "1",
+            "--json",
+            "-",
+        ],
+        Duration::from_secs(20),
+    );
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let t = &json["tests"][0];
+    let completed = t["requests"].as_u64().unwrap();
+    assert!(completed > 0);
+    assert_eq!(t["errors"]["in_flight"].as_u64(), Some(0), "{t}");
+    assert_eq!(s.calls("get"), completed);
 }

@@ -430,3 +430,76 @@ fn shard_mistakes_are_one_line_and_exit_2() {
         assert!(out.stdout.is_empty(), "{args:?}");
     }
 }
+
+/// Runs `--shard I/3` for I = 0, 1, 2 at once with `args` and returns each shard's result document.
+fn run_three_shards(s: &RedisServer, args: &[&str]) -> Vec<RunFile> {
+    let port = s.port.to_string();
+    let children: Vec<_> = (0..3)
+        .map(|i| {
+            let shard = format!("{i}/3");
+            let mut all = vec!["-p", &port, "--shard", &shard, "--json", "-"];
+            all.extend_from_slice(args);
+            spawn_ringbench(&all)
+        })
+        .collect();
+    let logs: Vec<Vec<u8>> = children
+        .into_iter()
+        .map(|c| {
+            let out = c.wait_with_output().unwrap();
+            assert!(
+                out.status.success() && out.stderr.is_empty(),
+                "{args:?}: {:?} {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            );
+            out.stdout
+        })
+        .collect();
+    docs(&logs)
+}
+
+#[test]
+fn odd_requests_and_keyspace_split_exactly_over_shards() {
+    // -n and -r odd and equal: shard 0 sends one request more than the others, so its key slice is one
+    // key longer, and with sequential keys every key is written exactly once. Two executors per shard
+    // split each shard's share and slice again (10,001 = 5,001 + 5,000).
+    let s = RedisServer::start();
+    for threads in ["1", "2"] {
+        s.reset();
+        let shards = run_three_shards(
+            &s,
+            &[
+                "-t",
+                "set",
+                "-n",
+                "30001",
+                "-r",
+                "30001",
+                "--distribution",
+                "sequential",
+                "-c",
+                "12",
+                "-P",
+                "7",
+                "--threads",
+                threads,
+            ],
+        );
+        let done: Vec<u64> = shards.iter().map(|f| f.tests[0].requests).collect();
+        assert_eq!(done, [10_001, 10_000, 10_000], "--threads {threads}");
+        assert_eq!(s.calls("set"), 30_001, "--threads {threads}");
+        assert_eq!(s.cli(&["dbsize"]), "30001", "--threads {threads}");
+        // Keys 0 and 30000, the ends of the first and the last slice, are both written.
+        assert_eq!(s.cli(&["exists", "key:000000000000"]), "1");
+        assert_eq!(s.cli(&["exists", "key:000000030000"]), "1");
+    }
+
+    // Uniform keys: each shard still sends exactly its share, and every key is one of -r.
+    s.reset();
+    let shards = run_three_shards(&s, &["-t", "set", "-n", "30001", "-r", "30001", "-c", "3"]);
+    let done: Vec<u64> = shards.iter().map(|f| f.tests[0].requests).collect();
+    assert_eq!(done, [10_001, 10_000, 10_000]);
+    assert_eq!(s.calls("set"), 30_001);
+    let keys: u64 = s.cli(&["dbsize"]).parse().unwrap();
+    assert!(keys > 15_000 && keys <= 30_001, "{keys} keys");
+}

@@ -757,6 +757,92 @@ fn tls_at_a_fixed_rate() {
     );
 }
 
+/// The wrong kind of port ends the run at once with a hint: a plain client at the TLS port is told to
+/// add `--tls`, and `--tls` at the plain port says that port did not answer TLS.
+#[test]
+fn a_tls_port_without_tls_and_tls_to_a_plain_port_say_so_at_once() {
+    let _turn = shared();
+    let certs = Certs::make("kind");
+    let s = TlsServer::start(&certs, false);
+    let tls_port = s.tls_port.to_string();
+    let started = Instant::now();
+    let out = ringbench(&["-p", &tls_port, "-t", "get", "-n", "1000", "-c", "5"]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("add --tls"), "{stderr}");
+
+    let plain = s.server.port.to_string();
+    let ca = certs.path("ca.crt");
+    let started = Instant::now();
+    let out = ringbench(&[
+        "--tls",
+        "--cacert",
+        &ca,
+        "-p",
+        &plain,
+        "--connect-timeout",
+        "1000",
+        "-t",
+        "get",
+        "-n",
+        "1000",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("does not look like a TLS port"), "{stderr}");
+    assert_eq!(s.server.calls("get"), 0);
+}
+
+/// A request bigger than rustls's plaintext buffer (64 KiB), and a batch of many requests, are sealed
+/// whole: every one reaches the server and none fails.
+#[test]
+fn tls_requests_and_batches_of_any_size_are_sent_whole() {
+    let _turn = shared();
+    let certs = Certs::make("big");
+    let s = TlsServer::start(&certs, false);
+    let ca = certs.path("ca.crt");
+    for (args, command, n) in [
+        (
+            &["-t", "set", "-d", "66000", "-n", "200", "-c", "2"][..],
+            "set",
+            200,
+        ),
+        (
+            &[
+                "-t", "set", "-d", "1000", "-P", "70", "-n", "2000", "-c", "2",
+            ][..],
+            "set",
+            2000,
+        ),
+        (
+            &[
+                "-t", "lpush", "-d", "1000", "-P", "64", "-n", "20000", "-c", "4",
+            ][..],
+            "lpush",
+            20000,
+        ),
+    ] {
+        s.server.reset();
+        let mut all = vec!["--tls", "--cacert", &ca, "-q"];
+        all.extend_from_slice(args);
+        let out = s.run_ok(&all);
+        assert_eq!(s.server.calls(command), n, "{args:?}:\n{out}");
+        assert!(!out.contains("failed"), "{args:?}:\n{out}");
+    }
+}
+
 #[test]
 fn tls_stalled_server_fails_requests_after_the_timeout() {
     let _turn = shared();

@@ -11,17 +11,42 @@ pub fn usable_cores() -> Vec<usize> {
         .collect()
 }
 
+/// The highest core number accepted when the usable cores are unknown (Linux's most CPUs, 8192, minus one).
+const MAX_CORE: usize = 8191;
+
 /// Parses a list such as `2,3`, `0-1` or `0-3,6` into cores in the order written, and checks each is
 /// in `usable`. A core named twice is a mistake (two executors would share it without saying so).
+/// Every number is checked against the highest usable core before a range is expanded, so the list
+/// never grows past the cores there are.
 pub fn parse_cpus(list: &str, usable: &[usize]) -> Result<Vec<usize>, UsageError> {
     let bad = |why: &str| UsageError(format!("invalid value '{list}' for '--cpus': {why}"));
+    let top = usable.iter().copied().max().unwrap_or(MAX_CORE);
+    let not_usable = |c: &str| {
+        if usable.is_empty() {
+            bad(&format!(
+                "core {c} is above the highest core number, {MAX_CORE}"
+            ))
+        } else {
+            bad(&format!(
+                "core {c} is not one this process may use ({})",
+                describe(usable)
+            ))
+        }
+    };
     let mut cores = Vec::new();
     for part in list.split(',') {
         let part = part.trim();
         let num = |t: &str| {
-            t.trim()
-                .parse::<usize>()
-                .map_err(|_| bad("expected core numbers such as 2,3 or 0-1"))
+            let t = t.trim();
+            if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+                // Digits only: a number too long for usize is still a core past the last one.
+                match t.parse::<usize>() {
+                    Ok(c) if c <= top => Ok(c),
+                    _ => Err(not_usable(t)),
+                }
+            } else {
+                Err(bad("expected core numbers such as 2,3 or 0-1"))
+            }
         };
         match part.split_once('-') {
             Some((a, b)) => {
@@ -32,6 +57,10 @@ pub fn parse_cpus(list: &str, usable: &[usize]) -> Result<Vec<usize>, UsageError
                 cores.extend(a..=b);
             }
             None => cores.push(num(part)?),
+        }
+        if cores.len() > top + 1 {
+            // More cores than there are numbers up to the highest: one is named twice.
+            break;
         }
     }
     let mut seen = std::collections::HashSet::new();
@@ -99,6 +128,40 @@ mod tests {
             );
             assert!(e.contains(want), "{list}: {e}");
         }
+    }
+
+    #[test]
+    fn huge_numbers_are_refused_before_a_range_is_expanded() {
+        let usable = [0, 1];
+        for list in [
+            "0-18446744073709551615",
+            "0-18446744073709551616",
+            "0-4294967296",
+            "0-99999999999999999999999999",
+            "4294967296",
+            "1,2-3",
+        ] {
+            let e = parse_cpus(list, &usable).unwrap_err().0;
+            assert!(
+                e.starts_with(&format!("invalid value '{list}' for '--cpus'"))
+                    && e.contains("is not one this process may use (0-1)"),
+                "{e}"
+            );
+        }
+        // Unknown usable cores: bounded by the most cores Linux has.
+        let e = parse_cpus("0-18446744073709551615", &[]).unwrap_err().0;
+        assert!(e.contains("above the highest core number, 8191"), "{e}");
+        assert_eq!(parse_cpus("8190-8191", &[]).unwrap(), [8190, 8191]);
+        // Ranges repeated past the number of cores stop growing: the repeat is named.
+        let many = vec!["0-1"; 100_000].join(",");
+        let e = parse_cpus(&many, &usable).unwrap_err().0;
+        assert!(e.contains("core 0 is named twice"), "{e}");
+        assert!(
+            parse_cpus("+1", &usable)
+                .unwrap_err()
+                .0
+                .contains("expected core numbers")
+        );
     }
 
     #[test]

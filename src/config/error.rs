@@ -1,6 +1,6 @@
 //! The config stage's errors. A usage error (a flag's value that cannot be used) exits with code 2, as do a
 //! file named by a flag that cannot be written and a `-x` stdin that cannot be read; a server name that does
-//! not resolve exits with code 1.
+//! not resolve, and request buffers the machine cannot hold, exit with code 1.
 
 use std::io;
 
@@ -76,13 +76,17 @@ pub enum ConfigError {
     Stdin(#[source] io::Error),
     #[error(transparent)]
     Resolve(#[from] ResolveError),
+    /// Request buffers that do not fit in memory or under the address-space limit; exit code 1.
+    #[error(transparent)]
+    Memory(#[from] crate::config::limits::MemoryError),
 }
 
 impl ConfigError {
-    /// The process's exit code for this error: 2 for the user's mistake, 1 for an unreachable name.
+    /// The process's exit code for this error: 2 for the user's mistake, 1 for an unreachable name or
+    /// a run the machine cannot hold.
     pub fn exit_code(&self) -> u8 {
         match self {
-            ConfigError::Resolve(_) => 1,
+            ConfigError::Resolve(_) | ConfigError::Memory(_) => 1,
             _ => 2,
         }
     }

@@ -1,6 +1,6 @@
 //! Turns parsed flags into one validated, immutable `Config`, in two steps: [`Settings::parse`] (pure:
 //! every usage error is caught there, with no I/O) and [`Config::resolve`] (the I/O: DNS, TLS files, stdin,
-//! the output files' checks, building the suite). Errors are defined in `error.rs`.
+//! the output files' checks, the memory check, building the suite). Errors are defined in `error.rs`.
 
 pub(crate) mod cpus;
 pub mod error;
@@ -186,8 +186,9 @@ fn build_suite(
 
 impl Config {
     /// The I/O a config needs once its settings are valid: checks that the output files can be written,
-    /// builds the suite (reading `stdin` with `-x`; a warning goes to `stderr`), reads the TLS files and
-    /// resolves the server's name.
+    /// builds the suite (reading `stdin` with `-x`; a warning goes to `stderr`) once its requests and
+    /// buffers are known to fit in memory (/proc/meminfo, `RLIMIT_AS`: `limits::check_memory`), reads
+    /// the TLS files and resolves the server's name.
     pub fn resolve(
         settings: Settings,
         stdin: &mut dyn Read,
@@ -200,18 +201,72 @@ impl Config {
         if let Some(p) = s.run.plot.as_ref().and_then(|p| p.to_str()) {
             check_writable("--plot", p, p)?;
         }
-        let mut tests = build_suite(
-            &s.suite,
-            &s.run.shape,
-            s.run.keyspace,
-            s.run.cluster,
-            s.run.seed,
-            stdin,
-            stderr,
-        )?;
-        s.run
-            .shape
-            .attach_composers(&mut tests, s.run.keyspace.is_some(), s.run.seed);
+        let room = limits::MemoryRoom::of_process();
+        let per_request = s.run.shape.rps.is_some();
+        let load = limits::Load {
+            data_size: s.run.data_size,
+            clients: s.run.clients,
+            pipeline: s.run.pipeline,
+            executors: s.run.threads.min(s.run.clients),
+        };
+        let build = |shape: &Shape, stdin: &mut dyn Read, stderr: &mut dyn Write| {
+            let mut tests = build_suite(
+                &s.suite,
+                shape,
+                s.run.keyspace,
+                s.run.cluster,
+                s.run.seed,
+                stdin,
+                stderr,
+            )?;
+            shape.attach_composers(&mut tests, s.run.keyspace.is_some(), s.run.seed);
+            Ok::<_, ConfigError>(tests)
+        };
+        let sizes = |tests: &[TestSpec]| -> Vec<limits::TestSize> {
+            tests
+                .iter()
+                .map(|t| limits::TestSize::of(t, per_request))
+                .collect()
+        };
+        let value = s.run.shape.value;
+        if s.suite.command.is_empty() && value.max > 2 {
+            // The default suite and --mix hold `-d` bytes per value: in every compiled request with a
+            // fixed -d, in each test's value pool when values vary (`-d MIN-MAX`, `--random-data`). They
+            // are sized from two builds with fixed 1- and 2-byte values and checked before the real
+            // build, which could not be undone once it ran out of memory (or spent minutes drawing
+            // random pools for it).
+            let small = |d: usize| {
+                let mut shape = s.run.shape.clone();
+                shape.value = workload::compose::ValueSpec {
+                    min: d,
+                    max: d,
+                    random: false,
+                };
+                build(&shape, &mut std::io::empty(), &mut std::io::sink()).map(|t| sizes(&t))
+            };
+            let (one, two) = (small(1)?, small(2)?);
+            let mut held = 0u64;
+            let scaled: Vec<limits::TestSize> = one
+                .iter()
+                .zip(&two)
+                .map(|(a, b)| {
+                    let mut t = limits::TestSize::scaled(a, b, value.max as u64);
+                    let has_values = b.request_len > a.request_len;
+                    if value.varies() {
+                        // Composed per request, from a pool of at least -d's maximum.
+                        t.per_connection |= has_values;
+                        held = held.saturating_add(if has_values { value.max as u64 } else { 0 });
+                    } else {
+                        held = held.saturating_add(t.request_len);
+                    }
+                    t
+                })
+                .collect();
+            limits::check_memory(&scaled, held, load, &room)?;
+        }
+        let tests = build(&s.run.shape, stdin, stderr)?;
+        let held = tests.iter().map(|t| t.template.bytes().len() as u64).sum();
+        limits::check_memory(&sizes(&tests), held, load, &room)?;
         if let Some(p) = &s.run.hdr_out {
             // Every test's log, so a name taken by a folder is found before the run.
             for t in &tests {
@@ -309,6 +364,48 @@ mod tests {
         assert_eq!(v.password.as_deref(), Some("pw"));
         assert!(parse_uri("valkeys://localhost").unwrap().tls);
         assert!(parse_uri("redis://h:99999").is_err());
+    }
+
+    #[test]
+    fn uri_escapes_decode_as_bytes_and_errors_hide_the_password() {
+        // Multi-byte text around and after a '%' is not cut inside a character.
+        let u = parse_uri("redis://%C3%A9l%C3%A8ve:p%C3%A4ss%20w\u{f6}rd@h").unwrap();
+        assert_eq!(u.user.as_deref(), Some("\u{e9}l\u{e8}ve"));
+        assert_eq!(u.password.as_deref(), Some("p\u{e4}ss w\u{f6}rd"));
+        for (uri, why) in [
+            (
+                "redis://:%a\u{e9}@h",
+                "'%' not followed by two hexadecimal digits",
+            ),
+            (
+                "redis://:secret%@h",
+                "'%' not followed by two hexadecimal digits",
+            ),
+            (
+                "redis://:secret%4@h",
+                "'%' not followed by two hexadecimal digits",
+            ),
+            (
+                "redis://:secret%zz@h",
+                "'%' not followed by two hexadecimal digits",
+            ),
+            ("redis://:secret%ff@h", "do not decode to UTF-8"),
+            ("redis://bo%b:secret@h", "the user name has a '%'"),
+            ("redis://secret%@h", "the password has a '%'"),
+            ("redis://:secret@h:99999", "port '99999'"),
+            ("redis://u:secret@h/x", "database 'x'"),
+        ] {
+            let e = parse_uri(uri).unwrap_err().0;
+            assert!(e.starts_with("invalid value 'redis://"), "{e}");
+            assert!(e.contains("for '-u': ") && e.contains(why), "{uri}: {e}");
+            assert!(!e.contains("secret") && !e.contains("%a\u{e9}"), "{e}");
+            assert_eq!(e.lines().count(), 1, "{e}");
+        }
+        let e = usage_msg(&["-u", "redis://:%a\u{e9}@h"]);
+        assert_eq!(
+            e,
+            "invalid value 'redis://:***@h' for '-u': the password has a '%' not followed by two hexadecimal digits (write '%' as %25)"
+        );
     }
 
     #[test]

@@ -173,28 +173,59 @@ pub struct Uri {
     pub db: Option<u32>,
 }
 
-fn percent_decode(s: &str) -> String {
+/// Why a URI's user name or password cannot be decoded (its text is never part of the message).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DecodeError {
+    /// A `%` not followed by two hexadecimal digits.
+    BadEscape,
+    /// The decoded bytes are not UTF-8.
+    NotUtf8,
+}
+
+/// Decodes `%XX` escapes byte by byte (the text around them may be any UTF-8).
+fn percent_decode(s: &str) -> Result<String, DecodeError> {
+    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'%'
-            && i + 2 < b.len()
-            && let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16)
-        {
-            out.push(v);
+        if b[i] == b'%' {
+            let hi = b.get(i + 1).copied().and_then(hex);
+            let lo = b.get(i + 2).copied().and_then(hex);
+            match (hi, lo) {
+                (Some(hi), Some(lo)) => out.push(hi << 4 | lo),
+                _ => return Err(DecodeError::BadEscape),
+            }
             i += 3;
-            continue;
+        } else {
+            out.push(b[i]);
+            i += 1;
         }
-        out.push(b[i]);
-        i += 1;
     }
-    String::from_utf8_lossy(&out).into_owned()
+    String::from_utf8(out).map_err(|_| DecodeError::NotUtf8)
+}
+
+/// `uri` with the password (what lies between the first `:` after the scheme and the last `@`) shown as `***`.
+fn redacted(uri: &str) -> String {
+    let Some(scheme_end) = uri.find("://").map(|i| i + 3) else {
+        return uri.to_string();
+    };
+    let rest = &uri[scheme_end..];
+    let authority = &rest[..rest.find('/').unwrap_or(rest.len())];
+    match authority.rfind('@') {
+        Some(at) => {
+            let cred = &authority[..at];
+            let user = cred.find(':').map_or("", |j| &cred[..j]);
+            format!("{}{user}:***{}", &uri[..scheme_end], &rest[at..])
+        }
+        None => uri.to_string(),
+    }
 }
 
 /// Parses `redis://[[user]:pass@]host[:port][/db]` (and `rediss://`, `valkey://`, `valkeys://`).
 pub fn parse_uri(uri: &str) -> Result<Uri, UsageError> {
-    let bad = |why: &str| usage(format!("invalid value '{uri}' for '-u': {why}"));
+    // The password is never printed: a message shows the URI with `***` in its place.
+    let bad = |why: &str| usage(format!("invalid value '{}' for '-u': {why}", redacted(uri)));
     // valkey-benchmark's schemes mean the same as Redis's.
     let schemes = [
         ("redis://", false),
@@ -221,14 +252,26 @@ pub fn parse_uri(uri: &str) -> Result<Uri, UsageError> {
     let hostport = match authority.rfind('@') {
         Some(i) => {
             let cred = &authority[..i];
+            let decode = |part: &str, what: &str| {
+                percent_decode(part).map_err(|e| {
+                    bad(&match e {
+                        DecodeError::BadEscape => format!(
+                            "the {what} has a '%' not followed by two hexadecimal digits (write '%' as %25)"
+                        ),
+                        DecodeError::NotUtf8 => {
+                            format!("the {what}'s %-escapes do not decode to UTF-8 text")
+                        }
+                    })
+                })
+            };
             match cred.find(':') {
                 Some(j) => {
                     if j > 0 {
-                        out.user = Some(percent_decode(&cred[..j]));
+                        out.user = Some(decode(&cred[..j], "user name")?);
                     }
-                    out.password = Some(percent_decode(&cred[j + 1..]));
+                    out.password = Some(decode(&cred[j + 1..], "password")?);
                 }
-                None => out.password = Some(percent_decode(cred)),
+                None => out.password = Some(decode(cred, "password")?),
             }
             &authority[i + 1..]
         }

@@ -104,12 +104,11 @@ impl Shard {
         }
     }
 
-    /// The first number of this shard's slice of `[0, range)` and the slice's length (slices tile the range).
+    /// The first number of this shard's slice of `[0, range)` and the slice's length: slices tile the
+    /// range and are as long as [`Shard::share`] of it, so with `-n` equal to `-r` each key is written once.
+    /// (The key generator cuts the same slice from `Distribution::Sequential`'s part and parts.)
     pub fn slice(&self, range: u64) -> (u64, u64) {
-        let (i, n, r) = (self.index as u128, self.count as u128, range as u128);
-        let start = (r * i / n) as u64;
-        let end = (r * (i + 1) / n) as u64;
-        (start, end - start)
+        crate::workload::keys::share_slice(range, self.index, self.count)
     }
 
     /// A seed for this shard derived from the run's seed (SplitMix64 of the two), different per shard.
@@ -171,6 +170,28 @@ mod tests {
             }
             assert_eq!(next, r);
         }
+    }
+
+    #[test]
+    fn odd_slices_follow_the_request_shares() {
+        for (total, n) in [
+            (300_001u64, 3u64),
+            (30_001, 3),
+            (10, 4),
+            (7, 7),
+            (2, 3),
+            (5, 1),
+        ] {
+            let mut next = 0;
+            for s in all(n) {
+                let (start, len) = s.slice(total);
+                assert_eq!((start, len), (next, s.share(total)), "{s} of {total}");
+                next += len;
+            }
+            assert_eq!(next, total);
+        }
+        let s: Vec<(u64, u64)> = all(3).map(|s| s.slice(300_001)).collect();
+        assert_eq!(s, [(0, 100_001), (100_001, 100_000), (200_001, 100_000)]);
     }
 
     #[test]

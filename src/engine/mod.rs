@@ -1,6 +1,8 @@
 //! The thread-per-core engine: one pinned glommio executor per `--threads`, each driving its own shard of connections.
 
 pub(crate) mod cluster;
+mod connect;
+mod opening;
 pub(crate) mod ring;
 pub(crate) mod schedule;
 pub(crate) mod shared;
@@ -287,21 +289,8 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
     let opened = if cfg.run.cluster {
         cluster::open(&cfg, plan.clients)
     } else {
-        let mut socks = Vec::with_capacity(plan.clients);
-        let mut failure = None;
-        for _ in 0..plan.clients {
-            match ring::connect(&cfg) {
-                Ok(s) => socks.push(Some(s)),
-                Err(e) => {
-                    failure = Some(e);
-                    break;
-                }
-            }
-        }
-        match failure {
-            Some(e) => Err(e),
-            None => Ok((socks, None)),
-        }
+        let targets = vec![cfg.target.clone(); plan.clients];
+        connect::open_all(&cfg, targets, &|| plan.control.stopped()).map(|socks| (socks, None))
     };
     if opened.is_err() {
         plan.gate.abort.store(true, Ordering::Release);

@@ -8,6 +8,7 @@
 //! sleep), `-k 0`, `--timeout` and reconnects, over TCP and unix sockets.
 
 use crate::config::Config;
+use crate::engine::opening::Opening;
 use crate::engine::schedule::{DueQueue, Pacing};
 use crate::engine::shared::{
     RECONNECT_BACKOFF_MS, ShardPlan, ShardState, error_text, note_error_in,
@@ -44,6 +45,8 @@ const MAX_WAIT: Duration = Duration::from_millis(10);
 
 const OP_RECV: u64 = 1;
 const OP_SEND: u64 = 2;
+const OP_CONNECT: u64 = 3;
+const OP_LINK_TIMEOUT: u64 = 4;
 
 /// What the open loop's wait asks for when it only needs to wake at its next due request: more
 /// completions than can arrive, so the kernel (6.7 and later, with `DEFER_TASKRUN`) lets replies
@@ -87,7 +90,7 @@ pub enum RingError {
 }
 
 /// Creates a ring with the best flags the kernel accepts.
-fn build(entries: u32) -> io::Result<(IoUring, RingMode)> {
+pub(crate) fn build(entries: u32) -> io::Result<(IoUring, RingMode)> {
     let cq = entries.saturating_mul(4).max(256);
     if let Ok(r) = IoUring::builder()
         .setup_single_issuer()
@@ -204,10 +207,12 @@ pub fn probe() -> Result<RingMode, RingError> {
             reason: "not supported".into(),
         });
     }
-    BufRing::new(&ring, 8, 64).map_err(|e| RingError::Missing {
-        what: "provided buffer rings",
-        reason: reason_of(&e),
-    })?;
+    BufRing::new(&ring, 8, 64)
+        .map_err(|e| RingError::Missing {
+            what: "provided buffer rings",
+            reason: reason_of(&e),
+        })?
+        .unregister(&ring);
     Ok(mode)
 }
 
@@ -225,20 +230,39 @@ fn reason_of(e: &io::Error) -> String {
     }
 }
 
+/// One provided-buffer descriptor as the kernel lays it out (`struct io_uring_buf`). The ring's tail is
+/// the `resv` field of entry 0: it is only ever written through [`BufRing::publish`], and entries are
+/// written field by field, so no reference covers the tail the kernel reads.
+#[repr(C)]
+struct RawBuf {
+    addr: u64,
+    len: u32,
+    bid: u16,
+    resv: u16,
+}
+
+const _: () = assert!(std::mem::size_of::<RawBuf>() == std::mem::size_of::<BufRingEntry>());
+
 /// The executor's provided receive buffers: a ring of buffer descriptors the kernel takes from and
-/// the executor gives back to.
+/// the executor gives back to, and the memory they describe. The kernel writes into that memory, so
+/// it is held by a raw pointer (never borrowed as a whole); a buffer is read only between the
+/// completion that hands it over and [`Self::give_back`]. Registered with the ring on creation, it is
+/// unregistered by [`Self::unregister`] before it is freed; a `BufRing` dropped while still
+/// registered (the kernel may still fill its buffers) leaks its memory instead of freeing it.
 struct BufRing {
-    entries: *mut BufRingEntry,
+    entries: *mut RawBuf,
     ring_bytes: usize,
     count: u16,
     tail: u16,
     size: usize,
-    memory: Vec<u8>,
+    memory: *mut u8,
+    memory_len: usize,
+    registered: bool,
 }
 
 impl BufRing {
     fn new(ring: &IoUring, count: u16, size: usize) -> io::Result<BufRing> {
-        let ring_bytes = count as usize * std::mem::size_of::<BufRingEntry>();
+        let ring_bytes = count as usize * std::mem::size_of::<RawBuf>();
         // SAFETY: an anonymous private mapping; checked for failure below.
         let ptr = unsafe {
             libc::mmap(
@@ -253,20 +277,25 @@ impl BufRing {
         if ptr == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }
+        let memory_len = count as usize * size;
+        let memory = Box::into_raw(vec![0u8; memory_len].into_boxed_slice()).cast::<u8>();
         let mut br = BufRing {
             entries: ptr.cast(),
             ring_bytes,
             count,
             tail: 0,
             size,
-            memory: vec![0u8; count as usize * size],
+            memory,
+            memory_len,
+            registered: false,
         };
-        // SAFETY: the mapping is page aligned, `count` entries long, and outlives the registration
-        // (it is unmapped in Drop, after the ring that uses it is dropped by the caller's order).
+        // SAFETY: the mapping is page aligned and `count` entries long; it and the memory stay until
+        // `unregister` (or are leaked).
         unsafe {
             ring.submitter()
                 .register_buf_ring_with_flags(ptr as u64, count, BGID, 0)?;
         }
+        br.registered = true;
         for bid in 0..count {
             br.give_back(bid);
         }
@@ -276,32 +305,61 @@ impl BufRing {
 
     /// The bytes the kernel put in buffer `bid`.
     fn data(&self, bid: u16, len: usize) -> &[u8] {
-        let at = bid as usize * self.size;
-        &self.memory[at..at + len]
+        assert!(
+            bid < self.count && len <= self.size,
+            "buffer {bid} of {len} bytes"
+        );
+        // SAFETY: within the memory; the kernel handed buffer `bid` over with its completion and
+        // does not write it again before `give_back`, which takes `&mut self` and so cannot run
+        // while this slice lives.
+        unsafe { std::slice::from_raw_parts(self.memory.add(bid as usize * self.size), len) }
     }
 
     /// Puts buffer `bid` back at the tail; the kernel sees it after [`Self::publish`].
     fn give_back(&mut self, bid: u16) {
         let slot = (self.tail & (self.count - 1)) as usize;
-        // SAFETY: `slot` < `count`, within the mapping.
-        let e = unsafe { &mut *self.entries.add(slot) };
-        e.set_addr(self.memory.as_ptr() as u64 + (bid as usize * self.size) as u64);
-        e.set_len(self.size as u32);
-        e.set_bid(bid);
+        let addr = self.memory as u64 + (bid as usize * self.size) as u64;
+        // SAFETY: `slot` < `count`, within the mapping; the kernel reads only entries between its
+        // head and the published tail, and this one is past the tail until `publish`. The fields
+        // are written one by one: entry 0's `resv` (the tail) is not touched.
+        unsafe {
+            let e = self.entries.add(slot);
+            std::ptr::addr_of_mut!((*e).addr).write(addr);
+            std::ptr::addr_of_mut!((*e).len).write(self.size as u32);
+            std::ptr::addr_of_mut!((*e).bid).write(bid);
+        }
         self.tail = self.tail.wrapping_add(1);
     }
 
     fn publish(&self) {
-        // SAFETY: the tail field of the first entry, as the kernel's ABI defines it.
-        let tail = unsafe { &*(BufRingEntry::tail(self.entries).cast::<AtomicU16>()) };
+        // SAFETY: the tail field of the first entry, as the kernel's ABI defines it: a u16, aligned,
+        // in the mapping, and only ever accessed atomically from here.
+        let tail = unsafe { AtomicU16::from_ptr(std::ptr::addr_of_mut!((*self.entries).resv)) };
         tail.store(self.tail, Ordering::Release);
+    }
+
+    /// Ends the registration with `ring` (the kernel takes no buffer from it after this) and frees it.
+    fn unregister(mut self, ring: &IoUring) {
+        if ring.submitter().unregister_buf_ring(BGID).is_ok() {
+            self.registered = false;
+        }
     }
 }
 
 impl Drop for BufRing {
     fn drop(&mut self) {
-        // SAFETY: the mapping made in `new`.
-        unsafe { libc::munmap(self.entries.cast(), self.ring_bytes) };
+        if self.registered {
+            // The kernel may still use them: leaked, not freed under it.
+            return;
+        }
+        // SAFETY: the mapping and the memory made in `new`, no longer registered with any ring.
+        unsafe {
+            libc::munmap(self.entries.cast(), self.ring_bytes);
+            drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
+                self.memory,
+                self.memory_len,
+            )));
+        }
     }
 }
 
@@ -527,6 +585,8 @@ enum Phase {
     Draining,
     /// Waiting to connect again (attempt `attempt` of the backoff, at `retry_at`).
     Reconnecting,
+    /// Being opened on the ring: its `CONNECT`, TLS handshake or set-up commands are in flight.
+    Opening,
     /// Finished (or could not reconnect).
     Done,
 }
@@ -559,8 +619,11 @@ struct Conn {
     /// Open loop: when a reply last made room in a connection that had `-P` waiting. A request due
     /// before then was late because of the pipeline, not the client.
     room_at: Instant,
-    /// When the connection last sent or received (for `--timeout`).
+    /// What `--timeout` runs from: when the oldest request still unanswered was sent (under a layer,
+    /// the later of that batch's send and the last whole reply). Bytes that end no reply do not move it.
     last_progress: Instant,
+    /// Set by [`Driver::out`] when the connection owed nothing: the layer's next send starts the clock.
+    restart_clock: bool,
     /// Set while the connection waits in the ready list.
     queued: bool,
     /// Set when the connection is drained because of `-k 0` (not a failure).
@@ -575,6 +638,13 @@ struct Conn {
     /// Reconnect attempts made since the connection was lost, and when the next one is due.
     attempt: usize,
     retry_at: Instant,
+    /// While [`Phase::Opening`]: the handshake and set-up, and what its `CONNECT` reads (both stay
+    /// put until the connection is live or drained).
+    opening: Option<Box<Opening>>,
+    connect_args: Option<Box<ConnectArgs>>,
+    connect_pending: bool,
+    /// Why the last opening attempt failed, for the backoff once the attempt is drained.
+    open_error: Option<ConnError>,
 }
 
 impl Conn {
@@ -596,7 +666,8 @@ pub(crate) struct Driver<'a> {
     /// How many slots the registered file table has: connections added later
     /// ([`Driver::add_connection`]) beyond it use plain descriptors.
     files: usize,
-    bufs: BufRing,
+    /// Unregistered and freed in `Drop` when nothing is in the kernel, else leaked.
+    bufs: std::mem::ManuallyDrop<BufRing>,
     conns: Vec<Conn>,
     ready: VecDeque<usize>,
     plan: &'a ShardPlan,
@@ -610,6 +681,7 @@ pub(crate) struct Driver<'a> {
     /// Connections finished, and waiting to reconnect.
     done: usize,
     reconnecting: usize,
+    opening: usize,
     /// `--cluster`: what the connections send and what replies mean.
     layer: Option<Box<dyn Layer + 'a>>,
     /// `-I`: the connections send nothing; the first one the server refuses or closes ends the run.
@@ -632,7 +704,22 @@ pub(crate) struct Driver<'a> {
 }
 
 impl Drop for Driver<'_> {
+    /// The drain ([`Driver::run`]'s end) waits for every operation; when it gave up (after 500 ms) or
+    /// never ran (a panic), what the kernel may still read or write is leaked rather than freed: the
+    /// connections' buffers, the receive buffers and the `recvmsg` header.
     fn drop(&mut self) {
+        let pending = self
+            .conns
+            .iter()
+            .any(|c| c.recv_armed || c.send_pending || c.connect_pending);
+        if pending {
+            std::mem::forget(std::mem::take(&mut self.conns));
+            std::mem::forget(self.stamps.take());
+        } else {
+            // SAFETY: taken once, here, and not used after.
+            let bufs = unsafe { std::mem::ManuallyDrop::take(&mut self.bufs) };
+            bufs.unregister(&self.ring);
+        }
         if let Some(index) = self.ring_index {
             unregister_ring_fd(&self.ring, index);
         }
@@ -725,6 +812,7 @@ impl<'a> Driver<'a> {
                     done_sending: false,
                     room_at: began,
                     last_progress: began,
+                    restart_clock: false,
                     queued: false,
                     renew: false,
                     attempt: 0,
@@ -732,6 +820,10 @@ impl<'a> Driver<'a> {
                     fresh: true,
                     refused: false,
                     tls: tls.map(TlsSession::new),
+                    opening: None,
+                    connect_args: None,
+                    connect_pending: false,
+                    open_error: None,
                 }
             })
             .collect::<Vec<_>>();
@@ -744,7 +836,7 @@ impl<'a> Driver<'a> {
             mode,
             fixed,
             files: conns_len,
-            bufs,
+            bufs: std::mem::ManuallyDrop::new(bufs),
             ready: if layer.is_some() || idle {
                 VecDeque::new()
             } else {
@@ -760,6 +852,7 @@ impl<'a> Driver<'a> {
             plain: Vec::new(),
             done: absent,
             reconnecting: 0,
+            opening: 0,
             layer,
             idle,
             failure: None,
@@ -807,6 +900,10 @@ impl<'a> Driver<'a> {
         let c = &mut self.conns[i];
         let Some(fd) = c.fd.as_ref() else { return };
         let ptr = match (&c.tls, &c.requests) {
+            _ if c.opening.is_some() => match c.opening.as_mut().and_then(|o| o.output()) {
+                Some(bytes) => bytes.as_ptr(),
+                None => return,
+            },
             (Some(t), _) => t.sealed.as_ptr(),
             (None, Requests::Fixed(p)) => p.buffer().as_ptr(),
             (None, Requests::Shared(p)) => p.buffer().as_ptr(),
@@ -1059,9 +1156,12 @@ impl<'a> Driver<'a> {
     /// A drained connection (no operation left in the kernel) is replaced by a new one, or ends.
     fn maybe_reconnect(&mut self, i: usize) {
         let c = &mut self.conns[i];
-        if c.phase != Phase::Draining || c.recv_armed || c.send_pending {
+        if c.phase != Phase::Draining || c.recv_armed || c.send_pending || c.connect_pending {
             return;
         }
+        // Nothing of this socket is in the kernel any more: its buffers may go.
+        c.opening = None;
+        c.connect_args = None;
         c.fd = None;
         c.reader.reset();
         c.generation = c.generation.wrapping_add(1);
@@ -1086,6 +1186,11 @@ impl<'a> Driver<'a> {
             self.set_phase(i, Phase::Done);
             return;
         }
+        if let Some(e) = c.open_error.take() {
+            // An opening attempt failed: the next waits the next backoff step.
+            self.open_failed(i, e);
+            return;
+        }
         // `-k 0` connects again at once; a lost connection first waits the first backoff step.
         c.attempt = 0;
         c.retry_at = if renew {
@@ -1105,11 +1210,13 @@ impl<'a> Driver<'a> {
         match old {
             Phase::Done => self.done -= 1,
             Phase::Reconnecting => self.reconnecting -= 1,
+            Phase::Opening => self.opening -= 1,
             _ => {}
         }
         match phase {
             Phase::Done => self.done += 1,
             Phase::Reconnecting => self.reconnecting += 1,
+            Phase::Opening => self.opening += 1,
             _ => {}
         }
     }
@@ -1126,31 +1233,194 @@ impl<'a> Driver<'a> {
             if c.phase != Phase::Reconnecting || c.retry_at > now {
                 continue;
             }
-            if self.plan.control.stopped() {
+            // Stopped, or --duration is over while it waited: nothing more to send there.
+            if self.plan.control.stopped() || c.done_sending {
                 self.set_phase(i, Phase::Done);
                 continue;
             }
             let cfg = self.cfg;
-            match self.open(i, &cfg.target) {
-                Ok(()) => self.make_ready(i),
-                Err(None) => self.set_phase(i, Phase::Done),
-                Err(Some(e)) => {
-                    let setup_refused = matches!(e, ConnError::Setup { .. });
-                    if self.conns[i].attempt == 0 {
-                        self.state
-                            .stats
-                            .borrow_mut()
-                            .note_conn_error(&e.to_string());
-                    }
-                    let c = &mut self.conns[i];
-                    c.attempt += 1;
-                    match RECONNECT_BACKOFF_MS.get(c.attempt) {
-                        Some(ms) if !setup_refused => {
-                            c.retry_at = Instant::now() + Duration::from_millis(*ms);
-                        }
-                        _ => self.set_phase(i, Phase::Done),
-                    }
-                }
+            if let Err(e) = self.start_open(i, &cfg.target, now) {
+                self.open_failed(i, e);
+            }
+        }
+    }
+
+    /// Opening attempt `attempt` of connection `i` failed with `e`: the first failure is reported,
+    /// and the connection tries again after the next backoff step, or gives up after the last (at once
+    /// when the server refused its set-up).
+    fn open_failed(&mut self, i: usize, e: ConnError) {
+        let setup_refused = matches!(e, ConnError::Setup { .. } | ConnError::Refused(_));
+        if self.conns[i].attempt == 0 {
+            self.state
+                .stats
+                .borrow_mut()
+                .note_conn_error(&e.to_string());
+        }
+        let c = &mut self.conns[i];
+        c.attempt += 1;
+        match RECONNECT_BACKOFF_MS.get(c.attempt) {
+            Some(ms) if !setup_refused => {
+                c.retry_at = Instant::now() + Duration::from_millis(*ms);
+                self.set_phase(i, Phase::Reconnecting);
+            }
+            _ => self.set_phase(i, Phase::Done),
+        }
+    }
+
+    /// Starts opening connection `i` to `target` on the ring: a new socket, its `CONNECT` with
+    /// `--connect-timeout` linked to it, then (see [`Self::on_connect`]) the TLS handshake and the
+    /// set-up commands. Nothing here waits.
+    fn start_open(&mut self, i: usize, target: &Target, now: Instant) -> Result<(), ConnError> {
+        let cfg = self.cfg;
+        let addr = target.display();
+        let failed = |e: io::Error| ConnError::Connect {
+            addr: addr.clone(),
+            reason: crate::net::io_reason(e),
+        };
+        let (fd, args) = new_socket(target, cfg.run.connect_timeout).map_err(failed)?;
+        let fixed = self.is_fixed(i);
+        if fixed
+            && let Err(e) = self
+                .ring
+                .submitter()
+                .register_files_update(i as u32, &[fd.as_raw_fd()])
+        {
+            return Err(failed(e));
+        }
+        if self.stamps.is_some() && !RxStamps::enable(&fd) {
+            self.stamped = false;
+        }
+        let opening = Opening::new(
+            addr.clone(),
+            cfg.tls.as_ref(),
+            &cfg.setup,
+            now + cfg.run.connect_timeout,
+        )?;
+        let c = &mut self.conns[i];
+        let connect = if fixed {
+            opcode::Connect::new(Fixed(i as u32), args.sockaddr(), args.len)
+        } else {
+            opcode::Connect::new(Fd(fd.as_raw_fd()), args.sockaddr(), args.len)
+        }
+        .build()
+        .flags(squeue::Flags::IO_LINK)
+        .user_data(user_data(i, c.generation, OP_CONNECT));
+        let timeout = opcode::LinkTimeout::new(&args.timeout)
+            .build()
+            .user_data(user_data(i, c.generation, OP_LINK_TIMEOUT));
+        c.fd = Some(fd);
+        c.opening = Some(Box::new(opening));
+        c.connect_args = Some(args);
+        c.connect_pending = true;
+        c.out_len = 0;
+        c.out_at = 0;
+        self.set_phase(i, Phase::Opening);
+        // The two go in one submission: a full queue is flushed before the first, never between.
+        loop {
+            let sq = self.ring.submission();
+            let free = sq.capacity() - sq.len();
+            drop(sq);
+            if free >= 2 {
+                break;
+            }
+            let _ = self.ring.submit();
+        }
+        self.push(connect);
+        self.push(timeout);
+        Ok(())
+    }
+
+    /// The `CONNECT` of connection `i` completed with `res`.
+    fn on_connect(&mut self, i: usize, res: i32) {
+        let c = &mut self.conns[i];
+        c.connect_pending = false;
+        if c.phase != Phase::Opening {
+            self.maybe_reconnect(i);
+            return;
+        }
+        if res < 0 {
+            // The linked timeout cancels a connect that takes longer than --connect-timeout.
+            let e = if res == -libc::ECANCELED {
+                io::Error::from(io::ErrorKind::TimedOut)
+            } else {
+                io::Error::from_raw_os_error(-res)
+            };
+            let e = ConnError::Connect {
+                addr: self.addr.clone(),
+                reason: crate::net::io_reason(e),
+            };
+            self.fail_open(i, e);
+            return;
+        }
+        let step = c.opening.as_mut().map(|o| o.connected());
+        if let Some(Err(e)) = step {
+            self.fail_open(i, e);
+            return;
+        }
+        self.arm_recv(i);
+        self.open_progress(i);
+    }
+
+    /// Sends what the opening of connection `i` has to send, and makes the connection live once it
+    /// is set up.
+    fn open_progress(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        if c.phase != Phase::Opening || c.send_pending {
+            return;
+        }
+        let Some(o) = c.opening.as_mut() else { return };
+        if let Some(bytes) = o.output() {
+            c.out_len = bytes.len();
+            c.out_at = 0;
+            self.send_rest(i);
+            return;
+        }
+        if !o.ready() {
+            return;
+        }
+        let o = c.opening.take().expect("an opening");
+        c.connect_args = None;
+        c.tls = o.into_tls().map(TlsSession::new);
+        c.out_len = 0;
+        c.out_at = 0;
+        c.fresh = true;
+        c.last_progress = Instant::now();
+        let done = c.done_sending;
+        self.set_phase(i, Phase::Live);
+        if done {
+            // --duration ended while it opened.
+            self.finish_if_idle(i);
+        } else {
+            self.make_ready(i);
+        }
+    }
+
+    /// The opening of connection `i` failed: its socket is shut, and once nothing of it is left in
+    /// the kernel the next attempt waits its backoff step.
+    fn fail_open(&mut self, i: usize, e: ConnError) {
+        let c = &mut self.conns[i];
+        c.open_error = Some(e);
+        if let Some(fd) = &c.fd {
+            // SAFETY: shutting down our own socket; its pending operations then complete.
+            unsafe { libc::shutdown(fd.as_raw_fd(), libc::SHUT_RDWR) };
+        }
+        self.set_phase(i, Phase::Draining);
+        self.maybe_reconnect(i);
+    }
+
+    /// Fails the openings that took longer than `--connect-timeout` (handshake and set-up included).
+    fn check_openings(&mut self, now: Instant) {
+        for i in 0..self.conns.len() {
+            let c = &self.conns[i];
+            if c.phase == Phase::Opening && c.opening.as_ref().is_some_and(|o| now >= o.deadline) {
+                let e = ConnError::Connect {
+                    addr: self.addr.clone(),
+                    reason: format!(
+                        "no answer to the connection's set-up within {} ms",
+                        self.cfg.run.connect_timeout.as_millis()
+                    ),
+                };
+                self.fail_open(i, e);
             }
         }
     }
@@ -1214,6 +1484,7 @@ impl<'a> Driver<'a> {
             done_sending: false,
             room_at: now,
             last_progress: now,
+            restart_clock: false,
             queued: false,
             renew: false,
             fresh: true,
@@ -1221,6 +1492,10 @@ impl<'a> Driver<'a> {
             tls: None,
             attempt: 0,
             retry_at: now,
+            opening: None,
+            connect_args: None,
+            connect_pending: false,
+            open_error: None,
         });
         self.done += 1;
         self.conns.len() - 1
@@ -1247,21 +1522,36 @@ impl<'a> Driver<'a> {
     }
 
     /// Connection `i`'s send buffer, for a layer to write `replies` more requests into before [`Self::send`].
+    /// Panics while a send of that buffer is in the kernel ([`Self::is_sending`]): the kernel reads
+    /// it then, so it must not change.
     pub(crate) fn out(&mut self, i: usize, replies: usize) -> &mut Vec<u8> {
         let c = &mut self.conns[i];
+        assert!(
+            !c.send_pending,
+            "connection {i}'s send buffer is in the kernel"
+        );
         if c.out_len > 0 && !c.send_pending {
             // The last send is done: its bytes go.
             c.out.clear();
             c.out_len = 0;
         }
+        c.restart_clock |= c.due == 0;
         c.due += replies;
         &mut c.out
     }
 
     /// Sends connection `i`'s buffer; on failure the connection is shut and its requests are the
     /// caller's to retry.
+    /// Panics while the last send is still in the kernel, as [`Self::out`].
     pub(crate) fn send(&mut self, i: usize, now: Instant) -> Result<(), ConnError> {
-        self.conns[i].last_progress = now;
+        let c = &mut self.conns[i];
+        assert!(
+            !c.send_pending,
+            "connection {i}'s send buffer is in the kernel"
+        );
+        if std::mem::take(&mut c.restart_clock) {
+            c.last_progress = now;
+        }
         let r = self.start_send(i);
         if r.is_err() {
             self.conns[i].due = 0;
@@ -1302,12 +1592,51 @@ impl<'a> Driver<'a> {
             if res > 0 && self.conns[i].phase == Phase::Live {
                 let (at, len, arrived) = found;
                 self.scan(i, bid, at, len, now, arrived);
+            } else if res > 0 && self.conns[i].phase == Phase::Opening {
+                let (at, len, _) = found;
+                let step = self.conns[i]
+                    .opening
+                    .as_mut()
+                    .map(|o| o.received(&self.bufs.data(bid, at + len)[at..]));
+                self.bufs.give_back(bid);
+                if let Some(Err(e)) = step {
+                    self.fail_open(i, e);
+                } else {
+                    self.open_progress(i);
+                }
+                let c = &mut self.conns[i];
+                if !more {
+                    c.recv_armed = false;
+                    if c.phase == Phase::Opening {
+                        self.arm_recv(i);
+                    } else {
+                        self.maybe_reconnect(i);
+                    }
+                }
+                return;
             }
             self.bufs.give_back(bid);
         }
         let c = &mut self.conns[i];
         if !more {
             c.recv_armed = false;
+        }
+        if c.phase == Phase::Opening {
+            let e = match res {
+                0 => c.opening.as_ref().map(|o| o.closed()),
+                r if r == -libc::ENOBUFS => None,
+                r if r < 0 => Some(self.io_lost(-r)),
+                _ => None,
+            };
+            match e {
+                Some(e) => self.fail_open(i, e),
+                None if !more => {
+                    self.bufs.publish();
+                    self.arm_recv(i);
+                }
+                None => {}
+            }
+            return;
         }
         if c.phase != Phase::Live {
             if !more {
@@ -1351,6 +1680,7 @@ impl<'a> Driver<'a> {
     fn scan(&mut self, i: usize, bid: u16, at: usize, len: usize, now: Instant, arrived: Instant) {
         let (state, plan, mixed, idle) = (self.state, self.plan, self.mixed, self.idle);
         let mut layer = self.layer.as_deref_mut();
+        let layer_present = layer.is_some();
         let mut data = &self.bufs.data(bid, at + len)[at..];
         let c = &mut self.conns[i];
         let mut closed = false;
@@ -1376,14 +1706,17 @@ impl<'a> Driver<'a> {
         let mut batch = 0u64;
         let mut extra = false;
         let mut refused: Option<String> = None;
+        let mut whole = 0u64;
         let fresh = c.fresh;
         let scanned = reader.feed(data, |ev, raw| {
+            // A push message answers no request: it neither counts nor moves `--timeout`.
             let Scanned::Reply { error } = ev else {
                 return;
             };
             if refused.is_some() {
                 return;
             }
+            whole += 1;
             if idle {
                 // `-I` sends nothing: an error is the server refusing the connection.
                 if error {
@@ -1464,8 +1797,16 @@ impl<'a> Driver<'a> {
         state
             .latency_sum_ns
             .set(state.latency_sum_ns.get() + lat_sum);
-        c.last_progress = now;
-        c.fresh = false;
+        if whole > 0 {
+            // `--timeout` runs from the send of the oldest request still unanswered (a fixed batch's
+            // all left at its start), not from the last byte: a reply that trickles in still times out.
+            if layer_present {
+                c.last_progress = now;
+            } else if let Some(f) = c.flights.front() {
+                c.last_progress = f.sent;
+            }
+            c.fresh = false;
+        }
         if full && c.flights.len() < self.cfg.run.pipeline {
             c.room_at = arrived;
         }
@@ -1539,6 +1880,24 @@ impl<'a> Driver<'a> {
     fn on_send(&mut self, i: usize, res: i32, now: Instant) {
         let c = &mut self.conns[i];
         c.send_pending = false;
+        if c.phase == Phase::Opening {
+            if res < 0 {
+                let e = self.io_lost(-res);
+                self.fail_open(i, e);
+                return;
+            }
+            c.out_at += res as usize;
+            if c.out_at < c.out_len {
+                self.send_rest(i);
+                return;
+            }
+            if let Some(o) = c.opening.as_mut() {
+                o.sent();
+            }
+            c.out_len = 0;
+            self.open_progress(i);
+            return;
+        }
         if c.phase != Phase::Live {
             self.maybe_reconnect(i);
             return;
@@ -1604,6 +1963,9 @@ impl<'a> Driver<'a> {
                 }
             }
             self.retry_connects(now);
+            if self.opening > 0 {
+                self.check_openings(now);
+            }
             // Queue every due send.
             if let Some(mut l) = self.layer.take() {
                 l.pump(self, now);
@@ -1631,12 +1993,15 @@ impl<'a> Driver<'a> {
             if let Some(w) = self.layer.as_ref().and_then(|l| l.next_wake()) {
                 wait = wait.min(w.saturating_duration_since(now));
             }
-            if self.reconnecting > 0
+            if self.reconnecting + self.opening > 0
                 && let Some(r) = self
                     .conns
                     .iter()
-                    .filter(|c| c.phase == Phase::Reconnecting)
-                    .map(|c| c.retry_at)
+                    .filter_map(|c| match c.phase {
+                        Phase::Reconnecting => Some(c.retry_at),
+                        Phase::Opening => c.opening.as_ref().map(|o| o.deadline),
+                        _ => None,
+                    })
                     .min()
             {
                 wait = wait.min(r.saturating_duration_since(now));
@@ -1692,8 +2057,13 @@ impl<'a> Driver<'a> {
         // Requests still in flight when the loop ends failed, unless the run was stopped on purpose
         // (a signal, or the end of --duration).
         let left: u64 = self.conns.iter().map(|c| c.waiting() as u64).sum();
-        if left > 0 && !layered && !self.plan.control.stopped() && self.state.deadline.is_none() {
-            self.state.stats.borrow_mut().failed += left;
+        if left > 0 && !layered {
+            let mut st = self.state.stats.borrow_mut();
+            if self.plan.control.stopped() || self.state.deadline.is_some() {
+                st.in_flight += left;
+            } else {
+                st.failed += left;
+            }
         }
         self.drain(&mut cq);
         if let Some(l) = self.layer.as_mut() {
@@ -1786,6 +2156,7 @@ impl<'a> Driver<'a> {
                 }
                 (OP_RECV, false) => self.on_recv(i, res, flags, clock),
                 (OP_SEND, false) => self.on_send(i, res, now),
+                (OP_CONNECT, _) => self.on_connect(i, res),
                 _ => {}
             }
         }
@@ -1802,12 +2173,25 @@ impl<'a> Driver<'a> {
                 // SAFETY: our own socket; pending operations on it complete.
                 unsafe { libc::shutdown(fd.as_raw_fd(), libc::SHUT_RDWR) };
             }
-            if c.phase == Phase::Live {
+            if c.connect_pending {
+                // A connect the shutdown does not end (a silent address) is cancelled.
+                let cancel = opcode::AsyncCancel::new(user_data(i, c.generation, OP_CONNECT))
+                    .build()
+                    .user_data(user_data(i, c.generation, OP_LINK_TIMEOUT));
+                self.push(cancel);
+            }
+            let c = &self.conns[i];
+            if matches!(c.phase, Phase::Live | Phase::Opening) {
                 self.set_phase(i, Phase::Draining);
             }
         }
         let until = Instant::now() + Duration::from_millis(500);
-        while self.conns.iter().any(|c| c.recv_armed || c.send_pending) && Instant::now() < until {
+        while self
+            .conns
+            .iter()
+            .any(|c| c.recv_armed || c.send_pending || c.connect_pending)
+            && Instant::now() < until
+        {
             if self.submit_and_wait(Duration::from_millis(10), 1).is_err() {
                 break;
             }
@@ -1842,16 +2226,119 @@ fn is_refusal(raw: &[u8]) -> bool {
     raw.starts_with(b"-ERR max number of clients reached") || raw.starts_with(b"-DENIED ")
 }
 
+/// What a `CONNECT` and its linked timeout read: the server's address and `--connect-timeout`
+/// (boxed, so they stay put while the operations are in the kernel).
+pub(crate) struct ConnectArgs {
+    addr: libc::sockaddr_storage,
+    pub(crate) len: libc::socklen_t,
+    pub(crate) timeout: Timespec,
+}
+
+impl ConnectArgs {
+    pub(crate) fn sockaddr(&self) -> *const libc::sockaddr {
+        (&self.addr as *const libc::sockaddr_storage).cast()
+    }
+}
+
+/// A new socket for `target` (TCP with `TCP_NODELAY`, or unix), not connected yet, and the arguments
+/// of its `CONNECT`.
+pub(crate) fn new_socket(
+    target: &Target,
+    timeout: Duration,
+) -> io::Result<(OwnedFd, Box<ConnectArgs>)> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: sockaddr_storage is plain data; all-zero is valid.
+    let mut addr: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let (domain, len) = match target {
+        Target::Tcp {
+            addr: std::net::SocketAddr::V4(a),
+            ..
+        } => {
+            let sin = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: a.port().to_be(),
+                sin_addr: libc::in_addr {
+                    s_addr: u32::from_ne_bytes(a.ip().octets()),
+                },
+                sin_zero: [0; 8],
+            };
+            // SAFETY: a sockaddr_in fits in (and is aligned for) sockaddr_storage.
+            unsafe { std::ptr::write((&mut addr as *mut libc::sockaddr_storage).cast(), sin) };
+            (libc::AF_INET, std::mem::size_of::<libc::sockaddr_in>())
+        }
+        Target::Tcp {
+            addr: std::net::SocketAddr::V6(a),
+            ..
+        } => {
+            let sin6 = libc::sockaddr_in6 {
+                sin6_family: libc::AF_INET6 as libc::sa_family_t,
+                sin6_port: a.port().to_be(),
+                sin6_flowinfo: a.flowinfo(),
+                sin6_addr: libc::in6_addr {
+                    s6_addr: a.ip().octets(),
+                },
+                sin6_scope_id: a.scope_id(),
+            };
+            // SAFETY: as above, for sockaddr_in6.
+            unsafe { std::ptr::write((&mut addr as *mut libc::sockaddr_storage).cast(), sin6) };
+            (libc::AF_INET6, std::mem::size_of::<libc::sockaddr_in6>())
+        }
+        Target::Unix(path) => {
+            use std::os::unix::ffi::OsStrExt;
+            let bytes = path.as_os_str().as_bytes();
+            // SAFETY: sockaddr_un is plain data; all-zero is valid.
+            let mut sun: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+            if bytes.len() >= sun.sun_path.len() {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "the unix socket path is too long",
+                ));
+            }
+            sun.sun_family = libc::AF_UNIX as libc::sa_family_t;
+            for (d, &b) in sun.sun_path.iter_mut().zip(bytes) {
+                *d = b as libc::c_char;
+            }
+            // SAFETY: as above, for sockaddr_un.
+            unsafe { std::ptr::write((&mut addr as *mut libc::sockaddr_storage).cast(), sun) };
+            let path_at = std::mem::offset_of!(libc::sockaddr_un, sun_path);
+            (libc::AF_UNIX, path_at + bytes.len() + 1)
+        }
+    };
+    // SAFETY: socket(2) with constant arguments; the result is checked.
+    let raw = unsafe { libc::socket(domain, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+    if raw < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a descriptor just made and owned by nothing else.
+    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+    if domain != libc::AF_UNIX {
+        let on: libc::c_int = 1;
+        // SAFETY: a valid socket and an int option value that outlives the call.
+        unsafe {
+            libc::setsockopt(
+                raw,
+                libc::IPPROTO_TCP,
+                libc::TCP_NODELAY,
+                (&on as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+    }
+    let args = Box::new(ConnectArgs {
+        addr,
+        len: len as libc::socklen_t,
+        timeout: Timespec::new()
+            .sec(timeout.as_secs())
+            .nsec(timeout.subsec_nanos()),
+    });
+    Ok((fd, args))
+}
+
 /// A connected, set-up socket, with its TLS session when the run uses TLS.
 pub(crate) type Socket = (OwnedFd, Option<rustls::ClientConnection>);
 
-/// Opens one connection to the server (TLS handshake included) and runs the setup commands on it
-/// (blocking; set-up only).
-pub(crate) fn connect(cfg: &Config) -> Result<Socket, ConnError> {
-    connect_to(cfg, &cfg.target)
-}
-
-/// Like [`connect`], to `target` (a cluster node) instead of the run's server.
+/// Opens one connection to `target` (a cluster node), TLS handshake and setup commands included
+/// (blocking).
 pub(crate) fn connect_to(cfg: &Config, target: &Target) -> Result<Socket, ConnError> {
     ControlClient::connect(
         target,
@@ -1889,14 +2376,30 @@ impl TlsSession {
     }
 
     /// Encrypts `plain` (and anything else rustls has to send) into [`Self::sealed`]; returns its length.
+    /// rustls takes plaintext only up to its buffer limit, so the records are drained as it goes: a
+    /// request of any size, or a batch of any depth, is sealed whole.
     fn seal(&mut self, plain: &[u8]) -> Result<usize, TlsError> {
         use std::io::Write;
-        self.conn.writer().write_all(plain)?;
         self.sealed.clear();
-        while self.conn.wants_write() {
-            self.conn.write_tls(&mut self.sealed)?;
+        let mut rest = plain;
+        loop {
+            let took = self.conn.writer().write(rest)?;
+            rest = &rest[took..];
+            let mut drained = false;
+            while self.conn.wants_write() {
+                self.conn.write_tls(&mut self.sealed)?;
+                drained = true;
+            }
+            if rest.is_empty() {
+                return Ok(self.sealed.len());
+            }
+            if took == 0 && !drained {
+                return Err(TlsError::Io(io::Error::new(
+                    io::ErrorKind::WriteZero,
+                    "the TLS session took no more plaintext",
+                )));
+            }
         }
-        Ok(self.sealed.len())
     }
 
     /// Decrypts the records in `data` into `plain` (replacing its contents); true when the server

@@ -53,6 +53,9 @@ pub struct ControlClient {
     /// The server's error when it refused a command in a way that every command would meet
     /// (`NOAUTH`, too many clients).
     pub refused: Option<String>,
+    /// Set once the server sent a whole RESP reply: until then, bytes that are not RESP or a close
+    /// say the port is not a RESP server's (or wants TLS), not that a reply went wrong.
+    answered: bool,
 }
 
 /// True for an error reply that the server gives to any command on this connection: authentication
@@ -96,6 +99,7 @@ impl ControlClient {
             addr,
             tls: tls.cloned(),
             refused: None,
+            answered: false,
         };
         for (name, args) in net::setup_commands(setup) {
             let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
@@ -121,6 +125,7 @@ impl ControlClient {
         loop {
             match resp::decode(&self.buf) {
                 Ok(Some((v, used))) => {
+                    self.answered = true;
                     self.buf.drain(..used);
                     if matches!(v, Value::Push(_)) {
                         continue;
@@ -128,9 +133,36 @@ impl ControlClient {
                     return Ok(v);
                 }
                 Ok(None) => {}
+                Err(e) if !self.answered => {
+                    return Err(ConnError::NotResp {
+                        addr: self.addr.clone(),
+                        what: not_resp(&self.buf, self.tls.is_some(), &e.to_string()),
+                    });
+                }
                 Err(e) => return Err(ConnError::Protocol(e.to_string())),
             }
-            let n = self.sock.read(&mut chunk).map_err(lost)?;
+            let n = match self.sock.read(&mut chunk) {
+                Ok(n) => n,
+                Err(e)
+                    if !self.answered
+                        && self.tls.is_none()
+                        && e.kind() == std::io::ErrorKind::ConnectionReset =>
+                {
+                    0
+                }
+                Err(e) => return Err(lost(e)),
+            };
+            if n == 0 && !self.answered {
+                // A TLS port closes a connection whose first bytes are not a TLS hello.
+                return Err(ConnError::NotResp {
+                    addr: self.addr.clone(),
+                    what: if self.tls.is_none() {
+                        "closed the connection before any reply (a TLS port does that to a plain client: add --tls if it is one)".into()
+                    } else {
+                        "closed the connection before any reply".into()
+                    },
+                });
+            }
             if n == 0 {
                 return Err(ConnError::Lost {
                     addr: self.addr.clone(),
@@ -138,6 +170,45 @@ impl ControlClient {
                 });
             }
             self.buf.extend_from_slice(&chunk[..n]);
+        }
+    }
+
+    /// How full the server is: its `maxclients` and its `connected_clients` (this connection
+    /// included), when it says both.
+    pub fn clients_room(&mut self) -> Result<Option<(u64, u64)>, ConnError> {
+        let Some(max) = self.config_get("maxclients")?.and_then(|v| v.parse().ok()) else {
+            return Ok(None);
+        };
+        let connected = match self.command(&[b"INFO", b"clients"]) {
+            Ok(v) => v.as_str().and_then(|t| {
+                t.lines().find_map(|l| {
+                    l.strip_prefix("connected_clients:")
+                        .and_then(|n| n.trim().parse().ok())
+                })
+            }),
+            Err(_) => None,
+        };
+        Ok(connected.map(|c| (max, c)))
+    }
+
+    /// Closes the connection and waits (up to the read timeout) until the server has closed its
+    /// side too, so the slot it held under `maxclients` is free when this returns. Sends no command.
+    pub fn close(mut self) {
+        use std::net::Shutdown;
+        let _ = match &mut self.sock {
+            Sock::Tcp(s) => s.shutdown(Shutdown::Write),
+            Sock::Unix(s) => s.shutdown(Shutdown::Write),
+            Sock::Tls(s) => {
+                s.conn.send_close_notify();
+                let _ = s.flush();
+                s.sock.shutdown(Shutdown::Write)
+            }
+        };
+        let mut chunk = [0u8; 4096];
+        while let Ok(n) = self.sock.read(&mut chunk) {
+            if n == 0 {
+                break;
+            }
         }
     }
 
@@ -184,7 +255,7 @@ impl ControlClient {
     pub fn config_get(&mut self, name: &str) -> Result<Option<String>, ConnError> {
         let reply = match self.command(&[b"CONFIG", b"GET", name.as_bytes()]) {
             Ok(v) => v,
-            Err(e @ ConnError::Tls { .. }) => return Err(e),
+            Err(e @ (ConnError::Tls { .. } | ConnError::NotResp { .. })) => return Err(e),
             Err(_) => return Ok(None),
         };
         if let Value::Error(msg) = &reply
@@ -202,6 +273,23 @@ impl ControlClient {
     }
 }
 
+/// What a server whose first bytes (`first`) are not RESP seems to be, for [`ConnError::NotResp`].
+fn not_resp(first: &[u8], tls: bool, error: &str) -> String {
+    let head: String = String::from_utf8_lossy(&first[..first.len().min(24)])
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if first.starts_with(b"HTTP/") || first.starts_with(b"<") {
+        format!("HTTP, not RESP (\"{}\"): is the port right?", head.trim())
+    } else if !tls && matches!(first.first(), Some(0x14..=0x17)) && first.get(1) == Some(&3) {
+        "with a TLS record: it looks like a TLS port, add --tls".into()
+    } else if first.starts_with(b"SSH-") {
+        format!("SSH, not RESP (\"{}\"): is the port right?", head.trim())
+    } else {
+        format!("bytes that are not RESP: {error}")
+    }
+}
+
 /// Runs the TLS handshake to the end, so that certificate problems show here rather than on the first command.
 fn handshake(
     mut sock: TcpStream,
@@ -215,8 +303,30 @@ fn handshake(
     let mut conn = rustls::ClientConnection::new(t.config.clone(), t.server_name.clone())
         .map_err(|e| fail(crate::net::tls::describe(&e, Some(t))))?;
     while conn.is_handshaking() {
-        conn.complete_io(&mut sock)
-            .map_err(|e| ConnError::from_io(e, addr, Some(t), fail))?;
+        conn.complete_io(&mut sock).map_err(|e| {
+            let silent = matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            );
+            let plain = matches!(
+                crate::net::tls::rustls_error(&e),
+                Some(rustls::Error::InvalidMessage(_))
+            );
+            if silent || plain {
+                // A plain port reads a TLS hello as a command that never ends (or answers it with
+                // a plain-text error): nothing that TLS understands comes back.
+                let how = if silent {
+                    "no answer to the TLS hello"
+                } else {
+                    "a plain-text answer to the TLS hello"
+                };
+                fail(format!(
+                    "{how}: it does not look like a TLS port (drop --tls if it is a plain one)"
+                ))
+            } else {
+                ConnError::from_io(e, addr, Some(t), fail)
+            }
+        })?;
     }
     Ok(rustls::StreamOwned::new(conn, sock))
 }

@@ -29,6 +29,10 @@ pub enum ConnError {
     /// The server sent bytes that are not RESP.
     #[error("{0}")]
     Protocol(String),
+    /// The server's first answer was not RESP at all (HTTP, a TLS record, garbage, a close before
+    /// any reply): the port is not a RESP server's, or wants TLS.
+    #[error("{addr} answered {what}")]
+    NotResp { addr: String, what: String },
     /// The TLS handshake failed, or the server refused the session (a missing client certificate shows
     /// only after the handshake in TLS 1.3).
     #[error("TLS with {addr} failed: {reason}")]
@@ -92,6 +96,10 @@ pub fn setup_commands(setup: &Setup) -> Vec<(&'static str, Vec<Vec<u8>>)> {
 /// Checks one setup reply; an error reply ends the run with the server's message.
 pub fn check_setup_reply(name: &'static str, v: &Value) -> Result<(), ConnError> {
     match v {
+        // A full server answers whatever comes first with this: it is no verdict on that command.
+        Value::Error(msg) if msg.starts_with("ERR max number of clients") => {
+            Err(ConnError::Refused(msg.clone()))
+        }
         Value::Error(msg) => Err(ConnError::Setup {
             command: name,
             message: msg.clone(),

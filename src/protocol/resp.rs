@@ -11,9 +11,9 @@
 
 use std::fmt::Write as _;
 
-/// Longest header line (of a type other than simple string / simple error)
-/// accepted while its `\n` has not arrived yet.
-const MAX_HEADER_LINE: usize = 64 * 1024;
+/// Longest line (a header, or a simple string or error) accepted while its `\n` has not arrived
+/// yet: a server that never ends a line is a protocol error, not an ever-growing buffer.
+const MAX_LINE: usize = 64 * 1024;
 
 /// Deepest nesting [`decode`] accepts (it recurses; the scanner has no limit).
 const MAX_DECODE_DEPTH: usize = 256;
@@ -242,13 +242,12 @@ enum Header {
     Attr(u64),
 }
 
-/// Checks the type byte; returns whether its header line is length-limited.
+/// Checks the type byte; returns whether its line is length-limited (every known type's is).
 #[inline]
 fn check_type(t: u8, at: &[u8]) -> Result<bool, ProtocolError> {
     match t {
-        b'+' | b'-' => Ok(false),
-        b':' | b',' | b'#' | b'(' | b'_' | b'$' | b'!' | b'=' | b'*' | b'~' | b'>' | b'%'
-        | b'|' => Ok(true),
+        b'+' | b'-' | b':' | b',' | b'#' | b'(' | b'_' | b'$' | b'!' | b'=' | b'*' | b'~'
+        | b'>' | b'%' | b'|' => Ok(true),
         b';' | b'.' => Err(ProtocolError::new(
             "streamed RESP3 types are not supported",
             at,
@@ -317,9 +316,10 @@ fn find_line(
             }
             Ok(Some((nl - 1, nl + 1)))
         }
-        None if limited && buf.len() - pos > MAX_HEADER_LINE => {
-            Err(ProtocolError::new("header line too long", &buf[pos..]))
-        }
+        None if limited && buf.len() - pos > MAX_LINE => Err(ProtocolError::new(
+            "line longer than 64 KiB without CRLF",
+            &buf[pos..],
+        )),
         None => Ok(None),
     }
 }
@@ -1075,25 +1075,38 @@ mod tests {
     }
 
     #[test]
-    fn header_line_length_is_bounded_but_simple_lines_are_not() {
+    fn every_line_is_bounded_without_its_crlf() {
         let mut long_header = b"*".to_vec();
-        long_header.extend(std::iter::repeat_n(b'1', MAX_HEADER_LINE + 10));
+        long_header.extend(std::iter::repeat_n(b'1', MAX_LINE + 10));
         let mut sc = ReplyScanner::new();
         assert_eq!(
             sc.scan(&long_header).unwrap_err().reason,
-            "header line too long"
+            "line longer than 64 KiB without CRLF"
         );
         assert!(decode(&long_header).is_err());
 
-        // A 300 KB simple string, arriving 1 KiB at a time.
+        // A 60 KB simple string, arriving 1 KiB at a time, is a reply.
         let mut line = b"+".to_vec();
-        line.extend(std::iter::repeat_n(b'a', 300_000));
+        line.extend(std::iter::repeat_n(b'a', 60_000));
         line.extend_from_slice(b"\r\n");
         let (c, r) = feed_chunks(line.chunks(1024));
         r.unwrap();
         assert_eq!(c.summary(), vec![(OK, line.len())]);
         assert_eq!(decode(&line).unwrap().unwrap().1, line.len());
         assert_eq!(decode(&line[..line.len() - 1]).unwrap(), None);
+
+        // A simple line that never ends (a server dripping bytes without CRLF) is an error past the
+        // limit, not a buffer that grows without bound.
+        for t in [b'+', b'-'] {
+            let mut endless = vec![t];
+            endless.extend(std::iter::repeat_n(b'a', MAX_LINE + 10));
+            let (_, r) = feed_chunks(endless.chunks(1024));
+            assert_eq!(
+                r.unwrap_err().reason,
+                "line longer than 64 KiB without CRLF"
+            );
+            assert!(decode(&endless).is_err());
+        }
     }
 
     #[test]

@@ -80,6 +80,9 @@ fn append_failures(s: &mut String, r: &TestResult, sep: &str) {
     if r.stats.not_sent > 0 {
         let _ = write!(s, "{sep}{} not sent", r.stats.not_sent);
     }
+    if r.stats.in_flight > 0 {
+        let _ = write!(s, "{sep}{} in flight when stopped", r.stats.in_flight);
+    }
     if let Some(t) = timed_out(r) {
         let _ = write!(s, "{sep}{t}");
     }
@@ -272,7 +275,11 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
             r.stats.first_error.as_deref().unwrap_or("")
         );
     }
-    if r.stats.failed > 0 || r.stats.not_sent > 0 || r.stats.completed < r.requested {
+    if r.stats.failed > 0
+        || r.stats.not_sent > 0
+        || r.stats.in_flight > 0
+        || r.stats.completed < r.requested
+    {
         let _ = write!(
             s,
             "  requests: {} requested, {} completed, {} failed (sent, no reply)",
@@ -280,6 +287,9 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
         );
         if r.stats.not_sent > 0 {
             let _ = write!(s, ", {} not sent", r.stats.not_sent);
+        }
+        if r.stats.in_flight > 0 {
+            let _ = write!(s, ", {} in flight when stopped", r.stats.in_flight);
         }
         s.push('\n');
     }

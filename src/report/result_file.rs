@@ -348,6 +348,9 @@ pub struct ErrorCounts {
     /// Requests never sent (the run gave up on the server, or was stopped, before their turn).
     #[serde(default)]
     pub not_sent: u64,
+    /// Requests whose replies had not come when a signal or the end of `--duration` stopped the run.
+    #[serde(default)]
+    pub in_flight: u64,
 }
 
 /// Latency figures in milliseconds, read from the histogram.
@@ -505,6 +508,7 @@ impl TestEntry {
                 timed_out: st.timed_out,
                 timeout_ms: r.timeout_ms,
                 not_sent: st.not_sent,
+                in_flight: st.in_flight,
             },
             start_unix,
             end_unix: start_unix + r.seconds,
@@ -545,6 +549,7 @@ impl TestEntry {
         stats.failed = self.errors.failed;
         stats.timed_out = self.errors.timed_out;
         stats.not_sent = self.errors.not_sent;
+        stats.in_flight = self.errors.in_flight;
         stats.first_error = self.errors.first.clone();
         stats.error_kinds = self
             .errors

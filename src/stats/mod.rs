@@ -165,6 +165,9 @@ pub struct ShardStats {
     pub client_memory: Option<ClientMemory>,
     /// Requests never sent: the run gave up on the server (or was stopped) before their turn.
     pub not_sent: u64,
+    /// Requests sent (or queued to send) whose replies had not come when a signal or the end of
+    /// `--duration` stopped the run: neither completed nor failed.
+    pub in_flight: u64,
     /// Connection failures seen (distinct messages, the first few), for the report.
     pub conn_errors: Vec<String>,
     /// When this shard started sending.
@@ -211,6 +214,7 @@ impl ShardStats {
             timed_out: 0,
             client_memory: None,
             not_sent: 0,
+            in_flight: 0,
             conn_errors: Vec::new(),
             start: None,
             end: None,
@@ -264,6 +268,7 @@ impl ShardStats {
             self.client_memory = other.client_memory;
         }
         self.not_sent += other.not_sent;
+        self.in_flight += other.in_flight;
         self.late_full += other.late_full;
         self.late_free += other.late_free;
         match (&mut self.service, &other.service) {

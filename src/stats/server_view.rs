@@ -361,6 +361,12 @@ pub struct ServerWatch {
     info_sent: u64,
     /// Set once INFO fails or lacks the fields: the server does not offer this view.
     unavailable: bool,
+    /// The server has room for the test's connections only without this one: the watch closes its
+    /// connection once the "before" snapshot is taken and connects again for the "after" one
+    /// (connected clients are then not sampled during the test: the peak is the clients there before,
+    /// less this one, plus the test's `clients`).
+    yields: bool,
+    clients: u64,
 }
 
 impl ServerWatch {
@@ -382,7 +388,26 @@ impl ServerWatch {
             peak_clients: None,
             info_sent: 0,
             unavailable: false,
+            yields: false,
+            clients: 0,
         }
+    }
+
+    /// Makes the watch give its connection's slot to the test's `clients` connections (see
+    /// [`Self::yields`]).
+    pub fn yield_slot(&mut self, clients: u64) {
+        self.yields = true;
+        self.clients = clients;
+    }
+
+    fn reconnect(&mut self) {
+        self.ctl = ControlClient::connect(
+            &self.target,
+            self.tls.as_ref(),
+            &self.setup,
+            self.connect_timeout,
+        )
+        .ok();
     }
 
     fn info(&mut self, section: Option<&str>, wait: Duration) -> Option<ServerSnapshot> {
@@ -455,13 +480,7 @@ impl ServerWatch {
         // (a long --start-at wait, a long previous test).
         for _ in 0..2 {
             if self.ctl.is_none() && !self.unavailable {
-                self.ctl = ControlClient::connect(
-                    &self.target,
-                    self.tls.as_ref(),
-                    &self.setup,
-                    self.connect_timeout,
-                )
-                .ok();
+                self.reconnect();
             }
             self.before = self.info(None, INFO_WAIT);
             if self.before.is_some() || self.ctl.is_some() {
@@ -470,6 +489,11 @@ impl ServerWatch {
         }
         self.info_sent = 0;
         self.peak_clients = None;
+        if self.yields
+            && let Some(ctl) = self.ctl.take()
+        {
+            ctl.close();
+        }
     }
 
     /// Samples connected clients; called from the progress tick (the first once every connection of
@@ -497,7 +521,12 @@ impl ServerWatch {
     /// `stopped` (a signal) allows only a short wait: the report must not hang on a stalled server.
     pub fn end(&mut self, completed: u64, stopped: bool) -> Option<ServerView> {
         let before = self.before.take()?;
-        let own = self.info_sent + 1; // the "before" INFO is counted once it has run
+        let mut own = self.info_sent + 1; // the "before" INFO is counted once it has run
+        if self.yields && self.ctl.is_none() {
+            // Its set-up commands (AUTH, SELECT, HELLO) are counted too.
+            self.reconnect();
+            own += crate::net::setup_commands(&self.setup).len() as u64;
+        }
         let wait = if stopped { SHORT_INFO_WAIT } else { INFO_WAIT };
         let after = self.info(None, wait)?;
         let cpu_user_s = (after.used_cpu_user - before.used_cpu_user).max(0.0);
@@ -514,9 +543,12 @@ impl ServerWatch {
             used_memory_before: before.used_memory,
             used_memory_after: after.used_memory,
             connected_clients_before: before.connected_clients,
-            connected_clients_peak: self
-                .peak_clients
-                .unwrap_or(before.connected_clients.max(after.connected_clients)),
+            connected_clients_peak: match self.peak_clients {
+                Some(p) => p,
+                None if self.yields => (before.connected_clients.saturating_sub(1) + self.clients)
+                    .max(after.connected_clients),
+                None => before.connected_clients.max(after.connected_clients),
+            },
             connected_clients_after: after.connected_clients,
             nodes: Vec::new(),
         })

@@ -67,15 +67,21 @@ fn unit(x: u64) -> f64 {
     (x >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
 }
 
-/// Part `part` of `parts` of `[base, base + len)`: its first number and length; the whole when it is empty.
+/// Part `part` of `parts` of `[0, len)`: its first number and length. Parts are cut as requests are
+/// shared (`--shard`'s shares, the engine's per-executor split): each has `len / parts` numbers and the
+/// lower parts one more each for the remainder, so a part with `k` requests walks `k` keys.
+pub fn share_slice(len: u64, part: u64, parts: u64) -> (u64, u64) {
+    let parts = parts.max(1);
+    let (whole, extra) = (len / parts, len % parts);
+    let start = part.saturating_mul(whole) + part.min(extra);
+    (start, whole + u64::from(part < extra))
+}
+
+/// Part `part` of `parts` of `[base, base + len)` (see [`share_slice`]); the whole when it is empty.
 fn slice(base: u64, len: u64, part: u64, parts: u64) -> (u64, u64) {
-    let (p, n, l) = (part as u128, parts.max(1) as u128, len as u128);
-    let start = (l * p / n) as u64;
-    let end = (l * (p + 1) / n) as u64;
-    if end > start {
-        (base + start, end - start)
-    } else {
-        (base, len)
+    match share_slice(len, part, parts) {
+        (start, n) if n > 0 => (base + start, n),
+        _ => (base, len),
     }
 }
 
@@ -293,9 +299,9 @@ mod tests {
         }
         seen.sort();
         assert_eq!(seen, (0..1000).collect::<Vec<_>>());
-        // More shards than keys: a shard with an empty slice walks the whole range.
+        // More shards than keys: a shard with an empty slice (shard 2 of 3 over 2 keys) walks the whole range.
         let c = Rc::new(Cell::new(0));
-        let k = KeyGen::new(Distribution::Sequential { part: 0, parts: 3 }, 2, 0, 1, &c);
+        let k = KeyGen::new(Distribution::Sequential { part: 2, parts: 3 }, 2, 0, 1, &c);
         assert!(matches!(
             k,
             KeyGen::Sequential {
@@ -304,6 +310,42 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn odd_ranges_are_sliced_like_the_requests() {
+        // -n 300001 -r 300001 on 3 shards: shard 0 sends 100,001 requests, so it walks 100,001 keys.
+        let slices: Vec<(u64, u64)> = (0..3).map(|p| share_slice(300_001, p, 3)).collect();
+        assert_eq!(
+            slices,
+            [(0, 100_001), (100_001, 100_000), (200_001, 100_000)]
+        );
+        for (len, parts) in [(10u64, 4u64), (7, 7), (2, 3), (1_000_001, 6), (u64::MAX, 7)] {
+            let mut next = 0u64;
+            for p in 0..parts {
+                let (start, n) = share_slice(len, p, parts);
+                assert_eq!(start, next, "{len} over {parts}");
+                assert_eq!(n, len / parts + u64::from(p < len % parts));
+                next = start.wrapping_add(n);
+            }
+            assert_eq!(next, len);
+        }
+        // 3 shards of 2 executors, -n and -r 30001: each executor walks as many keys as it sends
+        // requests (30001 over 3, then over 2), and together they cover every key once.
+        let mut rng = SmallRng::seed_from_u64(1);
+        let mut seen = Vec::new();
+        for part in 0..3 {
+            let shard_requests = 30_001 / 3 + u64::from(part < 30_001 % 3);
+            for exec in 0..2u64 {
+                let sent = shard_requests / 2 + u64::from(exec < shard_requests % 2);
+                let c = Rc::new(Cell::new(0));
+                let seq = Distribution::Sequential { part, parts: 3 };
+                let mut k = KeyGen::new(seq, 30_001, exec as usize, 2, &c);
+                seen.extend((0..sent).map(|_| k.next(&mut rng)));
+            }
+        }
+        seen.sort();
+        assert_eq!(seen, (0..30_001).collect::<Vec<_>>());
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! A fault-injecting test server (not Redis): it answers PING-style requests with replies cut into
-//! random pieces, or with a malformed byte, faults a real redis-server cannot produce.
+//! A fault-injecting fake server (not Redis): it answers PING-style requests with replies cut into
+//! random pieces, with a malformed byte, one byte at a time, after RESP3 pushes, or with a line that
+//! never ends: faults a real redis-server cannot produce.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -14,6 +15,13 @@ pub enum Fault {
     SplitReplies,
     /// The reply to request number N (counted over all connections) starts with `?`, which is not RESP.
     MalformedAt(u64),
+    /// Every reply is `+OK\r\n`, written one byte every this many milliseconds.
+    Drip(u64),
+    /// Before every reply, this many RESP3 push messages, one every 100 ms.
+    PushesFirst(u32),
+    /// Every reply is a simple string that never ends: `+` and then `a`s, without CRLF, until the
+    /// client goes away.
+    EndlessLine,
 }
 
 pub struct FaultServer {
@@ -94,6 +102,7 @@ fn serve(mut conn: TcpStream, fault: Fault, requests: Arc<AtomicU64>, seed: u64)
         };
         buf.extend_from_slice(&chunk[..n]);
         let mut out = Vec::new();
+        let mut answers = 0;
         while let Some(len) = request_len(&buf) {
             let is_config = buf[..len]
                 .windows(6)
@@ -106,14 +115,47 @@ fn serve(mut conn: TcpStream, fault: Fault, requests: Arc<AtomicU64>, seed: u64)
                 out.extend_from_slice(b"?oops\r\n");
             } else {
                 out.extend_from_slice(REPLY);
+                answers += 1;
             }
+        }
+        if out.is_empty() {
+            continue;
+        }
+        let answered = answers > 0;
+        match fault {
+            Fault::Drip(ms) if answered => {
+                for b in b"+OK\r\n".repeat(answers) {
+                    thread::sleep(std::time::Duration::from_millis(ms));
+                    if conn.write_all(&[b]).is_err() {
+                        return;
+                    }
+                }
+                continue;
+            }
+            Fault::PushesFirst(n) if answered => {
+                for _ in 0..n {
+                    if conn.write_all(b">2\r\n+message\r\n+tick\r\n").is_err() {
+                        return;
+                    }
+                    thread::sleep(std::time::Duration::from_millis(100));
+                }
+            }
+            Fault::EndlessLine if answered => {
+                let a = [b'a'; 65536];
+                if conn.write_all(b"+").is_err() {
+                    return;
+                }
+                while conn.write_all(&a).is_ok() {}
+                return;
+            }
+            _ => {}
         }
         // Write the replies in random pieces, each its own segment.
         let mut at = 0;
         while at < out.len() {
             let piece = match fault {
                 Fault::SplitReplies => 1 + (next() % 9) as usize,
-                Fault::MalformedAt(_) => out.len(),
+                _ => out.len(),
             };
             let end = (at + piece).min(out.len());
             if conn.write_all(&out[at..end]).is_err() {

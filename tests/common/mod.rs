@@ -6,6 +6,7 @@ pub mod alloc;
 pub mod cluster;
 pub mod fault;
 pub mod lock;
+pub mod netns;
 pub mod scratch;
 
 use std::collections::HashMap;
@@ -190,6 +191,41 @@ pub fn spawn_ringbench(args: &[&str]) -> Child {
         .unwrap()
 }
 
+/// Runs ringbench like [`ringbench`], but kills it when it has not ended within `limit` and then fails
+/// the test with what it printed: for faults whose old behaviour was to run for good.
+pub fn ringbench_within(args: &[&str], limit: Duration) -> Output {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let child = spawn_ringbench(args);
+    let pid = child.id() as i32;
+    let ended = Arc::new(AtomicBool::new(false));
+    let watch = {
+        let ended = ended.clone();
+        std::thread::spawn(move || {
+            let start = Instant::now();
+            while start.elapsed() < limit {
+                if ended.load(Ordering::SeqCst) {
+                    return false;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            // SAFETY: kill(2) on our own child, which has not been reaped yet (ended is false).
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            true
+        })
+    };
+    let out = child.wait_with_output().unwrap();
+    ended.store(true, Ordering::SeqCst);
+    let killed = watch.join().unwrap();
+    assert!(
+        !killed,
+        "ringbench {args:?} did not end within {limit:?}\nstdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// Parses the `requests: N requested, C completed, F failed` line of the normal block.
 pub fn request_counts(stdout: &str) -> Option<(u64, u64, u64)> {
     request_split(stdout).map(|(r, c, f, _)| (r, c, f))
@@ -197,15 +233,38 @@ pub fn request_counts(stdout: &str) -> Option<(u64, u64, u64)> {
 
 /// Parses the requests line into (requested, completed, failed, not sent).
 pub fn request_split(stdout: &str) -> Option<(u64, u64, u64, u64)> {
+    request_account(stdout).map(|a| (a.requested, a.completed, a.failed, a.not_sent))
+}
+
+/// The normal block's `requests:` line, each figure by its label (0 when absent).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Account {
+    pub requested: u64,
+    pub completed: u64,
+    pub failed: u64,
+    pub not_sent: u64,
+    pub in_flight: u64,
+}
+
+pub fn request_account(stdout: &str) -> Option<Account> {
     let line = stdout
         .lines()
-        .find(|l| l.trim_start().starts_with("requests: "))?;
-    let nums: Vec<u64> = line
-        .split(|c: char| !c.is_ascii_digit())
-        .filter(|t| !t.is_empty())
-        .map(|t| t.parse().unwrap())
-        .collect();
-    Some((nums[0], nums[1], nums[2], nums.get(3).copied().unwrap_or(0)))
+        .find_map(|l| l.trim_start().strip_prefix("requests: "))?;
+    let line = line.replace(" (sent, no reply)", "");
+    let mut a = Account::default();
+    for part in line.split(", ") {
+        let (n, label) = part.split_once(' ')?;
+        let n: u64 = n.parse().ok()?;
+        match label {
+            "requested" => a.requested = n,
+            "completed" => a.completed = n,
+            l if l.starts_with("failed") => a.failed = n,
+            "not sent" => a.not_sent = n,
+            l if l.starts_with("in flight") => a.in_flight = n,
+            _ => return None,
+        }
+    }
+    Some(a)
 }
 
 /// Runs ringbench against `server` (its port first, then `args`) and asserts success.

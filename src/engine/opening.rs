@@ -1,0 +1,272 @@
+//! A connection being opened on its executor's ring, after its `CONNECT` completed: the TLS handshake
+//! and the set-up commands (AUTH, SELECT, HELLO, CLIENT TRACKING) as bytes to send and bytes received,
+//! with no I/O of its own. The ring (`ring.rs`) sends what [`Opening::output`] holds and feeds every
+//! received buffer to [`Opening::received`]; once [`Opening::ready`] holds the connection is live.
+
+use crate::net::target::Setup;
+use crate::net::tls::{self, TlsClient};
+use crate::net::{self, ConnError};
+use crate::protocol::resp::{self, Value};
+use std::collections::VecDeque;
+use std::io::{Read, Write};
+use std::time::Instant;
+
+/// One connection's opening after its `CONNECT`.
+pub(crate) struct Opening {
+    /// `--connect-timeout` from the moment the attempt began: connect, handshake and set-up together.
+    pub deadline: Instant,
+    addr: String,
+    tls: Option<(rustls::ClientConnection, TlsClient)>,
+    /// Encoded set-up commands not yet written (under TLS they wait for the handshake's end).
+    setup: Vec<u8>,
+    /// The set-up commands whose replies are due, by name, oldest first.
+    names: VecDeque<&'static str>,
+    /// Bytes being sent (the kernel reads them while a send is in flight: they do not change then)
+    /// and bytes to send after them.
+    sending: Vec<u8>,
+    next: Vec<u8>,
+    /// Set-up replies received and not yet decoded (plaintext under TLS).
+    inbox: Vec<u8>,
+}
+
+impl Opening {
+    /// The opening of a connection to `addr` (as messages name it), with a TLS client when the run
+    /// uses TLS.
+    pub fn new(
+        addr: String,
+        tls: Option<&TlsClient>,
+        setup: &Setup,
+        deadline: Instant,
+    ) -> Result<Self, ConnError> {
+        let mut encoded = Vec::new();
+        let mut names = VecDeque::new();
+        for (name, args) in net::setup_commands(setup) {
+            let refs: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
+            resp::encode_command(&mut encoded, &refs);
+            names.push_back(name);
+        }
+        let tls = match tls {
+            Some(t) => {
+                let conn = rustls::ClientConnection::new(t.config.clone(), t.server_name.clone())
+                    .map_err(|e| ConnError::Tls {
+                    addr: addr.clone(),
+                    reason: tls::describe(&e, Some(t)),
+                })?;
+                Some((conn, t.clone()))
+            }
+            None => None,
+        };
+        Ok(Opening {
+            deadline,
+            addr,
+            tls,
+            setup: encoded,
+            names,
+            sending: Vec::new(),
+            next: Vec::new(),
+            inbox: Vec::new(),
+        })
+    }
+
+    /// The socket is connected: the handshake starts, or the set-up commands go out.
+    pub fn connected(&mut self) -> Result<(), ConnError> {
+        match self.tls.as_mut() {
+            Some(_) => self.pump_tls(),
+            None => {
+                self.next.append(&mut self.setup);
+                Ok(())
+            }
+        }
+    }
+
+    /// Takes in bytes the server sent.
+    pub fn received(&mut self, data: &[u8]) -> Result<(), ConnError> {
+        if self.tls.is_none() {
+            self.inbox.extend_from_slice(data);
+            return self.decode();
+        }
+        let mut rest = data;
+        while !rest.is_empty() {
+            let (conn, t) = self.tls.as_mut().expect("a TLS opening");
+            if let Err(e) = conn.read_tls(&mut rest) {
+                return Err(self.tls_failed(e.to_string()));
+            }
+            if let Err(e) = conn.process_new_packets() {
+                let reason = tls::describe(&e, Some(t));
+                return Err(self.tls_failed(reason));
+            }
+            self.pump_tls()?;
+        }
+        self.decode()
+    }
+
+    /// The connection closed before it was set up.
+    pub fn closed(&self) -> ConnError {
+        ConnError::Lost {
+            addr: self.addr.clone(),
+            reason: "closed by the server during set-up".into(),
+        }
+    }
+
+    /// The bytes to send now, when there are any and nothing is being sent: they stay put until
+    /// [`Self::sent`] says the kernel is done with them.
+    pub fn output(&mut self) -> Option<&[u8]> {
+        if self.sending.is_empty() {
+            std::mem::swap(&mut self.sending, &mut self.next);
+        }
+        (!self.sending.is_empty()).then_some(&self.sending[..])
+    }
+
+    /// The bytes [`Self::output`] gave were sent.
+    pub fn sent(&mut self) {
+        self.sending.clear();
+    }
+
+    /// True once the handshake is done, every set-up reply is in and nothing is left to send: the
+    /// connection can be driven (its TLS session, if any, comes from [`Self::into_tls`]).
+    pub fn ready(&self) -> bool {
+        let handshaking = self
+            .tls
+            .as_ref()
+            .is_some_and(|(c, _)| c.is_handshaking() || c.wants_write());
+        !handshaking
+            && self.setup.is_empty()
+            && self.names.is_empty()
+            && self.sending.is_empty()
+            && self.next.is_empty()
+    }
+
+    /// The TLS session for the live connection.
+    pub fn into_tls(self) -> Option<rustls::ClientConnection> {
+        self.tls.map(|(c, _)| c)
+    }
+
+    /// Moves what rustls has to send into the output; once the handshake is done, writes the set-up
+    /// commands into it and reads the plaintext received.
+    fn pump_tls(&mut self) -> Result<(), ConnError> {
+        let Some((conn, _)) = self.tls.as_mut() else {
+            return Ok(());
+        };
+        if !conn.is_handshaking() && !self.setup.is_empty() {
+            if let Err(e) = conn.writer().write_all(&self.setup) {
+                return Err(self.tls_failed(e.to_string()));
+            }
+            self.setup.clear();
+        }
+        let (conn, _) = self.tls.as_mut().expect("a TLS opening");
+        while conn.wants_write() {
+            if let Err(e) = conn.write_tls(&mut self.next) {
+                return Err(self.tls_failed(e.to_string()));
+            }
+        }
+        let mut chunk = [0u8; 4096];
+        loop {
+            match conn.reader().read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => self.inbox.extend_from_slice(&chunk[..n]),
+                Err(_) => break,
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks each whole set-up reply in the inbox.
+    fn decode(&mut self) -> Result<(), ConnError> {
+        loop {
+            let (v, used) = match resp::decode(&self.inbox) {
+                Ok(Some(x)) => x,
+                Ok(None) => return Ok(()),
+                Err(e) => return Err(ConnError::Protocol(format!("{}: {e}", self.addr))),
+            };
+            self.inbox.drain(..used);
+            if matches!(v, Value::Push(_)) {
+                continue;
+            }
+            let Some(name) = self.names.pop_front() else {
+                return Err(ConnError::Protocol(format!(
+                    "{}: the server sent a reply before any request",
+                    self.addr
+                )));
+            };
+            net::check_setup_reply(name, &v)?;
+        }
+    }
+
+    fn tls_failed(&self, reason: String) -> ConnError {
+        ConnError::Tls {
+            addr: self.addr.clone(),
+            reason,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn opening(setup: &Setup) -> Opening {
+        Opening::new(
+            "127.0.0.1:6379".into(),
+            None,
+            setup,
+            Instant::now() + Duration::from_secs(1),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn without_set_up_commands_a_plain_connection_is_ready_at_once() {
+        let mut o = opening(&Setup::default());
+        o.connected().unwrap();
+        assert!(o.output().is_none());
+        assert!(o.ready());
+    }
+
+    #[test]
+    fn set_up_replies_arriving_in_pieces_make_it_ready_and_an_error_is_the_commands() {
+        let setup = Setup {
+            password: Some("pw".into()),
+            dbnum: 2,
+            ..Setup::default()
+        };
+        let mut o = opening(&setup);
+        o.connected().unwrap();
+        let out = o.output().unwrap().to_vec();
+        assert!(out.starts_with(b"*2\r\n$4\r\nAUTH\r\n$2\r\npw\r\n*2\r\n$6\r\nSELECT\r\n"));
+        assert!(!o.ready());
+        o.sent();
+        o.received(b"+O").unwrap();
+        o.received(b"K\r\n+OK").unwrap();
+        assert!(!o.ready());
+        o.received(b"\r\n").unwrap();
+        assert!(o.ready());
+
+        let mut o = opening(&setup);
+        o.connected().unwrap();
+        o.output();
+        o.sent();
+        let e = o
+            .received(b"-WRONGPASS invalid username-password pair\r\n")
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "AUTH failed: WRONGPASS invalid username-password pair"
+        );
+    }
+
+    #[test]
+    fn output_stays_put_while_it_is_being_sent() {
+        let setup = Setup {
+            resp3: true,
+            ..Setup::default()
+        };
+        let mut o = opening(&setup);
+        o.connected().unwrap();
+        let first = o.output().unwrap().as_ptr();
+        // Asked again before `sent`, the same bytes at the same place.
+        assert_eq!(o.output().unwrap().as_ptr(), first);
+        o.sent();
+        assert!(o.output().is_none());
+    }
+}
