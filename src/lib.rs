@@ -346,6 +346,9 @@ pub fn run(
                 .iter()
                 .map(|t| (t.display(), watch_of(None, t)))
                 .collect(),
+            cfg.tls.as_ref(),
+            &cfg.setup,
+            cfg.run.connect_timeout,
         )
     };
     if let Some(t) = cfg.run.start_at {

@@ -957,3 +957,503 @@ fn an_interrupted_cluster_run_accounts_for_the_requests_in_flight() {
         "masters executed {server}, {a:?}\n{stdout}"
     );
 }
+
+/// Waits for `child` at most `limit` (its output read as it comes); a run still going then is
+/// killed and reported as hung.
+fn wait_bounded(mut child: std::process::Child, limit: Duration) -> std::process::Output {
+    use std::io::Read;
+    let reader = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut b = Vec::new();
+            let _ = r.read_to_end(&mut b);
+            b
+        })
+    };
+    let out = reader(Box::new(child.stdout.take().unwrap()));
+    let err = reader(Box::new(child.stderr.take().unwrap()));
+    let deadline = Instant::now() + limit;
+    let mut hung = false;
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() >= deadline {
+            hung = true;
+            let _ = child.kill();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let (stdout, stderr) = (out.join().unwrap(), err.join().unwrap());
+    assert!(
+        !hung,
+        "the run hung ({limit:?}):\n{}\n{}",
+        String::from_utf8_lossy(&stdout),
+        String::from_utf8_lossy(&stderr)
+    );
+    std::process::Output {
+        status,
+        stdout,
+        stderr,
+    }
+}
+
+#[test]
+fn masters_added_by_resharding_during_a_run_are_routed_to_without_limit() {
+    // Three masters, and six empty ones added before the run: each client starts with connections to
+    // the three, and every other master it routes to comes from the slot map during the run. Nine
+    // distinct masters is one more than the node table used to hold (max(2 x 3, 8)).
+    let mut c = Cluster::start();
+    let initial = c.ports.clone();
+    let added: Vec<u16> = (0..6).map(|_| c.add_master()).collect();
+    for &p in &c.ports {
+        c.cli(p, &["config", "resetstat"]);
+    }
+    let json = c.dir.join("grow.json");
+    let n = 36_000u64;
+    // Paced, so the run lasts about 12 s whatever the machine: long enough to see every reshard.
+    let child = Command::new(common::cluster::bin())
+        .args(["-p", &initial[0].to_string(), "--cluster", "-t", "set"])
+        .args([
+            "-r",
+            "2000",
+            "-c",
+            "3",
+            "--rps",
+            "3000",
+            "-n",
+            &n.to_string(),
+        ])
+        .arg("--json")
+        .arg(&json)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while c.calls("set") < 1000 {
+        assert!(Instant::now() < deadline, "the run sent no SETs");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    for (k, &to) in added.iter().enumerate() {
+        c.reshard(initial[k % initial.len()], to, 200);
+    }
+    let out = wait_bounded(child, Duration::from_secs(45));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+    // Every SET reached a master exactly once, over all nine.
+    let per: Vec<(u16, u64)> = c.ports.iter().map(|&p| (p, c.calls_on(p, "set"))).collect();
+    assert_eq!(per.iter().map(|p| p.1).sum::<u64>(), n, "{per:?}\n{stdout}");
+    let t = json_test(&json);
+    assert_eq!(t["requests"].as_u64(), Some(n), "{stdout}");
+    // Each new master answered for its slots, and the report's per-node counts are the nodes' own.
+    let nodes = &t["cluster"]["nodes"];
+    for &(p, sets) in &per {
+        assert!(sets > 0, "master {p} got no SET: {per:?}");
+        assert_eq!(
+            nodes[format!("127.0.0.1:{p}")].as_u64(),
+            Some(sets),
+            "{nodes}"
+        );
+    }
+    // The server view covers every master seen, not only the three of the start.
+    let view: Vec<&str> = t["server"]["nodes"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no server view: {}", t["server"]))
+        .iter()
+        .map(|v| v["node"].as_str().unwrap())
+        .collect();
+    for &(p, sets) in &per {
+        let name = format!("127.0.0.1:{p}");
+        assert!(
+            view.contains(&name.as_str()),
+            "{name} missing from {view:?}"
+        );
+        let v = t["server"]["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["node"] == name)
+            .unwrap();
+        assert!(v["commands_processed"].as_u64().unwrap() >= sets, "{v}");
+    }
+}
+
+#[test]
+fn a_timeout_names_the_master_that_was_silent() {
+    let c = Cluster::start();
+    let seed = c.ports[0];
+    let victim = c.ports[1];
+    let json = c.dir.join("timeout.json");
+    let n = 20_000u64;
+    let child = Command::new(common::cluster::bin())
+        .args(["-p", &seed.to_string(), "--cluster", "-t", "set"])
+        .args([
+            "-r",
+            "10000",
+            "-c",
+            "3",
+            "--rps",
+            "2000",
+            "-n",
+            &n.to_string(),
+        ])
+        .args(["--timeout", "300", "--json"])
+        .arg(&json)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while c.calls_on(victim, "set") < 500 {
+        assert!(Instant::now() < deadline, "the victim got no SETs");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // The victim holds every client's commands for 1.5 s: its replies come late beyond --timeout.
+    assert_eq!(c.cli(victim, &["client", "pause", "1500", "all"]), "OK");
+    let out = wait_bounded(child, Duration::from_secs(40));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    );
+    assert!(
+        stderr.contains(&format!("no reply from 127.0.0.1:{victim} within 300 ms")),
+        "{stderr}"
+    );
+    let t = json_test(&json);
+    let completed = t["requests"].as_u64().unwrap();
+    let failed = t["errors"]["failed"].as_u64().unwrap();
+    assert!(failed > 0, "{stdout}");
+    assert_eq!(completed + failed, n, "{stdout}");
+    // The masters that answered in time did so exactly as often as they counted.
+    for &p in c.ports.iter().filter(|&&p| p != victim) {
+        assert_eq!(
+            t["cluster"]["nodes"][format!("127.0.0.1:{p}")].as_u64(),
+            Some(c.calls_on(p, "set")),
+            "{stdout}"
+        );
+    }
+}
+
+/// Holds `master`'s writes, waits until `replica` has every one of them, then kills `master`: every
+/// SET it executed is on the replica, so the nodes' counts can be compared exactly afterwards.
+fn kill_in_sync(c: &Cluster, master: u16, replica: u16, deadline: Instant) {
+    assert_eq!(c.cli(master, &["client", "pause", "10000", "write"]), "OK");
+    let offset: u64 = c.replication(master, "master_repl_offset").parse().unwrap();
+    while c
+        .replication(replica, "slave_repl_offset")
+        .parse::<u64>()
+        .unwrap_or(0)
+        < offset
+    {
+        assert!(Instant::now() < deadline, "{replica} never caught up");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    c.kill(master);
+}
+
+/// Waits until `port` is a master (asked of `via`).
+fn wait_master(c: &Cluster, via: u16, port: u16, deadline: Instant) {
+    while !c.roles(via).0.contains(&port) {
+        assert!(Instant::now() < deadline, "{port} never became a master");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_master_lost_twice_is_reported_twice() {
+    let c = Cluster::start_with(1, 1000);
+    let seed = c.ports[0];
+    let (masters, replica_of) = c.roles(seed);
+    let victim = *masters.iter().find(|&&p| p != seed).unwrap();
+    let replica = *replica_of.iter().find(|&(_, &m)| m == victim).unwrap().0;
+    for &p in &c.ports {
+        c.cli(p, &["config", "resetstat"]);
+    }
+    let json = c.dir.join("twice.json");
+    let n = 40_000u64;
+    // Paced: about 20 s, long enough for two failovers and a rejoin between them.
+    let child = Command::new(common::cluster::bin())
+        .args(["-p", &seed.to_string(), "--cluster", "-t", "set"])
+        .args(["-r", "10000", "-c", "4", "--threads", "2", "--rps", "2000"])
+        .args(["-n", &n.to_string(), "--json"])
+        .arg(&json)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(40);
+    while c.calls_on(victim, "set") < 500 {
+        assert!(Instant::now() < deadline, "the victim got no SETs");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // First loss: the replica takes over.
+    kill_in_sync(&c, victim, replica, deadline);
+    wait_master(&c, seed, replica, deadline);
+    // The victim rejoins (as the replica of its replica) and takes its slots back by a manual
+    // failover; once it has served requests as a master again, it is lost a second time.
+    assert!(c.start_node(victim), "{victim} did not restart");
+    while c.replication(victim, "master_link_status") != "up" {
+        assert!(Instant::now() < deadline, "{victim} never synced");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(c.cli(victim, &["cluster", "failover"]), "OK");
+    wait_master(&c, seed, victim, deadline);
+    let base = c.calls_on(victim, "set");
+    while c.calls_on(victim, "set") < base + 500 {
+        assert!(
+            Instant::now() < deadline,
+            "no SET reached {victim} as a master again"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    while c.replication(replica, "master_link_status") != "up" {
+        assert!(Instant::now() < deadline, "{replica} never synced");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    kill_in_sync(&c, victim, replica, deadline);
+    let out = wait_bounded(child, Duration::from_secs(60));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let t = json_test(&json);
+    assert_eq!(t["requests"].as_u64(), Some(n), "{stdout}");
+    // Both losses are listed, each with the replica answering for the slots afterwards.
+    let f = t["cluster"]["failovers"].as_array().unwrap();
+    let name = format!("127.0.0.1:{victim}");
+    assert_eq!(f.len(), 2, "{f:?}\n{stdout}");
+    for l in f {
+        assert_eq!(l["node"], name, "{f:?}");
+        assert_eq!(l["new_master"], format!("127.0.0.1:{replica}"), "{f:?}");
+    }
+    assert!(
+        f[1]["lost_s"].as_f64() > f[0]["answered_s"].as_f64(),
+        "{f:?}"
+    );
+    assert_eq!(
+        stdout.matches(&format!("failover: {name} lost at")).count(),
+        2,
+        "{stdout}"
+    );
+    // The masters now executed exactly the requests (the victim's SETs are in the replica's counts).
+    let (now_masters, _) = c.roles(seed);
+    let executed: u64 = now_masters.iter().map(|&p| c.calls_on(p, "set")).sum();
+    assert_eq!(executed, n, "{stdout}");
+}
+
+#[test]
+fn keepalive_0_opens_a_new_connection_for_each_batch_on_every_master() {
+    let c = Cluster::start();
+    let connections = |c: &Cluster| -> u64 {
+        c.ports
+            .iter()
+            .map(|&p| stat(c, p, "total_connections_received"))
+            .sum()
+    };
+    let before = connections(&c);
+    let n = 3000u64;
+    let out = Command::new(common::cluster::bin())
+        .args(c.addr())
+        .args(["-t", "set", "-r", "1000", "-c", "3", "-P", "1", "-k", "0"])
+        .args(["-n", &n.to_string(), "-q"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+    assert_eq!(c.calls("set"), n, "{stdout}");
+    // One request per batch at -P 1: every request after a connection's first went on a new one.
+    let opened = connections(&c) - before;
+    assert!(
+        opened >= n,
+        "{opened} connections for {n} requests at -k 0:\n{stdout}"
+    );
+}
+
+#[test]
+fn the_server_view_covers_a_master_that_took_slots_during_the_run() {
+    let mut c = Cluster::start();
+    let initial = c.ports.clone();
+    let added = c.add_master();
+    for &p in &c.ports {
+        c.cli(p, &["config", "resetstat"]);
+    }
+    let json = c.dir.join("view-grow.json");
+    let n = 12_000u64;
+    let child = Command::new(common::cluster::bin())
+        .args(["-p", &initial[0].to_string(), "--cluster", "-t", "set"])
+        .args([
+            "-r",
+            "2000",
+            "-c",
+            "3",
+            "--rps",
+            "2000",
+            "-n",
+            &n.to_string(),
+        ])
+        .arg("--json")
+        .arg(&json)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while c.calls("set") < 1000 {
+        assert!(Instant::now() < deadline, "the run sent no SETs");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    c.reshard(initial[0], added, 1000);
+    let out = wait_bounded(child, Duration::from_secs(40));
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sets = c.calls_on(added, "set");
+    assert!(sets > 0, "no SET reached the added master");
+    assert_eq!(c.calls("set"), n);
+    let t = json_test(&json);
+    let nodes = t["server"]["nodes"].as_array().unwrap();
+    let name = format!("127.0.0.1:{added}");
+    let v = nodes
+        .iter()
+        .find(|v| v["node"] == name)
+        .unwrap_or_else(|| panic!("{name} missing from the server view: {nodes:?}"));
+    assert_eq!(nodes.len(), 4, "{nodes:?}");
+    let processed = v["commands_processed"].as_u64().unwrap();
+    assert!(processed >= sets, "{processed} commands vs {sets} SETs");
+    let total: u64 = nodes
+        .iter()
+        .map(|v| v["commands_processed"].as_u64().unwrap())
+        .sum();
+    assert_eq!(t["server"]["commands_processed"].as_u64(), Some(total));
+    assert!(stdout.contains("summed over 4 masters"), "{stdout}");
+}
+
+#[test]
+fn seven_failovers_each_promoting_a_new_replica_are_followed() {
+    // One master with seven replicas: each failover promotes a node that was never a master, so the
+    // run routes to ten distinct masters (the node table used to hold max(2 x 3, 8)).
+    let mut c = Cluster::start_with(0, 1000);
+    let seed = c.ports[0];
+    let first = c.ports[1];
+    let replicas = c.add_replicas(first, 7);
+    for &p in &c.ports {
+        c.cli(p, &["config", "resetstat"]);
+    }
+    let json = c.dir.join("seven.json");
+    // Paced: 25 s, the seven failovers take about 16.
+    let n = 75_000u64;
+    let child = Command::new(common::cluster::bin())
+        .args(["-p", &seed.to_string(), "--cluster", "-t", "set"])
+        .args([
+            "-r",
+            "10000",
+            "-c",
+            "3",
+            "--rps",
+            "3000",
+            "-n",
+            &n.to_string(),
+        ])
+        .arg("--json")
+        .arg(&json)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(50);
+    let mut current = first;
+    let mut dead = vec![];
+    let mut base = 0;
+    for _ in 0..7 {
+        while c.calls_on(current, "set") < base + 300 {
+            if Instant::now() > deadline {
+                let out = wait_bounded(child, Duration::from_secs(1));
+                panic!(
+                    "no SETs reached {current}:\n{}\n{}",
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let alive: Vec<u16> = replicas
+            .iter()
+            .copied()
+            .filter(|&r| r != current && !dead.contains(&r))
+            .collect();
+        // Every replica left follows the current master and has all its writes before it dies.
+        assert_eq!(c.cli(current, &["client", "pause", "10000", "write"]), "OK");
+        let offset: u64 = c
+            .replication(current, "master_repl_offset")
+            .parse()
+            .unwrap();
+        for &r in &alive {
+            while c.replication(r, "master_port") != current.to_string()
+                || c.replication(r, "master_link_status") != "up"
+                || c.replication(r, "slave_repl_offset")
+                    .parse::<u64>()
+                    .unwrap_or(0)
+                    < offset
+            {
+                assert!(
+                    Instant::now() < deadline,
+                    "{r} never caught up with {current} (offset {offset}): {}",
+                    c.cli(r, &["info", "replication"])
+                );
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        c.kill(current);
+        dead.push(current);
+        current = loop {
+            let (masters, _) = c.roles(seed);
+            if let Some(&m) = alive.iter().find(|r| masters.contains(r)) {
+                break m;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no replica of {current} was promoted"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        base = c.calls_on(current, "set");
+    }
+    let out = wait_bounded(child, Duration::from_secs(60));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let t = json_test(&json);
+    assert_eq!(t["requests"].as_u64(), Some(n), "{stdout}");
+    let f = t["cluster"]["failovers"].as_array().unwrap();
+    assert_eq!(f.len(), 7, "{f:?}");
+    for (l, &d) in f.iter().zip(&dead) {
+        assert_eq!(l["node"], format!("127.0.0.1:{d}"), "{f:?}");
+        assert!(l["new_master"].is_string(), "{f:?}");
+    }
+    // The last master of the chain holds every SET of its slots (replicated along it).
+    let (masters, _) = c.roles(seed);
+    assert_eq!(masters.len(), 3, "{masters:?}");
+    let executed: u64 = masters.iter().map(|&p| c.calls_on(p, "set")).sum();
+    assert_eq!(executed, n, "{stdout}");
+}

@@ -1357,6 +1357,9 @@ pub fn run(
                 .iter()
                 .map(|t| (t.display(), watch_of(None, t)))
                 .collect(),
+            cfg.tls.as_ref(),
+            &cfg.setup,
+            cfg.run.connect_timeout,
         )
     } else {
         Watches::one(watch_of(Some(ctl), &cfg.target))

@@ -1,5 +1,6 @@
 //! The `--cluster` layer of the ring driver: on one executor, logical clients that each hold a
-//! connection per master (ring connection `client * stride + node`) and send every request to the
+//! connection per master (a ring connection each, added when a client first needs a node that
+//! appeared during the run: the node table grows with the cluster) and send every request to the
 //! owner of its key's slot, following MOVED and ASK and retrying TRYAGAIN, CLUSTERDOWN and lost
 //! connections, so each request ends exactly once (completed or failed). The ring does the I/O
 //! (sends, receives, TLS, scanning, `--timeout`); this file decides where each request goes and what
@@ -54,6 +55,8 @@ const BACKOFF_MAX: Duration = Duration::from_millis(250);
 const REFRESH_GAP: Duration = Duration::from_millis(100);
 /// How often the layer looks for a node that holds replies back longer than `--failover-timeout`.
 const WATCH_EVERY: Duration = Duration::from_millis(10);
+/// No ring connection yet from this client to this node.
+const NO_CONN: usize = usize::MAX;
 /// The ASKING command, sent before a request that follows an ASK redirect.
 const ASKING: &[u8] = b"*1\r\n$6\r\nASKING\r\n";
 /// How many replies ahead on a connection [`Req`] entries are fetched into the cache.
@@ -61,8 +64,8 @@ const PREFETCH_AHEAD: usize = 6;
 /// Marks an ASKING reply in a connection's queue of expected replies (its reply is not counted).
 const ASKING_MARK: u32 = u32::MAX;
 
-/// The cluster as read at set-up, and how many connection slots each logical client has (node
-/// indices at or beyond it, nodes that appear during the run past that many, are not routed to).
+/// The cluster as read at set-up, and how many connection slots each logical client has at first
+/// (ring connection `client * stride + node`; a node that appears later gets a connection added).
 pub(crate) struct Topology {
     map: SlotMap,
     stride: usize,
@@ -75,6 +78,9 @@ struct LostNode {
     lost_s: f64,
     slots: Vec<bool>,
     answered: Option<(u16, f64)>,
+    /// The answer's stamp (see [`Req`]; 0 before it): a request that waited since before it had its
+    /// slot answered, so a later wait is a new one.
+    answered_ms: u32,
 }
 
 /// One master's tally on this executor, indexed like the slot map's nodes: every completed reply is
@@ -198,6 +204,8 @@ struct Client {
     lost: bool,
     /// Nodes that could not be reached in this pump.
     unreachable: Vec<bool>,
+    /// Per node: the ring connection this client uses for it ([`NO_CONN`] before the first need).
+    links: Vec<usize>,
     /// Requests in the pool that had to wait for their slot (lost master, CLUSTERDOWN, TRYAGAIN, no
     /// owner). Closed loop: while there are any the client draws no new keys, as a client whose
     /// request waits does not go on (a failover stalls it).
@@ -217,12 +225,13 @@ struct ClusterLayer<'a> {
     plan: &'a ShardPlan,
     state: &'a ShardState,
     cfg: &'a Config,
-    stride: usize,
     depth: usize,
+    /// Per ring connection: its client and node.
+    ends: Vec<(usize, usize)>,
     /// What request times are stamped from (see [`Req`]).
     base: Instant,
     map: SlotMap,
-    /// The nodes that own slots (below `stride`): the ones a client fills batches for.
+    /// The nodes that own slots: the ones a client fills batches for.
     masters: Vec<usize>,
     initial: Vec<String>,
     tallies: Vec<NodeTally>,
@@ -265,6 +274,8 @@ struct ClusterLayer<'a> {
     queued: Vec<bool>,
     /// When clients are due without news (an open-loop request, a backoff's end), earliest first.
     schedule: DueQueue,
+    /// `-k 0` (closed loop): connections whose batch is answered, to close before their next one.
+    renew: Vec<usize>,
 }
 
 fn node_target(addr: SocketAddr) -> Target {
@@ -272,6 +283,24 @@ fn node_target(addr: SocketAddr) -> Target {
         host: addr.ip().to_string(),
         port: addr.port(),
         addr,
+    }
+}
+
+/// `e` as it happened on a connection to node `name`: the ring words a connection's failures with
+/// the seed's address, the layer knows which node it was.
+fn at_node(e: &ConnError, name: &str) -> ConnError {
+    let addr = name.to_string();
+    match e {
+        ConnError::Lost { reason, .. } => ConnError::Lost {
+            addr,
+            reason: reason.clone(),
+        },
+        ConnError::Tls { reason, .. } => ConnError::Tls {
+            addr,
+            reason: reason.clone(),
+        },
+        ConnError::Timeout { ms, .. } => ConnError::Timeout { addr, ms: *ms },
+        other => other.clone(),
     }
 }
 
@@ -295,7 +324,7 @@ pub(crate) fn open(
         cfg.run.connect_timeout,
     )
     .map_err(cluster_to_conn)?;
-    let stride = (map.nodes.len() * 2).max(8);
+    let stride = map.nodes.len();
     let masters = map.masters();
     let mut socks = Vec::with_capacity(clients * stride);
     for _ in 0..clients {
@@ -321,7 +350,7 @@ pub(crate) fn layer<'a>(
     let cfg = &*plan.cfg;
     let Topology { map, stride } = topology;
     let depth = cfg.run.pipeline;
-    let masters = masters_below(&map, stride);
+    let masters = masters_of(&map);
     // Room for a batch in flight and one waiting on every master, plus one more batch: what is in
     // flight and every node's partial batch never fill it, so a closed-loop batch always completes.
     let pool = (depth * (2 * masters.len().max(1) + 1)).min(ASKING_MARK as usize - 1);
@@ -362,6 +391,7 @@ pub(crate) fn layer<'a>(
                 moved: false,
                 lost: false,
                 unreachable: vec![false; stride],
+                links: (i * stride..(i + 1) * stride).collect(),
                 stalled: 0,
             }
         })
@@ -393,8 +423,10 @@ pub(crate) fn layer<'a>(
         plan,
         state,
         cfg,
-        stride,
         depth,
+        ends: (0..plan.clients)
+            .flat_map(|c| (0..stride).map(move |n| (c, n)))
+            .collect(),
         base: began.min(plan.epoch),
         map,
         masters,
@@ -433,16 +465,13 @@ pub(crate) fn layer<'a>(
         pumping: Vec::with_capacity(plan.clients),
         queued: vec![true; plan.clients],
         schedule: DueQueue::new(plan.clients),
+        renew: Vec::new(),
     })
 }
 
-/// The nodes of `map` that own slots and that a client has a connection slot for.
-fn masters_below(map: &SlotMap, stride: usize) -> Vec<usize> {
-    map.masters()
-        .into_iter()
-        .map(usize::from)
-        .filter(|&n| n < stride)
-        .collect()
+/// The nodes of `map` that own slots.
+fn masters_of(map: &SlotMap) -> Vec<usize> {
+    map.masters().into_iter().map(usize::from).collect()
 }
 
 /// An empty histogram with `h`'s bounds and precision.
@@ -453,6 +482,42 @@ fn new_histogram_like(h: &Histogram<u64>) -> Histogram<u64> {
 }
 
 impl ClusterLayer<'_> {
+    /// Gives every client a queue (and a place for a connection) for each node of the map: called
+    /// when the map names a node it did not know (a refresh, a redirect).
+    fn grow_nodes(&mut self) {
+        let n = self.map.nodes.len();
+        for cl in self.clients.iter_mut().filter(|cl| cl.queue.len() < n) {
+            let room = cl.reqs.len();
+            cl.queue.resize_with(n, || VecDeque::with_capacity(room));
+            cl.unreachable.resize(n, false);
+            cl.links.resize(n, NO_CONN);
+        }
+    }
+
+    /// Client `c`'s ring connection to node `n`, added to the ring when it has none yet (a node that
+    /// appeared during the run).
+    fn link(&mut self, d: &mut Driver<'_>, c: usize, n: usize) -> usize {
+        let j = self.clients[c].links[n];
+        if j != NO_CONN {
+            return j;
+        }
+        let j = d.add_connection();
+        debug_assert_eq!(j, self.ends.len());
+        self.ends.push((c, n));
+        self.owed.push(VecDeque::with_capacity(self.depth * 2));
+        self.clients[c].links[n] = j;
+        j
+    }
+
+    /// The ring connections client `c` has (one per node it has needed).
+    fn conns_of(&self, c: usize) -> impl Iterator<Item = usize> + '_ {
+        self.clients[c]
+            .links
+            .iter()
+            .copied()
+            .filter(|&j| j != NO_CONN)
+    }
+
     /// Puts client `c` on the list of the next pump.
     fn mark(&mut self, c: usize) {
         if !self.queued[c] {
@@ -588,7 +653,8 @@ impl ClusterLayer<'_> {
                 self.cfg.run.connect_timeout,
             ) {
                 self.map.update_from(&fresh);
-                self.masters = masters_below(&self.map, self.stride);
+                self.masters = masters_of(&self.map);
+                self.grow_nodes();
                 break;
             }
         }
@@ -600,11 +666,16 @@ impl ClusterLayer<'_> {
         now.saturating_duration_since(self.plan.epoch).as_secs_f64()
     }
 
-    /// Notes that a connection to `node` was lost or refused (first time only, and only for a node
-    /// that owns slots: what follows is a failover, or a give-up).
+    /// Notes that a connection to `node` was lost or refused, for a node that owns slots (what follows
+    /// is a failover, or a give-up): once per loss, so a node lost again after another node answered
+    /// for its slots (it became a master again, and failed again) is listed again.
     fn note_lost(&mut self, node: usize, now: Instant) {
         let node = node as u16;
-        if self.lost.iter().any(|l| l.node == node) {
+        if self
+            .lost
+            .iter()
+            .any(|l| l.node == node && l.answered.is_none())
+        {
             return;
         }
         let slots: Vec<bool> = self.map.owner.iter().map(|&o| o == node).collect();
@@ -617,6 +688,7 @@ impl ClusterLayer<'_> {
             lost_s,
             slots,
             answered: None,
+            answered_ms: 0,
         });
         self.watching = true;
     }
@@ -633,6 +705,7 @@ impl ClusterLayer<'_> {
             if l.answered.is_none() {
                 if l.node as usize != node && l.slots[slot as usize] {
                     l.answered = Some((node as u16, at));
+                    l.answered_ms = stamp_ms(self.base, now);
                 } else {
                     open = true;
                 }
@@ -647,7 +720,15 @@ impl ClusterLayer<'_> {
         if self.abort.is_some() {
             return;
         }
-        let o = silent.unwrap_or(self.map.owner[slot as usize] as usize);
+        // The node that was silent: the one named, or the lost master whose slot this was (the map
+        // may name nobody, or a new owner that never answered), or else the slot's owner.
+        let o = silent.unwrap_or_else(|| {
+            self.lost
+                .iter()
+                .rev()
+                .find(|l| l.answered.is_none() && l.slots[slot as usize])
+                .map_or(self.map.owner[slot as usize], |l| l.node) as usize
+        });
         let owner = self.map.nodes.get(o).map(|n| n.name.clone());
         let mut state = String::from("cluster_state unknown (no other node answered CLUSTER INFO)");
         for (_, n) in self.map.nodes.iter().enumerate().filter(|&(i, _)| i != o) {
@@ -684,7 +765,7 @@ impl ClusterLayer<'_> {
     /// Ends client `c`: what it still holds (to send, to retry, or waiting for a reply) counts as
     /// failed (sent at least once) or not sent, and its connections are closed.
     fn finish_client(&mut self, d: &mut Driver<'_>, c: usize) {
-        let stride = self.stride;
+        let links = std::mem::take(&mut self.clients[c].links);
         let cl = &mut self.clients[c];
         cl.finished = true;
         let mut sent = 0u64;
@@ -704,12 +785,13 @@ impl ClusterLayer<'_> {
         for q in cl.queue.iter_mut() {
             q.drain(..).for_each(&mut count);
         }
-        for j in c * stride..(c + 1) * stride {
+        for &j in links.iter().filter(|&&j| j != NO_CONN) {
             self.owed[j].drain(..).for_each(&mut count);
             if d.is_live(j) {
                 d.shut(j);
             }
         }
+        self.clients[c].links = links;
         let mut st = self.state.stats.borrow_mut();
         if self.plan.control.stopped() || self.state.deadline.is_some() {
             // Stopped by a signal or the end of --duration: what was sent is in flight; what was
@@ -726,7 +808,7 @@ impl ClusterLayer<'_> {
 
     /// True when client `c` has nothing in flight on any of its connections.
     fn quiet(&self, d: &Driver<'_>, c: usize) -> bool {
-        (c * self.stride..(c + 1) * self.stride)
+        self.conns_of(c)
             .all(|j| self.owed[j].is_empty() && !d.is_sending(j))
     }
 
@@ -795,14 +877,19 @@ impl ClusterLayer<'_> {
     /// the back of that node's queue (its front with `first`). Returns the node, or `None` when the
     /// slot has no owner now (the request waits on the retry list).
     fn enqueue(&mut self, c: usize, i: u32, first: bool) -> Option<usize> {
-        let cl = &mut self.clients[c];
-        let r = &cl.reqs[i as usize];
+        let r = &self.clients[c].reqs[i as usize];
         let node = if r.target != UNASSIGNED {
             r.target
         } else {
             self.map.owner[r.slot as usize]
         } as usize;
-        if node >= self.stride {
+        if node < self.map.nodes.len() && node >= self.clients[c].queue.len() {
+            // A node a redirect just named: every client gets room for it.
+            self.grow_nodes();
+        }
+        let cl = &mut self.clients[c];
+        if node >= cl.queue.len() {
+            // No owner (or a node the map does not hold): it waits for its slot.
             cl.retry.push(i);
             cl.wait = true;
             return None;
@@ -815,10 +902,12 @@ impl ClusterLayer<'_> {
         Some(node)
     }
 
-    /// True when connection `j` can take a whole batch now (or once it is opened): closed loop, its
-    /// last batch is answered.
-    fn idle(&self, d: &Driver<'_>, j: usize) -> bool {
-        self.owed[j].is_empty() && !d.is_sending(j) && (d.is_live(j) || d.is_closed(j))
+    /// True when client `c`'s connection to node `n` can take a whole batch now (or once it is
+    /// opened): closed loop, its last batch is answered.
+    fn idle(&self, d: &Driver<'_>, c: usize, n: usize) -> bool {
+        let j = self.clients[c].links[n];
+        j == NO_CONN
+            || self.owed[j].is_empty() && !d.is_sending(j) && (d.is_live(j) || d.is_closed(j))
     }
 
     /// Closed loop: draws requests until every idle connection of client `c` has a whole batch
@@ -849,10 +938,9 @@ impl ClusterLayer<'_> {
             return;
         }
         let depth = self.depth;
-        let base = c * self.stride;
         let mut short = if self.masters.is_empty() { depth } else { 0 };
         for &n in &self.masters {
-            if self.idle(d, base + n) {
+            if self.idle(d, c, n) {
                 short += depth.saturating_sub(self.clients[c].queue[n].len());
             }
         }
@@ -870,7 +958,7 @@ impl ClusterLayer<'_> {
                 Some(n)
                     if self.clients[c].queue[n].len() <= depth
                         && self.masters.contains(&n)
-                        && self.idle(d, base + n) =>
+                        && self.idle(d, c, n) =>
                 {
                     short -= 1;
                 }
@@ -921,7 +1009,7 @@ impl ClusterLayer<'_> {
     /// once its last batch is answered; open loop: while it has fewer than `-P` in flight). A request
     /// whose connection is still sending or draining waits for that connection's news.
     fn send(&mut self, d: &mut Driver<'_>, c: usize, now: Instant) {
-        let (stride, depth) = (self.stride, self.depth);
+        let depth = self.depth;
         let paced = self.clients[c].pacing.is_some();
         let composed = self.composer.is_some();
         let now_ns = stamp(self.base, now);
@@ -930,16 +1018,16 @@ impl ClusterLayer<'_> {
         // Partial batches go at the end of the share, while a request waits for its slot, and when
         // the pool is full with nothing in flight to free it (a safety valve: what is in flight and
         // one partial batch per master cannot fill it).
-        let starved = self.clients[c].free.is_empty()
-            && (c * stride..(c + 1) * stride).all(|j| self.owed[j].is_empty());
+        let starved =
+            self.clients[c].free.is_empty() && self.conns_of(c).all(|j| self.owed[j].is_empty());
         let cl = &mut self.clients[c];
         cl.unreachable.fill(false);
         let whole_only = !paced && !cl.done && !starved && cl.stalled == 0;
-        for n in 0..stride {
+        for n in 0..self.clients[c].queue.len() {
             if self.clients[c].queue[n].is_empty() {
                 continue;
             }
-            let j = c * stride + n;
+            let j = self.link(d, c, n);
             if !self.clients[c].unreachable[n] && !d.is_live(j) {
                 if !d.is_closed(j) {
                     // The last connection there is still draining: its end wakes the client.
@@ -1031,6 +1119,7 @@ impl ClusterLayer<'_> {
                 continue;
             }
             if let Err(e) = d.send(j, now) {
+                let e = at_node(&e, &self.map.nodes[n].name);
                 self.state
                     .stats
                     .borrow_mut()
@@ -1076,9 +1165,20 @@ impl ClusterLayer<'_> {
         }
         let mut stuck = None;
         let mut failed = 0;
+        let lost = &self.lost;
         for k in 0..cl.retry.len() {
             let i = cl.retry[k];
             let r = &mut cl.reqs[i as usize];
+            if r.stalled != 0
+                && lost
+                    .iter()
+                    .any(|l| l.answered_ms > r.stalled && l.slots[r.slot as usize])
+            {
+                // Its slot was answered since it began to wait (a failover ended): this wait is a
+                // new one (the next failover of the same slots), timed from now.
+                r.stalled = now_ms;
+                r.waits = 0;
+            }
             if r.attempts >= MAX_ATTEMPTS {
                 failed += 1;
                 cl.release(i);
@@ -1203,11 +1303,11 @@ impl ClusterLayer<'_> {
         for j in 0..self.owed.len() {
             let (due, last) = d.owed(j);
             if due > 0 && d.is_live(j) && now.saturating_duration_since(last) >= limit {
-                let node = j % self.stride;
+                let (c, node) = self.ends[j];
                 let slot = self.owed[j]
                     .iter()
                     .find(|&&i| i != ASKING_MARK)
-                    .map_or(0, |&i| self.clients[j / self.stride].reqs[i as usize].slot);
+                    .map_or(0, |&i| self.clients[c].reqs[i as usize].slot);
                 self.give_up(slot, Some(node));
                 return;
             }
@@ -1217,7 +1317,7 @@ impl ClusterLayer<'_> {
 
 impl Layer for ClusterLayer<'_> {
     fn on_reply(&mut self, conn: usize, error: bool, raw: &[u8], now: Instant) {
-        let (c, node) = (conn / self.stride, conn % self.stride);
+        let (c, node) = self.ends[conn];
         self.mark(c);
         let Some(i) = self.owed[conn].pop_front() else {
             return;
@@ -1233,6 +1333,11 @@ impl Layer for ClusterLayer<'_> {
                 .for_each(|&k| prefetch(reqs, k));
         } else if let Some(&k) = owed.get(PREFETCH_AHEAD - 1) {
             prefetch(reqs, k);
+        }
+        if self.owed[conn].is_empty() && !self.cfg.run.keepalive && self.clients[c].pacing.is_none()
+        {
+            // `-k 0`: a new connection for each batch, as without --cluster.
+            self.renew.push(conn);
         }
         if i == ASKING_MARK {
             return;
@@ -1286,12 +1391,12 @@ impl Layer for ClusterLayer<'_> {
     }
 
     fn on_lost(&mut self, conn: usize, e: &ConnError, now: Instant) {
-        let (c, node) = (conn / self.stride, conn % self.stride);
+        let (c, node) = self.ends[conn];
         self.mark(c);
         let cl = &mut self.clients[c];
         let owed = self.owed[conn].drain(..).filter(|&i| i != ASKING_MARK);
         let mut st = self.state.stats.borrow_mut();
-        st.note_conn_error(&e.to_string());
+        st.note_conn_error(&at_node(e, &self.map.nodes[node].name).to_string());
         if matches!(e, ConnError::Timeout { .. }) {
             // A reply late beyond --timeout: its request fails, it is not sent again.
             let mut n = 0;
@@ -1313,12 +1418,26 @@ impl Layer for ClusterLayer<'_> {
         // Called after each received buffer (and each finished send): its replies go into the
         // shard's counters together.
         self.publish();
-        self.mark(conn / self.stride);
+        self.mark(self.ends[conn].0);
     }
 
     fn pump(&mut self, d: &mut Driver<'_>, now: Instant) {
         self.publish();
         self.watch(d, now);
+        if !self.renew.is_empty() {
+            let owed = &self.owed;
+            // A connection whose send is still in the kernel closes once it is done.
+            self.renew.retain(|&j| {
+                if !d.is_live(j) || !owed[j].is_empty() {
+                    return false;
+                }
+                if d.is_sending(j) {
+                    return true;
+                }
+                d.shut(j);
+                false
+            });
+        }
         if self.abort.is_some() {
             (0..self.clients.len()).for_each(|c| self.mark(c));
         }
@@ -1355,21 +1474,25 @@ impl Layer for ClusterLayer<'_> {
     fn finish(&mut self, stats: &mut ShardStats) {
         // A signal ended the loop before these clients finished: what they had sent is in flight,
         // what they had drawn is not sent (under --duration it was never requested).
-        let stride = self.stride;
         for c in 0..self.clients.len() {
             let cl = &mut self.clients[c];
             if cl.finished {
                 continue;
             }
             cl.finished = true;
-            let (reqs, owed) = (&cl.reqs, &self.owed[c * stride..(c + 1) * stride]);
+            let (reqs, owed) = (&cl.reqs, &self.owed);
             let (mut sent, mut unsent) = (0u64, 0u64);
             let held = cl
                 .todo
                 .iter()
                 .chain(&cl.retry)
                 .chain(cl.queue.iter().flatten())
-                .chain(owed.iter().flatten());
+                .chain(
+                    cl.links
+                        .iter()
+                        .filter(|&&j| j != NO_CONN)
+                        .flat_map(|&j| owed[j].iter()),
+                );
             for &i in held {
                 if i != ASKING_MARK {
                     if reqs[i as usize].sent {
@@ -1385,8 +1508,12 @@ impl Layer for ClusterLayer<'_> {
             }
         }
         self.publish_into(stats);
-        if let Some(why) = &self.abort {
-            stats.note_conn_error(why);
+        if let Some(why) = &self.abort
+            && !stats.conn_errors.contains(why)
+        {
+            // Why the run ended comes first, whatever else was noted (the list is capped).
+            stats.conn_errors.insert(0, why.clone());
+            stats.conn_errors.truncate(crate::stats::MAX_CONN_ERRORS);
         }
         // Every reply was recorded once, in its node's histogram: the shard's is their sum.
         for t in &self.tallies {

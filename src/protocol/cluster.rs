@@ -312,6 +312,51 @@ impl SlotMap {
     }
 }
 
+/// One node of a `CLUSTER NODES` reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedNode {
+    /// The node's ip (empty: the node that answered).
+    pub host: String,
+    pub port: u16,
+    /// A master that owns at least one slot.
+    pub serving: bool,
+}
+
+/// Reads a `CLUSTER NODES` reply: every node with an address, masters and replicas, skipping those
+/// still in a handshake, without an address, or marked failed.
+pub fn parse_cluster_nodes(text: &str) -> Vec<ListedNode> {
+    text.lines()
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split(' ').collect();
+            let (addr, flags) = (f.get(1)?, f.get(2)?);
+            let skip = flags
+                .split(',')
+                .any(|x| matches!(x, "handshake" | "noaddr" | "fail"));
+            if skip {
+                return None;
+            }
+            let hostport = addr.split(['@', ',']).next()?;
+            let (host, port) = hostport.rsplit_once(':')?;
+            Some(ListedNode {
+                host: host
+                    .trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .to_string(),
+                port: port.parse().ok()?,
+                serving: flags.split(',').any(|x| x == "master")
+                    && f.iter().skip(8).any(|r| !r.starts_with('[')),
+            })
+        })
+        .collect()
+}
+
+impl ListedNode {
+    /// `host:port`, bracketed for IPv6, as the other cluster figures name a node.
+    pub fn name(&self) -> String {
+        node_name(&self.host, self.port)
+    }
+}
+
 /// What a cluster error reply asks the client to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Redirect<'a> {
@@ -363,6 +408,32 @@ fn slot_and_node(rest: &[u8]) -> Option<(u16, &[u8])> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn cluster_nodes_lists_each_node_and_whether_it_serves_slots() {
+        use super::*;
+        let text = "a1 127.0.0.1:7001@17001 myself,master - 0 0 1 connected 0-5460\n\
+                    b2 127.0.0.1:7002@17002,host2 master - 0 0 2 connected 5461-10922\n\
+                    c3 127.0.0.1:7003@17003 master - 0 0 3 connected [5461-<-b2]\n\
+                    d4 127.0.0.1:7004@17004 slave a1 0 0 1 connected\n\
+                    e5 :0@0 master,noaddr - 0 0 0 disconnected\n\
+                    f6 127.0.0.1:7006@17006 master,fail - 0 0 4 disconnected 10923-16383\n\
+                    g7 ::1:7007@17007 handshake - 0 0 0 connected\n\
+                    h8 ::1:7008@17008 master - 0 0 5 connected 100\n";
+        let got: Vec<(String, bool)> = parse_cluster_nodes(text)
+            .iter()
+            .map(|n| (n.name(), n.serving))
+            .collect();
+        let want = [
+            ("127.0.0.1:7001", true),
+            ("127.0.0.1:7002", true),
+            ("127.0.0.1:7003", false),
+            ("127.0.0.1:7004", false),
+            ("[::1]:7008", true),
+        ];
+        let want: Vec<(String, bool)> = want.iter().map(|&(n, s)| (n.to_string(), s)).collect();
+        assert_eq!(got, want);
+    }
+
     #[test]
     fn digit_slots_match_the_crc_of_the_bytes() {
         use super::*;

@@ -2,6 +2,7 @@
 
 use crate::stats::histogram::new_histogram;
 use hdrhistogram::Histogram;
+use std::cmp::Ordering;
 
 /// One master's share of a cluster test.
 #[derive(Debug, Clone)]
@@ -27,7 +28,8 @@ pub struct ClusterStats {
     pub retries: u64,
     /// Replies received in each second of the test (index 0: the first second).
     pub per_second: Vec<u64>,
-    /// Masters lost during the test, and who answered for their slots afterwards.
+    /// Masters lost during the test, and who answered for their slots afterwards: one entry per loss
+    /// (a node lost twice is listed twice), in the order they happened.
     pub failovers: Vec<Failover>,
 }
 
@@ -81,7 +83,13 @@ impl ClusterStats {
             *a += b;
         }
         for f in &other.failovers {
-            match self.failovers.iter_mut().find(|m| m.node == f.node) {
+            // The same loss seen by two executors: the same node, lost before either saw an answer.
+            let same = |m: &&mut Failover| {
+                m.node == f.node
+                    && m.lost_s <= f.answered_s.unwrap_or(f64::INFINITY)
+                    && f.lost_s <= m.answered_s.unwrap_or(f64::INFINITY)
+            };
+            match self.failovers.iter_mut().find(same) {
                 Some(m) => {
                     m.lost_s = m.lost_s.min(f.lost_s);
                     if let Some(a) = f.answered_s
@@ -94,6 +102,8 @@ impl ClusterStats {
                 None => self.failovers.push(f.clone()),
             }
         }
+        self.failovers
+            .sort_by(|a, b| a.lost_s.partial_cmp(&b.lost_s).unwrap_or(Ordering::Equal));
         for n in &other.nodes {
             match self.nodes.iter_mut().find(|m| m.name == n.name) {
                 Some(m) => {
@@ -103,5 +113,38 @@ impl ClusterStats {
                 None => self.nodes.push(n.clone()),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn loss(node: &str, lost_s: f64, answered_s: Option<f64>) -> Failover {
+        Failover {
+            node: node.into(),
+            lost_s,
+            new_master: answered_s.map(|_| "127.0.0.1:7004".into()),
+            answered_s,
+        }
+    }
+
+    #[test]
+    fn a_node_lost_twice_stays_two_losses_across_executors() {
+        let a = "127.0.0.1:7001";
+        let mut one = ClusterStats {
+            failovers: vec![loss(a, 2.0, Some(3.5)), loss(a, 8.0, Some(9.5))],
+            ..ClusterStats::default()
+        };
+        // The other executor saw the first loss a little later, and no answer for the second yet.
+        let other = ClusterStats {
+            failovers: vec![loss(a, 2.1, Some(3.4)), loss(a, 8.2, None)],
+            ..ClusterStats::default()
+        };
+        one.merge(&other);
+        assert_eq!(
+            one.failovers,
+            vec![loss(a, 2.0, Some(3.4)), loss(a, 8.0, Some(9.5))]
+        );
     }
 }

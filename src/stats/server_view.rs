@@ -159,39 +159,140 @@ impl ServerView {
     }
 }
 
-/// The watches of a run: the server's, or with `--cluster` one per master.
+/// The watches of a run: the server's, or with `--cluster` one per node of the cluster.
+///
+/// A cluster's nodes are read (`CLUSTER NODES`) when each test begins and on each sample, so a master
+/// added or promoted during the run is watched too: from the test's start when it was in the cluster
+/// then (a replica, or a master with no slots yet), else from when it was first seen. The view sums
+/// every node that was a master serving slots at some point of the test, or answered its requests.
 pub struct Watches {
-    /// Each watch with the node's address (`ip:port`, as the per-node figures name it).
-    watches: Vec<(String, ServerWatch)>,
-    cluster: bool,
+    watches: Vec<Watched>,
+    /// `--cluster`: how a node found later is watched (TLS, setup, connect timeout).
+    cluster: Option<NewWatch>,
+}
+
+struct Watched {
+    /// The node's address (`ip:port`, as the per-node figures name it).
+    name: String,
+    watch: ServerWatch,
+    /// Seen serving slots as a master during the current test.
+    master: bool,
+}
+
+struct NewWatch {
+    tls: Option<crate::net::tls::TlsClient>,
+    setup: Setup,
+    connect_timeout: Duration,
 }
 
 impl Watches {
     /// One server.
     pub fn one(w: ServerWatch) -> Self {
         Watches {
-            watches: vec![(String::new(), w)],
-            cluster: false,
+            watches: vec![Watched {
+                name: String::new(),
+                watch: w,
+                master: true,
+            }],
+            cluster: None,
         }
     }
 
-    /// Every master of a cluster.
-    pub fn cluster(watches: Vec<(String, ServerWatch)>) -> Self {
+    /// A cluster's masters as read at the start, each with its address; the other nodes are found
+    /// with `CLUSTER NODES` and watched over connections set up with `tls`, `setup`, `connect_timeout`.
+    pub fn cluster(
+        masters: Vec<(String, ServerWatch)>,
+        tls: Option<&crate::net::tls::TlsClient>,
+        setup: &Setup,
+        connect_timeout: Duration,
+    ) -> Self {
         Watches {
-            watches,
-            cluster: true,
+            watches: masters
+                .into_iter()
+                .map(|(name, watch)| Watched {
+                    name,
+                    watch,
+                    master: true,
+                })
+                .collect(),
+            cluster: Some(NewWatch {
+                tls: tls.cloned(),
+                setup: setup.clone(),
+                connect_timeout,
+            }),
+        }
+    }
+
+    /// Reads the cluster's nodes through the first watch that answers, marks the masters that serve
+    /// slots and starts watching the nodes not yet watched (`begun`: their "before" is taken now).
+    fn discover(&mut self, begun: bool) {
+        let Some(new) = &self.cluster else {
+            return;
+        };
+        let Some((text, via)) = self
+            .watches
+            .iter_mut()
+            .find_map(|w| Some((w.watch.cluster_nodes()?, w.watch.target.clone())))
+        else {
+            return;
+        };
+        for node in crate::protocol::cluster::parse_cluster_nodes(&text) {
+            let name = node.name();
+            if let Some(w) = self.watches.iter_mut().find(|w| w.name == name) {
+                w.master |= node.serving;
+                continue;
+            }
+            let addr = if node.host.is_empty() {
+                match &via {
+                    Target::Tcp { addr, .. } => {
+                        Some(std::net::SocketAddr::new(addr.ip(), node.port))
+                    }
+                    Target::Unix(_) => None,
+                }
+            } else {
+                crate::net::discovery::resolve_node(&node.host, node.port)
+            };
+            let Some(addr) = addr else { continue };
+            let target = Target::Tcp {
+                host: addr.ip().to_string(),
+                port: addr.port(),
+                addr,
+            };
+            let mut watch = ServerWatch::new(
+                None,
+                &target,
+                new.tls.as_ref(),
+                &new.setup,
+                new.connect_timeout,
+            );
+            if begun {
+                watch.begin();
+            }
+            self.watches.push(Watched {
+                name,
+                watch,
+                master: node.serving,
+            });
         }
     }
 
     fn each(&mut self) -> impl Iterator<Item = &mut ServerWatch> {
-        self.watches.iter_mut().map(|(_, w)| w)
+        self.watches.iter_mut().map(|w| &mut w.watch)
     }
 
     pub fn begin(&mut self) {
         self.each().for_each(ServerWatch::begin);
+        if self.cluster.is_some() {
+            // Masters as they are now; a node the last test saw as master but no longer is drops out.
+            for w in self.watches.iter_mut() {
+                w.master = false;
+            }
+            self.discover(true);
+        }
     }
 
     pub fn sample(&mut self) {
+        self.discover(true);
         self.each().for_each(ServerWatch::sample);
     }
 
@@ -203,15 +304,22 @@ impl Watches {
         per_node: impl Fn(&str) -> u64,
         stopped: bool,
     ) -> Option<ServerView> {
-        if !self.cluster {
-            return self.watches[0].1.end(completed, stopped);
+        if self.cluster.is_none() {
+            return self.watches[0].watch.end(completed, stopped);
         }
+        self.discover(true);
         let mut nodes = Vec::with_capacity(self.watches.len());
         let mut all = true;
-        for (name, w) in self.watches.iter_mut() {
-            match w.end(per_node(name), stopped) {
+        for w in self.watches.iter_mut() {
+            let share = per_node(&w.name);
+            if !(w.master || share > 0) {
+                // A replica all along: not part of the sum (its "before" is dropped).
+                w.watch.before = None;
+                continue;
+            }
+            match w.watch.end(share, stopped) {
                 Some(view) => nodes.push(NodeView {
-                    node: name.clone(),
+                    node: w.name.clone(),
                     view,
                 }),
                 None => all = false,
@@ -341,6 +449,29 @@ impl ServerWatch {
             self.unavailable = true;
         }
         snap
+    }
+
+    /// `CLUSTER NODES` over this watch's connection (counted as its own command, like INFO);
+    /// `None` when it has no connection or the node does not answer.
+    fn cluster_nodes(&mut self) -> Option<String> {
+        if self.unavailable {
+            return None;
+        }
+        let ctl = self.ctl.as_mut()?;
+        ctl.set_read_timeout(SHORT_INFO_WAIT);
+        let reply = ctl.command(&[b"CLUSTER", b"NODES"]);
+        if self.before.is_some() {
+            self.info_sent += 1;
+        }
+        match reply {
+            Ok(Value::Error(_)) => None,
+            Ok(v) => v.as_str().map(str::to_string),
+            Err(_) => {
+                self.ctl = None;
+                self.before = None;
+                None
+            }
+        }
     }
 
     /// Takes the "before" snapshot (reconnecting first when a previous INFO failed).

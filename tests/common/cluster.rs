@@ -8,8 +8,18 @@ use std::process::{Command, Stdio};
 /// A cluster of three masters (and their replicas, if any) owned by one test; stopped when dropped.
 pub struct Cluster {
     pub dir: PathBuf,
-    /// Every node, masters and replicas.
+    /// Every node, masters and replicas (and masters added with [`Cluster::add_master`]).
     pub ports: Vec<u16>,
+    /// `cluster-node-timeout` in milliseconds.
+    pub node_timeout_ms: u64,
+}
+
+/// The ringbench binary the cluster tests run: this build, or the one `$RINGBENCH_BIN` names (to see
+/// what another build does with the same test).
+pub fn bin() -> PathBuf {
+    std::env::var_os("RINGBENCH_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_ringbench")))
 }
 
 pub fn script() -> PathBuf {
@@ -43,7 +53,11 @@ impl Cluster {
                     .map(|l| l.rsplit_once(':').unwrap().1.parse().unwrap())
                     .collect::<Vec<u16>>();
                 assert_eq!(ports.len(), 3 * (1 + replicas), "{text}");
-                let c = Cluster { dir, ports };
+                let c = Cluster {
+                    dir,
+                    ports,
+                    node_timeout_ms,
+                };
                 // The start script's own PINGs are not the run's.
                 for &p in &c.ports {
                     c.cli(p, &["config", "resetstat"]);
@@ -196,6 +210,153 @@ impl Cluster {
 }
 
 impl Cluster {
+    /// Starts node `port` (again: a node killed earlier rejoins with its nodes.conf) with the flags
+    /// scripts/cluster.sh gives its nodes. False when it does not answer PING within 10 s.
+    pub fn start_node(&self, port: u16) -> bool {
+        let d = self.dir.join(port.to_string());
+        std::fs::create_dir_all(&d).unwrap();
+        let path = |f: &str| d.join(f).to_str().unwrap().to_string();
+        let started = Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--cluster-enabled", "yes"])
+            // A replica stays with the master it was added to (no migration to a master without one).
+            .args(["--cluster-allow-replica-migration", "no"])
+            .args(["--cluster-config-file", &path("nodes.conf")])
+            .args(["--cluster-node-timeout", &self.node_timeout_ms.to_string()])
+            .args(["--save", "", "--appendonly", "no", "--daemonize", "yes"])
+            .args(["--dir", d.to_str().unwrap()])
+            .args(["--pidfile", &path("redis.pid")])
+            .args(["--logfile", &path("redis.log")])
+            .stdout(Stdio::null())
+            .status()
+            .unwrap()
+            .success();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while started && std::time::Instant::now() < deadline {
+            if self.cli(port, &["ping"]) == "PONG" {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        false
+    }
+
+    /// Starts an empty master and adds it to the cluster (`redis-cli --cluster add-node`); it owns
+    /// no slot until [`Cluster::reshard`] gives it some. Returns its port.
+    pub fn add_master(&mut self) -> u16 {
+        for _ in 0..5 {
+            let port = self.new_port();
+            if !self.start_node(port) {
+                continue;
+            }
+            let out = Command::new("redis-cli")
+                .args(["--cluster", "add-node"])
+                .arg(format!("127.0.0.1:{port}"))
+                .arg(format!("127.0.0.1:{}", self.ports[0]))
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "add-node {port}: {}",
+                String::from_utf8_lossy(&out.stdout)
+            );
+            self.ports.push(port);
+            // Known to every node, and its own view complete, before it takes slots.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+            let id = self.node_id(port);
+            loop {
+                let known = self.ports.iter().all(|&p| {
+                    self.cli(p, &["cluster", "nodes"])
+                        .lines()
+                        .any(|l| l.starts_with(&id) && !l.contains("handshake"))
+                });
+                let ok = self
+                    .cli(port, &["cluster", "info"])
+                    .contains("cluster_state:ok");
+                if known && ok {
+                    return port;
+                }
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "node {port} did not join the cluster"
+                );
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+        }
+        panic!("could not start a node to add");
+    }
+
+    /// A port for a new node: free, and below 22768 so its cluster bus port (+10000) stays below the
+    /// ephemeral range, as the script's ports do.
+    fn new_port(&self) -> u16 {
+        loop {
+            let p = 20000 + free_port() % 2700;
+            let free = |p: u16| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok();
+            if free(p) && free(p + 10000) && !self.ports.contains(&p) {
+                return p;
+            }
+        }
+    }
+
+    /// Starts `count` nodes and makes each a replica of `master` (CLUSTER MEET, then CLUSTER
+    /// REPLICATE once it knows the master, all side by side); returns their ports once all are in sync.
+    pub fn add_replicas(&mut self, master: u16, count: usize) -> Vec<u16> {
+        let id = self.node_id(master);
+        let mut added = Vec::new();
+        while added.len() < count {
+            let port = self.new_port();
+            if self.start_node(port) {
+                self.ports.push(port);
+                added.push(port);
+                let seed = self.ports[0].to_string();
+                assert_eq!(
+                    self.cli(port, &["cluster", "meet", "127.0.0.1", &seed]),
+                    "OK"
+                );
+            }
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let mut pending = added.clone();
+        while !pending.is_empty() {
+            pending.retain(|&p| self.cli(p, &["cluster", "replicate", &id]) != "OK");
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{pending:?} never learned of {master}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        for &p in &added {
+            while self.replication(p, "master_link_status") != "up" {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "replica {p} did not sync"
+                );
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        }
+        added
+    }
+
+    /// Moves `slots` slots (and their keys) from master `from` to master `to` with
+    /// `redis-cli --cluster reshard`.
+    pub fn reshard(&self, from: u16, to: u16, slots: u32) {
+        let out = Command::new("redis-cli")
+            .args(["--cluster", "reshard"])
+            .arg(format!("127.0.0.1:{}", self.ports[0]))
+            .args(["--cluster-from", &self.node_id(from)])
+            .args(["--cluster-to", &self.node_id(to)])
+            .args(["--cluster-slots", &slots.to_string(), "--cluster-yes"])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "reshard {from} -> {to}: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
     /// Calls of `command` (lower case) that node `port` counted.
     pub fn calls_on(&self, port: u16, command: &str) -> u64 {
         parse_commandstats(&self.cli(port, &["info", "commandstats"]))

@@ -73,7 +73,7 @@ impl Driver<'_> {
         c.fd = None;
         c.reader.reset();
         c.generation = c.generation.wrapping_add(1);
-        if self.fixed {
+        if self.is_fixed(i) {
             // Drop the table's reference too, so the socket really closes.
             let _ = self.ring.submitter().register_files_update(i as u32, &[-1]);
         }
@@ -191,7 +191,8 @@ impl Driver<'_> {
             reason: crate::net::io_reason(e),
         };
         let (fd, args) = new_socket(target, cfg.run.connect_timeout).map_err(failed)?;
-        if self.fixed
+        let fixed = self.is_fixed(i);
+        if fixed
             && let Err(e) = self
                 .ring
                 .submitter()
@@ -209,7 +210,7 @@ impl Driver<'_> {
             now + cfg.run.connect_timeout,
         )?;
         let c = &mut self.conns[i];
-        let connect = if self.fixed {
+        let connect = if fixed {
             opcode::Connect::new(Fixed(i as u32), args.sockaddr(), args.len)
         } else {
             opcode::Connect::new(Fd(fd.as_raw_fd()), args.sockaddr(), args.len)
@@ -340,7 +341,7 @@ impl Driver<'_> {
     /// opened but the ring's file table would not take it (the slot stays unusable).
     pub(crate) fn open(&mut self, i: usize, target: &Target) -> Result<(), Option<ConnError>> {
         let (fd, tls) = connect_to(self.cfg, target)?;
-        if self.fixed {
+        if self.is_fixed(i) {
             let raw = fd.as_raw_fd();
             if self
                 .ring

@@ -215,6 +215,9 @@ pub(crate) struct Driver<'a> {
     mode: RingMode,
     /// True when the sockets are registered files.
     fixed: bool,
+    /// How many slots the registered file table has: connections added later
+    /// ([`Driver::add_connection`]) beyond it use plain descriptors.
+    files: usize,
     /// Unregistered and freed in `Drop` when nothing is in the kernel, else leaked.
     bufs: std::mem::ManuallyDrop<BufRing>,
     conns: Vec<Conn>,
@@ -384,6 +387,7 @@ impl<'a> Driver<'a> {
             ring,
             mode,
             fixed,
+            files: conns_len,
             bufs: std::mem::ManuallyDrop::new(bufs),
             ready: if layer.is_some() || idle {
                 VecDeque::new()
@@ -427,9 +431,10 @@ impl<'a> Driver<'a> {
     }
 
     fn arm_recv(&mut self, i: usize) {
+        let fixed = self.is_fixed(i);
         let c = &mut self.conns[i];
         let Some(fd) = c.fd.as_ref() else { return };
-        let sqe = match (&self.stamps, self.fixed) {
+        let sqe = match (&self.stamps, fixed) {
             (Some(s), true) => opcode::RecvMsgMulti::new(Fixed(i as u32), &*s.msghdr, BGID).build(),
             (Some(s), false) => {
                 opcode::RecvMsgMulti::new(Fd(fd.as_raw_fd()), &*s.msghdr, BGID).build()
@@ -440,6 +445,54 @@ impl<'a> Driver<'a> {
         .user_data(user_data(i, c.generation, OP_RECV));
         c.recv_armed = true;
         self.push(sqe);
+    }
+
+    /// True when connection `i` is a slot of the registered file table.
+    fn is_fixed(&self, i: usize) -> bool {
+        self.fixed && i < self.files
+    }
+
+    /// Adds a connection slot with no socket (a layer's, for a node that appeared during the run) and
+    /// returns its index; [`Self::open`] connects it.
+    pub(crate) fn add_connection(&mut self) -> usize {
+        let now = Instant::now();
+        self.conns.push(Conn {
+            fd: None,
+            generation: 0,
+            phase: Phase::Done,
+            recv_armed: false,
+            send_pending: false,
+            out: Vec::new(),
+            out_len: 0,
+            out_at: 0,
+            requests: Requests::Raw,
+            due: 0,
+            batch_sent: now,
+            flights: VecDeque::new(),
+            reader: InPlaceScanner::default(),
+            keys: self.plan.keys(&Rc::new(Cell::new(0))),
+            rng: SmallRng::seed_from_u64(0),
+            pacing: None,
+            seq: 0,
+            next_due: None,
+            done_sending: false,
+            room_at: now,
+            last_progress: now,
+            restart_clock: false,
+            queued: false,
+            renew: false,
+            fresh: true,
+            refused: false,
+            tls: None,
+            attempt: 0,
+            retry_at: now,
+            opening: None,
+            connect_args: None,
+            connect_pending: false,
+            open_error: None,
+        });
+        self.done += 1;
+        self.conns.len() - 1
     }
 
     /// True when connection `i` is connected and driven.

@@ -5,6 +5,7 @@ use super::*;
 
 impl Driver<'_> {
     pub(super) fn send_rest(&mut self, i: usize) {
+        let fixed = self.is_fixed(i);
         let c = &mut self.conns[i];
         let Some(fd) = c.fd.as_ref() else { return };
         let ptr = match (&c.tls, &c.requests) {
@@ -20,7 +21,7 @@ impl Driver<'_> {
         let rest = c.out_len - c.out_at;
         // SAFETY: the bytes live in the connection's own buffers (see `push`).
         let at = unsafe { ptr.add(c.out_at) };
-        let sqe = if self.fixed {
+        let sqe = if fixed {
             opcode::Send::new(Fixed(i as u32), at, rest as u32).build()
         } else {
             opcode::Send::new(Fd(fd.as_raw_fd()), at, rest as u32).build()
