@@ -20,7 +20,8 @@
 //! cluster's state; the run never hangs.
 
 use crate::config::Config;
-use crate::engine::ring::{self, Driver, Layer, Socket};
+use crate::engine::connect;
+use crate::engine::ring::{Driver, Layer, Socket};
 use crate::engine::schedule::{DueQueue, LATE, Pacing};
 use crate::engine::shared::{ShardPlan, ShardState, note_error};
 use crate::net::ConnError;
@@ -311,11 +312,13 @@ fn cluster_to_conn(e: DiscoveryError) -> ConnError {
     }
 }
 
-/// Reads the layout and opens every client's connection to every master (blocking; set-up only).
-/// Slot `client * stride + node` holds client `client`'s connection to node `node`.
+/// Reads the layout (blocking, over the control client) and opens every client's connection to every
+/// master, all together on a ring ([`connect::open_all`]; `stopped` abandons them). Slot
+/// `client * stride + node` holds client `client`'s connection to node `node`.
 pub(crate) fn open(
     cfg: &Config,
     clients: usize,
+    stopped: &dyn Fn() -> bool,
 ) -> Result<(Vec<Option<Socket>>, Option<Topology>), ConnError> {
     let map = discovery::discover(
         &cfg.target,
@@ -326,11 +329,20 @@ pub(crate) fn open(
     .map_err(cluster_to_conn)?;
     let stride = map.nodes.len();
     let masters = map.masters();
+    let mut targets = Vec::new();
+    for _ in 0..clients {
+        for n in 0..stride {
+            if masters.contains(&(n as u16)) {
+                targets.push(node_target(map.nodes[n].addr));
+            }
+        }
+    }
+    let mut opened = connect::open_all(cfg, targets, stopped)?.into_iter();
     let mut socks = Vec::with_capacity(clients * stride);
     for _ in 0..clients {
         for n in 0..stride {
             socks.push(if masters.contains(&(n as u16)) {
-                Some(ring::connect_to(cfg, &node_target(map.nodes[n].addr))?)
+                opened.next().flatten()
             } else {
                 None
             });
@@ -787,7 +799,7 @@ impl ClusterLayer<'_> {
         }
         for &j in links.iter().filter(|&&j| j != NO_CONN) {
             self.owed[j].drain(..).for_each(&mut count);
-            if d.is_live(j) {
+            if d.is_live(j) || d.is_opening(j) {
                 d.shut(j);
             }
         }
@@ -1033,11 +1045,19 @@ impl ClusterLayer<'_> {
                     // The last connection there is still draining: its end wakes the client.
                     continue;
                 }
-                // Connect lazily to a node this client has no connection to (a new owner, or after a loss).
+                // Connect lazily to a node this client has no connection to (a new owner, or after a
+                // loss), on the ring: its opening's end wakes the client (or fails like a loss).
                 let addr = self.map.nodes[n].addr;
-                if d.open(j, &node_target(addr)).is_err() {
-                    self.clients[c].unreachable[n] = true;
-                    self.note_lost(n, now);
+                match d.open_async(j, &node_target(addr)) {
+                    Ok(()) => continue,
+                    Err(e) => {
+                        self.state
+                            .stats
+                            .borrow_mut()
+                            .note_conn_error(&e.to_string());
+                        self.clients[c].unreachable[n] = true;
+                        self.note_lost(n, now);
+                    }
                 }
             }
             if self.clients[c].unreachable[n] {
@@ -1410,6 +1430,23 @@ impl Layer for ClusterLayer<'_> {
         }
         drop(st);
         cl.retry.extend(owed);
+        cl.lost = true;
+        self.note_lost(node, now);
+    }
+
+    fn on_open_failed(&mut self, conn: usize, e: &ConnError, now: Instant) {
+        // Like a node that could not be reached: what waited for it is routed again after the
+        // backoff (and a re-read of the slot map).
+        let (c, node) = self.ends[conn];
+        self.mark(c);
+        self.state
+            .stats
+            .borrow_mut()
+            .note_conn_error(&at_node(e, &self.map.nodes[node].name).to_string());
+        let cl = &mut self.clients[c];
+        if let Some(q) = cl.queue.get_mut(node) {
+            cl.retry.extend(q.drain(..));
+        }
         cl.lost = true;
         self.note_lost(node, now);
     }

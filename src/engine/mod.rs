@@ -1,7 +1,7 @@
 //! The thread-per-core engine: one pinned glommio executor per `--threads`, each driving its own shard of connections.
 
 pub(crate) mod cluster;
-mod connect;
+pub(crate) mod connect;
 mod opening;
 pub(crate) mod ring;
 pub(crate) mod schedule;
@@ -288,7 +288,7 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
     // Phase 1: open this shard's connections (neither counted nor timed), all driven by the
     // executor's ring: one per client, or under `--cluster` one per client and master.
     let opened = if cfg.run.cluster {
-        cluster::open(&cfg, plan.clients)
+        cluster::open(&cfg, plan.clients, &|| plan.control.stopped())
     } else {
         let targets = vec![cfg.target.clone(); plan.clients];
         connect::open_all(&cfg, targets, &|| plan.control.stopped()).map(|socks| (socks, None))

@@ -100,6 +100,11 @@ impl Opening {
         self.decode()
     }
 
+    /// The address messages name.
+    pub fn addr(&self) -> &str {
+        &self.addr
+    }
+
     /// The connection closed before it was set up.
     pub fn closed(&self) -> ConnError {
         ConnError::Lost {

@@ -212,33 +212,6 @@ impl ControlClient {
         }
     }
 
-    /// Hands over the socket of a connection whose setup is done (and its TLS session), for the
-    /// engine's ring: blocking, without a read timeout (the ring waits with deadlines of its own).
-    pub fn into_socket(
-        self,
-    ) -> Result<(std::os::fd::OwnedFd, Option<rustls::ClientConnection>), ConnError> {
-        let addr = self.addr;
-        let fail = |e: std::io::Error| ConnError::Connect {
-            addr: addr.clone(),
-            reason: net::io_reason(e),
-        };
-        match self.sock {
-            Sock::Tcp(s) => {
-                s.set_read_timeout(None).map_err(fail)?;
-                Ok((s.into(), None))
-            }
-            Sock::Unix(s) => {
-                s.set_read_timeout(None).map_err(fail)?;
-                Ok((s.into(), None))
-            }
-            Sock::Tls(s) => {
-                let rustls::StreamOwned { conn, sock } = *s;
-                sock.set_read_timeout(None).map_err(fail)?;
-                Ok((sock.into(), Some(conn)))
-            }
-        }
-    }
-
     /// Changes how long a reply may take (the server view uses short waits so a stalled server cannot
     /// hold up the run).
     pub fn set_read_timeout(&mut self, timeout: Duration) {

@@ -58,6 +58,13 @@ impl Driver<'_> {
         if let Some(fd) = &c.fd {
             uring::shutdown(fd);
         }
+        if c.connect_pending {
+            // A connect the shutdown does not end (an address that never answers) is cancelled.
+            let cancel = opcode::AsyncCancel::new(user_data(i, c.generation, OP_CONNECT))
+                .build()
+                .user_data(user_data(i, c.generation, OP_LINK_TIMEOUT));
+            self.push(cancel);
+        }
         self.maybe_reconnect(i);
     }
 
@@ -81,8 +88,12 @@ impl Driver<'_> {
         if self.layer.is_some() || self.idle {
             // A layer connects again when it has something to send there.
             c.due = 0;
+            let failed = c.open_error.take();
             self.set_phase(i, Phase::Done);
             if let Some(l) = self.layer.as_mut() {
+                if let Some(e) = failed {
+                    l.on_open_failed(i, &e, Instant::now());
+                }
                 l.wake(i);
             }
             return;
@@ -225,6 +236,8 @@ impl Driver<'_> {
         c.opening = Some(Box::new(opening));
         c.connect_args = Some(args);
         c.connect_pending = true;
+        // What the last socket had to send went with it (a layer routes its requests again).
+        c.out.clear();
         c.out_len = 0;
         c.out_at = 0;
         self.set_phase(i, Phase::Opening);
@@ -258,8 +271,12 @@ impl Driver<'_> {
             } else {
                 io::Error::from_raw_os_error(-res)
             };
+            let addr = c
+                .opening
+                .as_ref()
+                .map_or_else(|| self.addr.clone(), |o| o.addr().to_string());
             let e = ConnError::Connect {
-                addr: self.addr.clone(),
+                addr,
                 reason: crate::net::io_reason(e),
             };
             self.fail_open(i, e);
@@ -300,12 +317,26 @@ impl Driver<'_> {
         c.last_progress = Instant::now();
         let done = c.done_sending;
         self.set_phase(i, Phase::Live);
-        if done {
+        if let Some(l) = self.layer.as_mut() {
+            // The layer sends what waited for this connection.
+            l.wake(i);
+        } else if done {
             // --duration ended while it opened.
             self.finish_if_idle(i);
         } else {
             self.make_ready(i);
         }
+    }
+
+    /// Starts opening slot `i` (closed) to `target` on the ring, for a layer: it is neither live nor
+    /// closed until the opening ends; then the layer's `wake` (live) or `on_open_failed` says how.
+    pub(crate) fn open_async(&mut self, i: usize, target: &Target) -> Result<(), ConnError> {
+        self.start_open(i, target, Instant::now())
+    }
+
+    /// True while connection `i` is being opened.
+    pub(crate) fn is_opening(&self, i: usize) -> bool {
+        self.conns[i].phase == Phase::Opening
     }
 
     /// The opening of connection `i` failed: its socket is shut, and once nothing of it is left in
@@ -325,8 +356,12 @@ impl Driver<'_> {
         for i in 0..self.conns.len() {
             let c = &self.conns[i];
             if c.phase == Phase::Opening && c.opening.as_ref().is_some_and(|o| now >= o.deadline) {
+                let addr = c
+                    .opening
+                    .as_ref()
+                    .map_or_else(|| self.addr.clone(), |o| o.addr().to_string());
                 let e = ConnError::Connect {
-                    addr: self.addr.clone(),
+                    addr,
                     reason: format!(
                         "no answer to the connection's set-up within {} ms",
                         self.cfg.run.connect_timeout.as_millis()
@@ -335,34 +370,6 @@ impl Driver<'_> {
                 self.fail_open(i, e);
             }
         }
-    }
-
-    /// Connects slot `i` (not live) to `target` and arms its receive. `Err(None)`: the connection
-    /// opened but the ring's file table would not take it (the slot stays unusable).
-    pub(crate) fn open(&mut self, i: usize, target: &Target) -> Result<(), Option<ConnError>> {
-        let (fd, tls) = connect_to(self.cfg, target)?;
-        if self.is_fixed(i) {
-            let raw = fd.as_raw_fd();
-            if self
-                .ring
-                .submitter()
-                .register_files_update(i as u32, &[raw])
-                .is_err()
-            {
-                return Err(None);
-            }
-        }
-        if self.stamps.is_some() && !RxStamps::enable(&fd) {
-            self.stamped = false;
-        }
-        let c = &mut self.conns[i];
-        c.fd = Some(fd);
-        c.tls = tls.map(TlsSession::new);
-        c.fresh = true;
-        c.last_progress = Instant::now();
-        self.set_phase(i, Phase::Live);
-        self.arm_recv(i);
-        Ok(())
     }
 
     pub(super) fn closed(&self) -> ConnError {

@@ -21,7 +21,6 @@ use crate::engine::uring::{
     self, BGID, BufRing, Clock, RxStamps, register_ring_fd, unregister_ring_fd,
 };
 use crate::net::ConnError;
-use crate::net::control::ControlClient;
 use crate::net::target::Target;
 use crate::net::tls_session::{TlsError, TlsSession};
 use crate::protocol::in_place::InPlaceScanner;
@@ -117,6 +116,8 @@ pub(crate) trait Layer {
     fn on_reply(&mut self, conn: usize, error: bool, raw: &[u8], now: Instant);
     /// Connection `conn` failed with `e`; the replies it still owed will not come.
     fn on_lost(&mut self, conn: usize, e: &ConnError, now: Instant);
+    /// Opening connection `conn` ([`Driver::open_async`]) failed with `e`; nothing was sent on it.
+    fn on_open_failed(&mut self, conn: usize, e: &ConnError, now: Instant);
     /// Connection `conn` finished a send, or closed: what waited for it may go on.
     fn wake(&mut self, conn: usize);
     /// Queues whatever is due now, on any connection (called once per turn of the loop).
@@ -830,15 +831,3 @@ fn is_refusal(raw: &[u8]) -> bool {
 
 /// A connected, set-up socket, with its TLS session when the run uses TLS.
 pub(crate) type Socket = (OwnedFd, Option<rustls::ClientConnection>);
-
-/// Opens one connection to `target` (a cluster node), TLS handshake and setup commands included
-/// (blocking).
-pub(crate) fn connect_to(cfg: &Config, target: &Target) -> Result<Socket, ConnError> {
-    ControlClient::connect(
-        target,
-        cfg.tls.as_ref(),
-        &cfg.setup,
-        cfg.run.connect_timeout,
-    )?
-    .into_socket()
-}
