@@ -1,0 +1,108 @@
+//! What a cluster run records: each reply once, into its master's histogram (replies of one buffer
+//! with one latency as one record), and the counters published to the shard's figures.
+
+use super::*;
+
+impl ClusterLayer<'_> {
+    /// Records the reply from node `node` that arrived at `now` for request `r` (an error reply when
+    /// `error`): latency from its intended time, service time from its first send, its mix command's
+    /// figures. Replies sharing node, reference time and arrival are recorded together.
+    /// `now_ns` is `now`'s stamp.
+    pub(super) fn complete(
+        &mut self,
+        node: usize,
+        r: &Req,
+        error: bool,
+        now: Instant,
+        now_ns: u64,
+    ) {
+        let intended = if r.intended == 0 { now_ns } else { r.intended };
+        match self.group.as_mut() {
+            Some(g) if g.node == node && g.intended == intended && g.now_ns == now_ns => g.n += 1,
+            _ => {
+                self.flush_group();
+                self.group = Some(Group {
+                    node,
+                    intended,
+                    now_ns,
+                    now,
+                    n: 1,
+                });
+            }
+        }
+        if let Some(svc) = self.service.as_mut() {
+            let sent = if r.first_sent == 0 {
+                intended
+            } else {
+                r.first_sent
+            };
+            svc.saturating_record(now_ns.saturating_sub(sent).max(1));
+        }
+        if let Some(part) = self.parts.get_mut(r.kind as usize) {
+            let lat = now_ns.saturating_sub(intended).max(1);
+            part.hist.saturating_record(lat);
+            part.completed += 1;
+            part.errors += u64::from(error);
+        }
+    }
+
+    /// Records the current group into its node's histogram.
+    pub(super) fn flush_group(&mut self) {
+        let Some(g) = self.group.take() else {
+            return;
+        };
+        let lat = g.now_ns.saturating_sub(g.intended).max(1);
+        if let Some(total) = self.interval_total.as_mut()
+            && let Some(rec) = self.state.intervals.borrow_mut().as_mut()
+            && rec.due(g.now)
+        {
+            // `--hdr-out`: the seconds before this reply are cut from the sum of what is recorded.
+            total.reset();
+            for t in &self.tallies {
+                let _ = total.add(&t.hist);
+            }
+            rec.cut_until(g.now, total);
+        }
+        while self.tallies.len() <= g.node {
+            self.tallies.push(NodeTally {
+                completed: 0,
+                hist: new_histogram(self.cfg.run.precision),
+            });
+        }
+        let t = &mut self.tallies[g.node];
+        t.completed += g.n;
+        t.hist.saturating_record_n(lat, g.n);
+        self.fresh += g.n;
+        self.fresh_lat_ns += lat * g.n;
+        self.fresh_end = Some(g.now);
+        let second = g.now.saturating_duration_since(self.plan.epoch).as_secs() as usize;
+        if self.per_second.len() <= second {
+            self.per_second.resize(second + 1, 0);
+        }
+        self.per_second[second] += g.n;
+    }
+
+    /// Adds the replies recorded since the last call to `st`'s counters (and the live latency sum).
+    pub(super) fn publish_into(&mut self, st: &mut ShardStats) {
+        self.flush_group();
+        if self.fresh == 0 {
+            return;
+        }
+        st.completed += self.fresh;
+        st.end = self.fresh_end;
+        self.state
+            .latency_sum_ns
+            .set(self.state.latency_sum_ns.get() + self.fresh_lat_ns);
+        self.fresh = 0;
+        self.fresh_lat_ns = 0;
+    }
+
+    /// [`Self::publish_into`] the shard's figures: once per received buffer, not per reply.
+    pub(super) fn publish(&mut self) {
+        if self.group.is_none() && self.fresh == 0 {
+            return;
+        }
+        let state = self.state;
+        self.publish_into(&mut state.stats.borrow_mut());
+    }
+}

@@ -1,0 +1,280 @@
+//! The cluster layer as the ring driver sees it: replies, losses, wake-ups, the turn's pump and the
+//! figures at the end.
+
+use super::*;
+
+impl Layer for ClusterLayer<'_> {
+    fn on_reply(&mut self, conn: usize, error: bool, raw: &[u8], now: Instant) {
+        let (c, node) = self.ends[conn];
+        self.mark(c);
+        let Some(i) = self.owed[conn].pop_front() else {
+            return;
+        };
+        // The entries of the replies to come on this connection are fetched ahead: the first reply
+        // of a run asks for the next few, each later one for the one that many places on.
+        let owed = &self.owed[conn];
+        let reqs = &self.clients[c].reqs;
+        if conn != self.last_conn {
+            self.last_conn = conn;
+            owed.iter()
+                .take(PREFETCH_AHEAD)
+                .for_each(|&k| prefetch(reqs, k));
+        } else if let Some(&k) = owed.get(PREFETCH_AHEAD - 1) {
+            prefetch(reqs, k);
+        }
+        if self.owed[conn].is_empty() && !self.cfg.run.keepalive && self.clients[c].pacing.is_none()
+        {
+            // `-k 0`: a new connection for each batch, as without --cluster.
+            self.renew.push(conn);
+        }
+        if i == ASKING_MARK {
+            return;
+        }
+        let cl = &mut self.clients[c];
+        let r = &mut cl.reqs[i as usize];
+        if error {
+            match cluster::parse_redirect(raw) {
+                Some(Redirect::Moved { slot, node }) => {
+                    self.moved += 1;
+                    if let Some(idx) = self.map.node_for(node, &discovery::resolve_node) {
+                        self.map.owner[slot as usize] = idx;
+                        r.target = idx;
+                    } else {
+                        r.target = UNASSIGNED;
+                    }
+                    r.asking = false;
+                    r.attempts = r.attempts.saturating_add(1);
+                    cl.moved = true;
+                    cl.retry.push(i);
+                    return;
+                }
+                Some(Redirect::Ask { node, .. }) => {
+                    self.ask += 1;
+                    let idx = self.map.node_for(node, &discovery::resolve_node);
+                    r.target = idx.unwrap_or(UNASSIGNED);
+                    r.asking = idx.is_some();
+                    r.attempts = r.attempts.saturating_add(1);
+                    cl.retry.push(i);
+                    return;
+                }
+                Some(Redirect::TryAgain | Redirect::ClusterDown) => {
+                    self.retries += 1;
+                    r.target = UNASSIGNED;
+                    r.asking = false;
+                    if r.stalled == 0 {
+                        r.stalled = stamp_ms(self.base, now);
+                        cl.stalled += 1;
+                    }
+                    cl.wait = true;
+                    cl.retry.push(i);
+                    return;
+                }
+                None => note_error(self.state, self.plan, raw),
+            }
+        }
+        let r = *r;
+        cl.release(i);
+        self.note_answer(node, r.slot, now);
+        self.complete(node, &r, error, now, stamp(self.base, now));
+    }
+
+    fn on_lost(&mut self, conn: usize, e: &ConnError, now: Instant) {
+        let (c, node) = self.ends[conn];
+        self.mark(c);
+        let cl = &mut self.clients[c];
+        let owed = self.owed[conn].drain(..).filter(|&i| i != ASKING_MARK);
+        let mut st = self.state.stats.borrow_mut();
+        st.note_conn_error(&at_node(e, &self.map.nodes[node].name).to_string());
+        if matches!(e, ConnError::Timeout { .. }) {
+            // A reply late beyond --timeout: its request fails, it is not sent again.
+            let mut n = 0;
+            for i in owed {
+                n += 1;
+                cl.release(i);
+            }
+            st.failed += n;
+            st.timed_out += n;
+            return;
+        }
+        drop(st);
+        cl.retry.extend(owed);
+        cl.lost = true;
+        self.note_lost(node, now);
+    }
+
+    fn on_open_failed(&mut self, conn: usize, e: &ConnError, now: Instant) {
+        // Like a node that could not be reached: what waited for it is routed again after the
+        // backoff (and a re-read of the slot map).
+        let (c, node) = self.ends[conn];
+        self.mark(c);
+        self.state
+            .stats
+            .borrow_mut()
+            .note_conn_error(&at_node(e, &self.map.nodes[node].name).to_string());
+        let cl = &mut self.clients[c];
+        if let Some(q) = cl.queue.get_mut(node) {
+            cl.retry.extend(q.drain(..));
+        }
+        cl.lost = true;
+        self.note_lost(node, now);
+    }
+
+    fn wake(&mut self, conn: usize) {
+        // Called after each received buffer (and each finished send): its replies go into the
+        // shard's counters together.
+        self.publish();
+        self.mark(self.ends[conn].0);
+    }
+
+    fn pump(&mut self, d: &mut Driver<'_>, now: Instant) {
+        self.publish();
+        self.watch(d, now);
+        if !self.renew.is_empty() {
+            let owed = &self.owed;
+            // A connection whose send is still in the kernel closes once it is done.
+            self.renew.retain(|&j| {
+                if !d.is_live(j) || !owed[j].is_empty() {
+                    return false;
+                }
+                if d.is_sending(j) {
+                    return true;
+                }
+                d.shut(j);
+                false
+            });
+        }
+        if self.abort.is_some() {
+            (0..self.clients.len()).for_each(|c| self.mark(c));
+        }
+        // Clients due without news: an open-loop request, a backoff's end.
+        let (queued, ready) = (&mut self.queued, &mut self.ready);
+        self.schedule.pop_due(now, |c| {
+            if !queued[c] {
+                queued[c] = true;
+                ready.push(c);
+            }
+        });
+        std::mem::swap(&mut self.ready, &mut self.pumping);
+        for k in 0..self.pumping.len() {
+            self.queued[self.pumping[k]] = false;
+        }
+        for k in 0..self.pumping.len() {
+            let c = self.pumping[k];
+            self.pump_client(d, c, now);
+        }
+        self.pumping.clear();
+    }
+
+    fn next_wake(&self) -> Option<Instant> {
+        if !self.ready.is_empty() {
+            return Some(self.next_watch.min(Instant::now()));
+        }
+        self.schedule.next()
+    }
+
+    fn finished(&self) -> bool {
+        self.clients.iter().all(|c| c.finished)
+    }
+
+    fn finish(&mut self, stats: &mut ShardStats) {
+        // A signal ended the loop before these clients finished: what they had sent is in flight,
+        // what they had drawn is not sent (under --duration it was never requested).
+        for c in 0..self.clients.len() {
+            let cl = &mut self.clients[c];
+            if cl.finished {
+                continue;
+            }
+            cl.finished = true;
+            let (reqs, owed) = (&cl.reqs, &self.owed);
+            let (mut sent, mut unsent) = (0u64, 0u64);
+            let held = cl
+                .todo
+                .iter()
+                .chain(&cl.retry)
+                .chain(cl.queue.iter().flatten())
+                .chain(
+                    cl.links
+                        .iter()
+                        .filter(|&&j| j != NO_CONN)
+                        .flat_map(|&j| owed[j].iter()),
+                );
+            for &i in held {
+                if i != ASKING_MARK {
+                    if reqs[i as usize].sent {
+                        sent += 1;
+                    } else {
+                        unsent += 1;
+                    }
+                }
+            }
+            stats.in_flight += sent;
+            if self.state.deadline.is_none() {
+                stats.not_sent += unsent;
+            }
+        }
+        self.publish_into(stats);
+        if let Some(why) = &self.abort
+            && !stats.conn_errors.contains(why)
+        {
+            // Why the run ended comes first, whatever else was noted (the list is capped).
+            stats.conn_errors.insert(0, why.clone());
+            stats.conn_errors.truncate(crate::stats::MAX_CONN_ERRORS);
+        }
+        // Every reply was recorded once, in its node's histogram: the shard's is their sum.
+        for t in &self.tallies {
+            stats
+                .hist
+                .add(&t.hist)
+                .expect("histograms share their bounds");
+        }
+        for (mine, part) in self.parts.iter().zip(stats.parts.iter_mut()) {
+            part.hist
+                .add(&mine.hist)
+                .expect("histograms share their bounds");
+            part.completed += mine.completed;
+            part.errors += mine.errors;
+        }
+        if let (Some(mine), Some(svc)) = (&self.service, stats.service.as_mut()) {
+            svc.add(mine).expect("histograms share their bounds");
+        }
+        // Seconds without a reply (a stall at the end) are in the per-second figures too.
+        let seconds = Instant::now()
+            .saturating_duration_since(self.plan.epoch)
+            .as_secs() as usize
+            + 1;
+        if self.per_second.len() < seconds {
+            self.per_second.resize(seconds, 0);
+        }
+        let precision = self.cfg.run.precision;
+        let mut cs = ClusterStats {
+            moved: self.moved,
+            ask: self.ask,
+            retries: self.retries,
+            per_second: std::mem::take(&mut self.per_second),
+            failovers: self
+                .lost
+                .iter()
+                .map(|l| Failover {
+                    node: self.map.nodes[l.node as usize].name.clone(),
+                    lost_s: l.lost_s,
+                    new_master: l
+                        .answered
+                        .map(|(n, _)| self.map.nodes[n as usize].name.clone()),
+                    answered_s: l.answered.map(|(_, t)| t),
+                })
+                .collect(),
+            ..ClusterStats::default()
+        };
+        for name in &self.initial {
+            cs.node_mut(name, precision);
+        }
+        for (i, t) in self.tallies.iter().enumerate() {
+            if t.completed > 0 {
+                let n = cs.node_mut(&self.map.nodes[i].name, precision);
+                n.completed += t.completed;
+                n.hist.add(&t.hist).expect("histograms share their bounds");
+            }
+        }
+        stats.cluster = Some(cs);
+    }
+}

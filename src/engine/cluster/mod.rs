@@ -1,0 +1,568 @@
+//! The `--cluster` layer of the ring driver: on one executor, logical clients that each hold a
+//! connection per master (a ring connection each, added when a client first needs a node that
+//! appeared during the run: the node table grows with the cluster) and send every request to the
+//! owner of its key's slot, following MOVED and ASK and retrying TRYAGAIN, CLUSTERDOWN and lost
+//! connections, so each request ends exactly once (completed or failed). The ring does the I/O
+//! (sends, receives, TLS, scanning, `--timeout`); this file decides where each request goes and what
+//! each reply means.
+//!
+//! `-P` is the depth each node sees on each of a client's connections: a connection sends its
+//! requests as one batch of up to `-P` (closed loop: the next batch once the last one is answered;
+//! open loop: due requests while fewer than `-P` are in flight there). A client draws keys until each
+//! of its idle connections has a whole batch; a key drawn for a node whose pipeline is busy waits in
+//! that node's queue for its next batch, so no key is wasted and `-n` stays exact. A request's slot is
+//! read where the request is built (the template's key digits, or where the composer wrote the key),
+//! and its bytes are built once, in the client's pool, and copied once, into the connection's send.
+//!
+//! A lost master: its slots' requests are retried with backoff and the slot map is re-read (over the
+//! blocking control client) until a promoted replica (or another master) answers for them. When none
+//! does within `--failover-timeout`, the shard gives up with a message naming the node and the
+//! cluster's state; the run never hangs.
+
+mod failover;
+mod figures;
+mod layer;
+mod route;
+mod send;
+
+use crate::config::Config;
+use crate::engine::connect;
+use crate::engine::ring::{Driver, Layer, Socket};
+use crate::engine::schedule::{DueQueue, LATE, Pacing};
+use crate::engine::shared::{ShardPlan, ShardState, note_error};
+use crate::net::ConnError;
+use crate::net::control::ControlClient;
+use crate::net::discovery::{self, DiscoveryError};
+use crate::net::target::Target;
+use crate::protocol::cluster::{self, DigitSlots, Redirect, SLOTS, SlotMap, UNASSIGNED};
+use crate::protocol::resp::Value;
+use crate::stats::cluster::{ClusterStats, Failover};
+use crate::stats::{ShardStats, new_histogram};
+use crate::workload::PipelineBuffer;
+use crate::workload::compose::{Composer, KeyAt};
+use crate::workload::keys::{KeyGen, bounded};
+use hdrhistogram::Histogram;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use std::cell::Cell;
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::ops::Range;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// MOVED / ASK redirects of one request before it counts as failed (a redirect loop).
+const MAX_ATTEMPTS: u8 = 64;
+/// First wait after TRYAGAIN, CLUSTERDOWN or a lost connection; doubles up to [`BACKOFF_MAX`].
+const BACKOFF_START: Duration = Duration::from_millis(5);
+const BACKOFF_MAX: Duration = Duration::from_millis(250);
+/// At most one full topology refresh per executor in this window: a burst of MOVED replies (a slot
+/// range changing owner) costs one CLUSTER SLOTS, not one per reply.
+const REFRESH_GAP: Duration = Duration::from_millis(100);
+/// How often the layer looks for a node that holds replies back longer than `--failover-timeout`.
+const WATCH_EVERY: Duration = Duration::from_millis(10);
+/// No ring connection yet from this client to this node.
+const NO_CONN: usize = usize::MAX;
+/// The ASKING command, sent before a request that follows an ASK redirect.
+const ASKING: &[u8] = b"*1\r\n$6\r\nASKING\r\n";
+/// How many replies ahead on a connection [`Req`] entries are fetched into the cache.
+const PREFETCH_AHEAD: usize = 6;
+/// Marks an ASKING reply in a connection's queue of expected replies (its reply is not counted).
+const ASKING_MARK: u32 = u32::MAX;
+
+/// The cluster as read at set-up, and how many connection slots each logical client has at first
+/// (ring connection `client * stride + node`; a node that appears later gets a connection added).
+pub(crate) struct Topology {
+    map: SlotMap,
+    stride: usize,
+}
+
+/// A master whose connection was lost: when, which slots it owned then, and the first reply for one
+/// of those slots from another node (its promoted replica, usually).
+struct LostNode {
+    node: u16,
+    lost_s: f64,
+    slots: Vec<bool>,
+    answered: Option<(u16, f64)>,
+    /// The answer's stamp (see [`Req`]; 0 before it): a request that waited since before it had its
+    /// slot answered, so a later wait is a new one.
+    answered_ms: u32,
+}
+
+/// One master's tally on this executor, indexed like the slot map's nodes: every completed reply is
+/// recorded here once; the shard's histogram is their sum, made when the run ends.
+struct NodeTally {
+    completed: u64,
+    hist: Histogram<u64>,
+}
+
+/// A mix command's figures on this executor, added to the shard's when the run ends.
+struct PartTally {
+    hist: Histogram<u64>,
+    completed: u64,
+    errors: u64,
+}
+
+/// Replies not yet recorded that share their node, their reference time and their arrival (a batch
+/// answered in one received buffer): one histogram record for all of them.
+#[derive(Clone, Copy)]
+struct Group {
+    node: usize,
+    /// Stamps (see [`Req`]) of the reference time and the arrival, and the arrival.
+    intended: u64,
+    now_ns: u64,
+    now: Instant,
+    n: u64,
+}
+
+/// Per-request routing state; an entry of a client's request pool. Small and aligned (two to a cache
+/// line, none across two): a reply's first touch of its entry is a miss when many are in flight.
+/// Times are stamps: nanoseconds (milliseconds for `stalled`) since the layer's base, plus one; 0 is
+/// "not yet".
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(align(32))]
+struct Req {
+    /// When it was due (open loop) or first sent (closed loop): latency runs from here, across
+    /// redirects and resends.
+    intended: u64,
+    /// Its first write to a server: service time (open loop) runs from here.
+    first_sent: u64,
+    /// When the request first had to wait for its slot; it fails after `--failover-timeout`.
+    stalled: u32,
+    slot: u16,
+    /// A node named by the last MOVED/ASK, used instead of the slot map; [`UNASSIGNED`] for none.
+    target: u16,
+    /// The mix's command it is (0 without a mix).
+    kind: u16,
+    /// MOVED / ASK redirects followed.
+    attempts: u8,
+    /// Waits (lost connection, CLUSTERDOWN, TRYAGAIN, no owner) so far: the backoff grows with them.
+    waits: u8,
+    asking: bool,
+    /// Whether it was written to a server at least once (else a give-up counts it as not sent).
+    sent: bool,
+    /// Open loop: it fell due, or waited, while a pipeline was full (a late send is then the
+    /// pipeline's lateness, not the client's).
+    full: bool,
+}
+
+const _: () = assert!(std::mem::size_of::<Req>() == 32);
+
+/// Asks the CPU to bring pool entry `i` into the cache (nothing for [`ASKING_MARK`] or off x86_64).
+#[inline]
+fn prefetch(reqs: &[Req], i: u32) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(r) = reqs.get(i as usize) {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        // SAFETY: a prefetch only hints the cache; it reads nothing and cannot fault, and the
+        // pointer is to a live entry.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>((r as *const Req).cast::<i8>()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (reqs, i);
+}
+
+/// A stamp of `t` in nanoseconds since `base`, plus one (0 is "not yet").
+fn stamp(base: Instant, t: Instant) -> u64 {
+    t.saturating_duration_since(base).as_nanos() as u64 + 1
+}
+
+/// A stamp of `t` in milliseconds since `base`, plus one (0 is "not yet").
+fn stamp_ms(base: Instant, t: Instant) -> u32 {
+    (t.saturating_duration_since(base).as_millis() as u32).saturating_add(1)
+}
+
+/// One logical client: a connection per node, each with its own pipeline of up to `-P` requests.
+/// Closed loop: a connection sends its next batch once the last one is answered. Open loop: each
+/// request is drawn when due and sent at once when its node has fewer than `-P` in flight, else as
+/// soon as one of them ends, its latency still running from its intended time.
+struct Client {
+    /// The request pool: every request the client holds (queued, in flight, or to retry).
+    reqs: Vec<Req>,
+    /// Entries of `reqs` not in use.
+    free: Vec<u32>,
+    /// Per node (indexed like the slot map's nodes): requests routed there and not yet sent, oldest
+    /// first.
+    queue: Vec<VecDeque<u32>>,
+    /// Requests back from a redirect or a loss, to route again (after the backoff, if any); and those
+    /// redirected or lost since (handled on the next pump).
+    todo: Vec<u32>,
+    retry: Vec<u32>,
+    /// Fixed-layout requests, one per pool entry, patched in place; or composed requests, each in its
+    /// own buffer of `max` bytes.
+    pipe: PipelineBuffer,
+    composed: Vec<Vec<u8>>,
+    keys: KeyGen,
+    rng: SmallRng,
+    pacing: Option<Pacing>,
+    /// Open loop: the next request's number in this client's schedule, and whether the next request
+    /// fell due with the pool full (its lateness is then the pipelines', not the client's).
+    seq: u64,
+    was_full: bool,
+    /// No more requests will be claimed; and the client is done altogether.
+    done: bool,
+    finished: bool,
+    /// A backoff: nothing is sent before this.
+    wake_at: Option<Instant>,
+    /// What happened since the last pump: a request waits for its slot, was moved, or a connection was lost.
+    wait: bool,
+    moved: bool,
+    lost: bool,
+    /// Nodes that could not be reached in this pump.
+    unreachable: Vec<bool>,
+    /// Per node: the ring connection this client uses for it ([`NO_CONN`] before the first need).
+    links: Vec<usize>,
+    /// Requests in the pool that had to wait for their slot (lost master, CLUSTERDOWN, TRYAGAIN, no
+    /// owner). Closed loop: while there are any the client draws no new keys, as a client whose
+    /// request waits does not go on (a failover stalls it).
+    stalled: u32,
+}
+
+impl Client {
+    /// Gives pool entry `i` back: its request ended (completed or failed).
+    fn release(&mut self, i: u32) {
+        self.stalled -= u32::from(self.reqs[i as usize].stalled != 0);
+        self.free.push(i);
+    }
+}
+
+/// An executor's cluster layer over its ring.
+struct ClusterLayer<'a> {
+    plan: &'a ShardPlan,
+    state: &'a ShardState,
+    cfg: &'a Config,
+    depth: usize,
+    /// Per ring connection: its client and node.
+    ends: Vec<(usize, usize)>,
+    /// What request times are stamped from (see [`Req`]).
+    base: Instant,
+    map: SlotMap,
+    /// The nodes that own slots: the ones a client fills batches for.
+    masters: Vec<usize>,
+    initial: Vec<String>,
+    tallies: Vec<NodeTally>,
+    parts: Vec<PartTally>,
+    service: Option<Histogram<u64>>,
+    /// Replies of the current group, and those recorded but not yet added to the shard's counters.
+    group: Option<Group>,
+    fresh: u64,
+    fresh_lat_ns: u64,
+    fresh_end: Option<Instant>,
+    /// `--hdr-out`: the sum of the node histograms, made when a second's interval is cut.
+    interval_total: Option<Histogram<u64>>,
+    moved: u64,
+    ask: u64,
+    retries: u64,
+    last_refresh: Option<Instant>,
+    /// Replies per second of the test (from the run's epoch, shared by every executor).
+    per_second: Vec<u64>,
+    lost: Vec<LostNode>,
+    /// True while a lost master's slots have not been answered by another node.
+    watching: bool,
+    /// Set when the shard gave up (a slot without an answering master for `--failover-timeout`): why.
+    abort: Option<String>,
+    /// The connection of the last reply (a new one starts a run of prefetches).
+    last_conn: usize,
+    /// Per ring connection: the requests whose replies it owes, in send order ([`ASKING_MARK`] for ASKING).
+    owed: Vec<VecDeque<u32>>,
+    clients: Vec<Client>,
+    composer: Option<Arc<Composer>>,
+    /// The fixed-layout template's routing key bytes (`None`: a command without a key), and when the
+    /// key's only varying part is one placeholder: its index and the slots of its numbers.
+    key: Option<Range<usize>>,
+    digits: Option<(usize, DigitSlots)>,
+    /// The executor's position in the mix's cycle, shared by its clients.
+    turn: Rc<Cell<u64>>,
+    next_watch: Instant,
+    /// Clients to pump on the next turn (a reply, a finished send, a loss, work left), each once.
+    ready: Vec<usize>,
+    pumping: Vec<usize>,
+    queued: Vec<bool>,
+    /// When clients are due without news (an open-loop request, a backoff's end), earliest first.
+    schedule: DueQueue,
+    /// `-k 0` (closed loop): connections whose batch is answered, to close before their next one.
+    renew: Vec<usize>,
+}
+
+fn node_target(addr: SocketAddr) -> Target {
+    Target::Tcp {
+        host: addr.ip().to_string(),
+        port: addr.port(),
+        addr,
+    }
+}
+
+/// `e` as it happened on a connection to node `name`: the ring words a connection's failures with
+/// the seed's address, the layer knows which node it was.
+fn at_node(e: &ConnError, name: &str) -> ConnError {
+    let addr = name.to_string();
+    match e {
+        ConnError::Lost { reason, .. } => ConnError::Lost {
+            addr,
+            reason: reason.clone(),
+        },
+        ConnError::Tls { reason, .. } => ConnError::Tls {
+            addr,
+            reason: reason.clone(),
+        },
+        ConnError::Timeout { ms, .. } => ConnError::Timeout { addr, ms: *ms },
+        other => other.clone(),
+    }
+}
+
+fn cluster_to_conn(e: DiscoveryError) -> ConnError {
+    match e {
+        DiscoveryError::Conn(c) => c,
+        other => ConnError::Protocol(other.to_string()),
+    }
+}
+
+/// Reads the layout (blocking, over the control client) and opens every client's connection to every
+/// master, all together on a ring ([`connect::open_all`]; `stopped` abandons them). Slot
+/// `client * stride + node` holds client `client`'s connection to node `node`.
+pub(crate) fn open(
+    cfg: &Config,
+    clients: usize,
+    stopped: &dyn Fn() -> bool,
+) -> Result<(Vec<Option<Socket>>, Option<Topology>), ConnError> {
+    let map = discovery::discover(
+        &cfg.target,
+        cfg.tls.as_ref(),
+        &cfg.setup,
+        cfg.run.connect_timeout,
+    )
+    .map_err(cluster_to_conn)?;
+    let stride = map.nodes.len();
+    let masters = map.masters();
+    let mut targets = Vec::new();
+    for _ in 0..clients {
+        for n in 0..stride {
+            if masters.contains(&(n as u16)) {
+                targets.push(node_target(map.nodes[n].addr));
+            }
+        }
+    }
+    let mut opened = connect::open_all(cfg, targets, stopped)?.into_iter();
+    let mut socks = Vec::with_capacity(clients * stride);
+    for _ in 0..clients {
+        for n in 0..stride {
+            socks.push(if masters.contains(&(n as u16)) {
+                opened.next().flatten()
+            } else {
+                None
+            });
+        }
+    }
+    Ok((socks, Some(Topology { map, stride })))
+}
+
+/// The cluster layer for one shard's ring driver.
+pub(crate) fn layer<'a>(
+    plan: &'a ShardPlan,
+    state: &'a ShardState,
+    topology: Topology,
+    composer: Option<Arc<Composer>>,
+    began: Instant,
+) -> Box<dyn Layer + 'a> {
+    let cfg = &*plan.cfg;
+    let Topology { map, stride } = topology;
+    let depth = cfg.run.pipeline;
+    let masters = masters_of(&map);
+    // Room for a batch in flight and one waiting on every master, plus one more batch: what is in
+    // flight and every node's partial batch never fill it, so a closed-loop batch always completes.
+    let pool = (depth * (2 * masters.len().max(1) + 1)).min(ASKING_MARK as usize - 1);
+    let cursor = Rc::new(Cell::new(0u64));
+    let max = composer.as_ref().map_or(0, |c| c.max_request_len());
+    let clients = (0..plan.clients)
+        .map(|i| {
+            let seed = cfg
+                .run
+                .seed
+                .wrapping_add((plan.index as u64) << 32)
+                .wrapping_add(i as u64)
+                .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            Client {
+                reqs: vec![Req::default(); pool],
+                free: (0..pool as u32).rev().collect(),
+                queue: (0..stride).map(|_| VecDeque::with_capacity(pool)).collect(),
+                todo: Vec::with_capacity(pool),
+                retry: Vec::with_capacity(pool),
+                pipe: PipelineBuffer::new(
+                    &plan.test.template,
+                    if composer.is_some() { 0 } else { pool },
+                ),
+                composed: if composer.is_some() {
+                    (0..pool).map(|_| Vec::with_capacity(max)).collect()
+                } else {
+                    Vec::new()
+                },
+                keys: plan.keys(&cursor),
+                rng: SmallRng::seed_from_u64(seed),
+                pacing: plan.pacing(began, i),
+                seq: 0,
+                was_full: false,
+                done: false,
+                finished: false,
+                wake_at: None,
+                wait: false,
+                moved: false,
+                lost: false,
+                unreachable: vec![false; stride],
+                links: (i * stride..(i + 1) * stride).collect(),
+                stalled: 0,
+            }
+        })
+        .collect();
+    let initial = map
+        .masters()
+        .iter()
+        .map(|&i| map.nodes[i as usize].name.clone())
+        .collect();
+    let (parts, service) = {
+        let st = state.stats.borrow();
+        let parts = st
+            .parts
+            .iter()
+            .map(|p| PartTally {
+                hist: new_histogram_like(&p.hist),
+                completed: 0,
+                errors: 0,
+            })
+            .collect();
+        (parts, st.service.as_ref().map(new_histogram_like))
+    };
+    let interval_total = state
+        .intervals
+        .borrow()
+        .is_some()
+        .then(|| new_histogram(cfg.run.precision));
+    Box::new(ClusterLayer {
+        plan,
+        state,
+        cfg,
+        depth,
+        ends: (0..plan.clients)
+            .flat_map(|c| (0..stride).map(move |n| (c, n)))
+            .collect(),
+        base: began.min(plan.epoch),
+        map,
+        masters,
+        initial,
+        tallies: Vec::new(),
+        parts,
+        service,
+        group: None,
+        fresh: 0,
+        fresh_lat_ns: 0,
+        fresh_end: None,
+        interval_total,
+        moved: 0,
+        ask: 0,
+        retries: 0,
+        last_refresh: None,
+        per_second: Vec::new(),
+        lost: Vec::new(),
+        watching: false,
+        abort: None,
+        last_conn: usize::MAX,
+        owed: (0..plan.clients * stride)
+            .map(|_| VecDeque::with_capacity(depth * 2))
+            .collect(),
+        clients,
+        key: plan.test.template.key_range(),
+        digits: plan.test.template.key_digits().and_then(|(index, at)| {
+            let t = &plan.test.template;
+            let key = &t.bytes()[t.key_range()?];
+            Some((index, DigitSlots::new(key, at)?))
+        }),
+        composer,
+        turn: Rc::new(Cell::new(0)),
+        next_watch: began,
+        ready: (0..plan.clients).collect(),
+        pumping: Vec::with_capacity(plan.clients),
+        queued: vec![true; plan.clients],
+        schedule: DueQueue::new(plan.clients),
+        renew: Vec::new(),
+    })
+}
+
+/// The nodes of `map` that own slots.
+fn masters_of(map: &SlotMap) -> Vec<usize> {
+    map.masters().into_iter().map(usize::from).collect()
+}
+
+/// An empty histogram with `h`'s bounds and precision.
+fn new_histogram_like(h: &Histogram<u64>) -> Histogram<u64> {
+    let mut e = h.clone();
+    e.reset();
+    e
+}
+
+impl ClusterLayer<'_> {
+    /// Gives every client a queue (and a place for a connection) for each node of the map: called
+    /// when the map names a node it did not know (a refresh, a redirect).
+    fn grow_nodes(&mut self) {
+        let n = self.map.nodes.len();
+        for cl in self.clients.iter_mut().filter(|cl| cl.queue.len() < n) {
+            let room = cl.reqs.len();
+            cl.queue.resize_with(n, || VecDeque::with_capacity(room));
+            cl.unreachable.resize(n, false);
+            cl.links.resize(n, NO_CONN);
+        }
+    }
+
+    /// Client `c`'s ring connection to node `n`, added to the ring when it has none yet (a node that
+    /// appeared during the run).
+    fn link(&mut self, d: &mut Driver<'_>, c: usize, n: usize) -> usize {
+        let j = self.clients[c].links[n];
+        if j != NO_CONN {
+            return j;
+        }
+        let j = d.add_connection();
+        debug_assert_eq!(j, self.ends.len());
+        self.ends.push((c, n));
+        self.owed.push(VecDeque::with_capacity(self.depth * 2));
+        self.clients[c].links[n] = j;
+        j
+    }
+
+    /// The ring connections client `c` has (one per node it has needed).
+    fn conns_of(&self, c: usize) -> impl Iterator<Item = usize> + '_ {
+        self.clients[c]
+            .links
+            .iter()
+            .copied()
+            .filter(|&j| j != NO_CONN)
+    }
+
+    /// Puts client `c` on the list of the next pump.
+    fn mark(&mut self, c: usize) {
+        if !self.queued[c] {
+            self.queued[c] = true;
+            self.ready.push(c);
+        }
+    }
+
+    /// Puts client `c` on the executor's schedule for `at` (kept if it is there for earlier).
+    fn schedule(&mut self, c: usize, at: Instant) {
+        self.schedule.set_earliest(c, at);
+    }
+
+    /// Seconds since the run's epoch (the same clock on every executor).
+    fn seconds(&self, now: Instant) -> f64 {
+        now.saturating_duration_since(self.plan.epoch).as_secs_f64()
+    }
+
+    /// True when client `c` has nothing in flight on any of its connections.
+    fn quiet(&self, d: &Driver<'_>, c: usize) -> bool {
+        self.conns_of(c)
+            .all(|j| self.owed[j].is_empty() && !d.is_sending(j))
+    }
+
+    /// True when client `c` holds no request (queued, to route or to retry).
+    fn empty(&self, c: usize) -> bool {
+        let cl = &self.clients[c];
+        cl.todo.is_empty() && cl.retry.is_empty() && cl.queue.iter().all(VecDeque::is_empty)
+    }
+}

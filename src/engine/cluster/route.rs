@@ -1,0 +1,194 @@
+//! Drawing and routing requests: each built in its pool entry with its key's slot, queued for the node
+//! that owns the slot, closed-loop clients topped up to whole batches and open-loop ones admitted when
+//! due.
+
+use super::*;
+
+impl ClusterLayer<'_> {
+    /// Builds request `i` of client `c` in its pool entry and returns its node (`None`: it has no
+    /// owner now and waits on the retry list). Its slot comes from where the key was written.
+    pub(super) fn build(&mut self, c: usize, i: usize) -> Option<usize> {
+        let cl = &mut self.clients[c];
+        let (slot, kind) = match self.composer.as_deref() {
+            Some(comp) => {
+                let out = &mut cl.composed[i];
+                out.clear();
+                let kind = comp.write_request(out, &mut cl.keys, &mut cl.rng, &self.turn);
+                let slot = match comp.key(kind) {
+                    KeyAt::Fixed(r) => Some(cluster::slot_of(&out[r.clone()])),
+                    KeyAt::Varies => cluster::request_key(out).map(cluster::slot_of),
+                    KeyAt::Absent => None,
+                };
+                (slot, kind as u16)
+            }
+            None => {
+                let (keys, rng) = (&mut cl.keys, &mut cl.rng);
+                match &self.digits {
+                    // The key's slot from the number its digits were patched with.
+                    Some((index, slots)) => {
+                        let (mut k, mut key) = (0, 0);
+                        cl.pipe.fill_request(i, || {
+                            let v = keys.next(rng);
+                            if k == *index {
+                                key = v;
+                            }
+                            k += 1;
+                            v
+                        });
+                        (Some(slots.slot(key)), 0)
+                    }
+                    None => {
+                        let bytes = cl.pipe.fill_request(i, || keys.next(rng));
+                        (
+                            self.key
+                                .as_ref()
+                                .map(|r| cluster::slot_of(&bytes[r.clone()])),
+                            0,
+                        )
+                    }
+                }
+            }
+        };
+        // A command without a key may go anywhere: spread such requests over the masters.
+        let slot = slot.unwrap_or_else(|| bounded(cl.rng.next_u64(), SLOTS as u64) as u16);
+        cl.reqs[i] = Req {
+            slot,
+            kind,
+            target: UNASSIGNED,
+            ..Req::default()
+        };
+        self.enqueue(c, i as u32, false)
+    }
+
+    /// Routes request `i` of client `c` to the node a redirect named, or else to its slot's owner: to
+    /// the back of that node's queue (its front with `first`). Returns the node, or `None` when the
+    /// slot has no owner now (the request waits on the retry list).
+    pub(super) fn enqueue(&mut self, c: usize, i: u32, first: bool) -> Option<usize> {
+        let r = &self.clients[c].reqs[i as usize];
+        let node = if r.target != UNASSIGNED {
+            r.target
+        } else {
+            self.map.owner[r.slot as usize]
+        } as usize;
+        if node < self.map.nodes.len() && node >= self.clients[c].queue.len() {
+            // A node a redirect just named: every client gets room for it.
+            self.grow_nodes();
+        }
+        let cl = &mut self.clients[c];
+        if node >= cl.queue.len() {
+            // No owner (or a node the map does not hold): it waits for its slot.
+            cl.retry.push(i);
+            cl.wait = true;
+            return None;
+        }
+        if first {
+            cl.queue[node].push_front(i);
+        } else {
+            cl.queue[node].push_back(i);
+        }
+        Some(node)
+    }
+
+    /// True when client `c`'s connection to node `n` can take a whole batch now (or once it is
+    /// opened): closed loop, its last batch is answered.
+    pub(super) fn idle(&self, d: &Driver<'_>, c: usize, n: usize) -> bool {
+        let j = self.clients[c].links[n];
+        j == NO_CONN
+            || self.owed[j].is_empty() && !d.is_sending(j) && (d.is_live(j) || d.is_closed(j))
+    }
+
+    /// Closed loop: draws requests until every idle connection of client `c` has a whole batch
+    /// queued (or the pool is full, or the share is done). Keys that fall to busy nodes wait in their
+    /// queues.
+    pub(super) fn top_up(&mut self, d: &Driver<'_>, c: usize, now: Instant) {
+        if self.clients[c].done {
+            return;
+        }
+        if self.state.deadline.is_some_and(|t| now >= t) {
+            // --duration is over: requests drawn but never sent are dropped (nothing counts them).
+            let cl = &mut self.clients[c];
+            cl.done = true;
+            let (reqs, free, stalled) = (&cl.reqs, &mut cl.free, &mut cl.stalled);
+            for q in cl.queue.iter_mut() {
+                q.retain(|&i| {
+                    let r = &reqs[i as usize];
+                    if !r.sent {
+                        *stalled -= u32::from(r.stalled != 0);
+                        free.push(i);
+                    }
+                    r.sent
+                });
+            }
+            return;
+        }
+        if self.clients[c].stalled > 0 {
+            return;
+        }
+        let depth = self.depth;
+        let mut short = if self.masters.is_empty() { depth } else { 0 };
+        for &n in &self.masters {
+            if self.idle(d, c, n) {
+                short += depth.saturating_sub(self.clients[c].queue[n].len());
+            }
+        }
+        while short > 0 {
+            let Some(i) = self.clients[c].free.pop() else {
+                break;
+            };
+            if self.state.claim(1) == 0 {
+                let cl = &mut self.clients[c];
+                cl.free.push(i);
+                cl.done = true;
+                break;
+            }
+            match self.build(c, i as usize) {
+                Some(n)
+                    if self.clients[c].queue[n].len() <= depth
+                        && self.masters.contains(&n)
+                        && self.idle(d, c, n) =>
+                {
+                    short -= 1;
+                }
+                None if self.masters.is_empty() => short -= 1,
+                _ => {}
+            }
+        }
+    }
+
+    /// Open loop: takes every request of client `c` that is due, while its pool has room.
+    pub(super) fn admit(&mut self, c: usize, now: Instant) {
+        let deadline = self.state.deadline;
+        let Some(p) = self.clients[c].pacing else {
+            return;
+        };
+        while !self.clients[c].done {
+            let cl = &mut self.clients[c];
+            let at = p.intended(cl.seq);
+            if deadline.is_some_and(|d| at >= d || now >= d) {
+                cl.done = true;
+                break;
+            }
+            if at > now {
+                break;
+            }
+            let Some(i) = cl.free.pop() else {
+                // No room: it goes as soon as a request in flight ends.
+                if now > at + LATE {
+                    cl.was_full = true;
+                }
+                break;
+            };
+            if self.state.claim(1) == 0 {
+                cl.free.push(i);
+                cl.done = true;
+                break;
+            }
+            let full = std::mem::take(&mut cl.was_full);
+            cl.seq += 1;
+            self.build(c, i as usize);
+            let r = &mut self.clients[c].reqs[i as usize];
+            r.intended = stamp(self.base, at);
+            r.full = full;
+        }
+    }
+}
