@@ -485,6 +485,10 @@ impl<'a> Driver<'a> {
                 for i in 0..self.conns.len() {
                     self.conns[i].done_sending = true;
                     self.finish_if_idle(i);
+                    if self.conns[i].phase == Phase::Opening {
+                        // Nothing is left to send on it: its opening is abandoned.
+                        self.shut(i);
+                    }
                 }
             }
             self.retry_connects(now);
