@@ -196,15 +196,7 @@ impl Connector<'_> {
             ready: false,
         });
         // The linked pair goes in one submission.
-        loop {
-            let sq = self.ring.submission();
-            let free = sq.capacity() - sq.len();
-            drop(sq);
-            if free >= 2 {
-                break;
-            }
-            let _ = self.ring.submit();
-        }
+        uring::make_room(&mut self.ring, 2);
         self.push(connect);
         self.push(timeout);
     }

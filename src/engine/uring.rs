@@ -454,6 +454,20 @@ pub(crate) fn enter_registered(
     }
 }
 
+/// Submits what `ring` has queued until its submission queue has room for `n` more entries (so `n`
+/// linked entries go in one submission).
+pub(crate) fn make_room(ring: &mut IoUring, n: usize) {
+    loop {
+        let sq = ring.submission();
+        let free = sq.capacity() - sq.len();
+        drop(sq);
+        if free >= n {
+            return;
+        }
+        let _ = ring.submit();
+    }
+}
+
 /// Shuts socket `fd` down both ways; the operations pending on it then complete.
 pub(crate) fn shutdown(fd: &OwnedFd) {
     // SAFETY: shutdown(2) on a descriptor we own.

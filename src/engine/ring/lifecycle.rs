@@ -58,13 +58,7 @@ impl Driver<'_> {
         if let Some(fd) = &c.fd {
             uring::shutdown(fd);
         }
-        if c.connect_pending {
-            // A connect the shutdown does not end (an address that never answers) is cancelled.
-            let cancel = opcode::AsyncCancel::new(user_data(i, c.generation, OP_CONNECT))
-                .build()
-                .user_data(user_data(i, c.generation, OP_LINK_TIMEOUT));
-            self.push(cancel);
-        }
+        self.cancel_connect(i);
         self.maybe_reconnect(i);
     }
 
@@ -241,16 +235,8 @@ impl Driver<'_> {
         c.out_len = 0;
         c.out_at = 0;
         self.set_phase(i, Phase::Opening);
-        // The two go in one submission: a full queue is flushed before the first, never between.
-        loop {
-            let sq = self.ring.submission();
-            let free = sq.capacity() - sq.len();
-            drop(sq);
-            if free >= 2 {
-                break;
-            }
-            let _ = self.ring.submit();
-        }
+        // The linked pair goes in one submission: a full queue is flushed before the first.
+        uring::make_room(&mut self.ring, 2);
         self.push(connect);
         self.push(timeout);
         Ok(())
@@ -271,12 +257,8 @@ impl Driver<'_> {
             } else {
                 io::Error::from_raw_os_error(-res)
             };
-            let addr = c
-                .opening
-                .as_ref()
-                .map_or_else(|| self.addr.clone(), |o| o.addr().to_string());
             let e = ConnError::Connect {
-                addr,
+                addr: self.opening_addr(i),
                 reason: crate::net::io_reason(e),
             };
             self.fail_open(i, e);
@@ -351,17 +333,33 @@ impl Driver<'_> {
         self.maybe_reconnect(i);
     }
 
+    /// The address connection `i` is being opened to, as messages name it.
+    fn opening_addr(&self, i: usize) -> String {
+        self.conns[i]
+            .opening
+            .as_ref()
+            .map_or_else(|| self.addr.clone(), |o| o.addr().to_string())
+    }
+
+    /// Cancels connection `i`'s `CONNECT` if it is in the kernel: a shutdown does not end a connect to
+    /// an address that never answers.
+    pub(super) fn cancel_connect(&mut self, i: usize) {
+        let c = &self.conns[i];
+        if c.connect_pending {
+            let cancel = opcode::AsyncCancel::new(user_data(i, c.generation, OP_CONNECT))
+                .build()
+                .user_data(user_data(i, c.generation, OP_LINK_TIMEOUT));
+            self.push(cancel);
+        }
+    }
+
     /// Fails the openings that took longer than `--connect-timeout` (handshake and set-up included).
     pub(super) fn check_openings(&mut self, now: Instant) {
         for i in 0..self.conns.len() {
             let c = &self.conns[i];
             if c.phase == Phase::Opening && c.opening.as_ref().is_some_and(|o| now >= o.deadline) {
-                let addr = c
-                    .opening
-                    .as_ref()
-                    .map_or_else(|| self.addr.clone(), |o| o.addr().to_string());
                 let e = ConnError::Connect {
-                    addr,
+                    addr: self.opening_addr(i),
                     reason: format!(
                         "no answer to the connection's set-up within {} ms",
                         self.cfg.run.connect_timeout.as_millis()

@@ -674,13 +674,7 @@ impl<'a> Driver<'a> {
             if let Some(fd) = &c.fd {
                 uring::shutdown(fd);
             }
-            if c.connect_pending {
-                // A connect the shutdown does not end (a silent address) is cancelled.
-                let cancel = opcode::AsyncCancel::new(user_data(i, c.generation, OP_CONNECT))
-                    .build()
-                    .user_data(user_data(i, c.generation, OP_LINK_TIMEOUT));
-                self.push(cancel);
-            }
+            self.cancel_connect(i);
             let c = &self.conns[i];
             if matches!(c.phase, Phase::Live | Phase::Opening) {
                 self.set_phase(i, Phase::Draining);
