@@ -535,7 +535,11 @@ impl<'a> Driver<'a> {
             {
                 wait = wait.min(r.saturating_duration_since(now));
             }
-            if let Some(d) = self.state.deadline {
+            // Wake at the --duration deadline (after it, replies still due wake the loop; it does
+            // not poll for them).
+            if let Some(d) = self.state.deadline
+                && now < d
+            {
                 wait = wait.min(
                     d.saturating_duration_since(now)
                         .max(Duration::from_micros(50)),
