@@ -297,9 +297,7 @@ fn a_killed_master_fails_over_to_its_replica_and_every_request_is_counted_once()
     assert_eq!(masters.len(), 3, "{masters:?}");
     let victim = *masters.iter().find(|&&p| p != seed).unwrap();
     let replica = *replica_of.iter().find(|&(_, &m)| m == victim).unwrap().0;
-    for &p in &c.ports {
-        c.cli(p, &["config", "resetstat"]);
-    }
+    c.reset_stats();
     let json = c.dir.join("failover.json");
     let n = 150_000u64;
     let started = Instant::now();
@@ -790,9 +788,7 @@ fn varying_values_reach_their_masters_with_their_lengths() {
     );
     // MSET with varying random values: the ten keys of each request share one slot (a CROSSSLOT
     // reply would not be counted as a call).
-    for &p in &c.ports {
-        c.cli(p, &["config", "resetstat"]);
-    }
+    c.reset_stats();
     let (ok, out, err) = run(
         &c,
         &[
@@ -944,18 +940,7 @@ fn an_interrupted_cluster_run_accounts_for_the_requests_in_flight() {
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     assert_eq!(out.status.code(), Some(130), "{stdout}");
-    let a = request_account(&stdout).expect("a requests line");
-    assert_eq!(a.requested, n, "{stdout}");
-    assert_eq!(
-        a.completed + a.failed + a.not_sent + a.in_flight,
-        n,
-        "{a:?}\n{stdout}"
-    );
-    let server = c.calls("set");
-    assert!(
-        (a.completed..=a.completed + a.in_flight).contains(&server),
-        "masters executed {server}, {a:?}\n{stdout}"
-    );
+    assert_interrupted_account(&stdout, n, c.calls("set"));
 }
 
 /// Waits for `child` at most `limit` (its output read as it comes); a run still going then is
@@ -1005,9 +990,7 @@ fn masters_added_by_resharding_during_a_run_are_routed_to_without_limit() {
     let mut c = Cluster::start();
     let initial = c.ports.clone();
     let added: Vec<u16> = (0..6).map(|_| c.add_master()).collect();
-    for &p in &c.ports {
-        c.cli(p, &["config", "resetstat"]);
-    }
+    c.reset_stats();
     let json = c.dir.join("grow.json");
     let n = 36_000u64;
     // Paced, so the run lasts about 12 s whatever the machine: long enough to see every reshard.
@@ -1172,9 +1155,7 @@ fn a_master_lost_twice_is_reported_twice() {
     let (masters, replica_of) = c.roles(seed);
     let victim = *masters.iter().find(|&&p| p != seed).unwrap();
     let replica = *replica_of.iter().find(|&(_, &m)| m == victim).unwrap().0;
-    for &p in &c.ports {
-        c.cli(p, &["config", "resetstat"]);
-    }
+    c.reset_stats();
     let json = c.dir.join("twice.json");
     let n = 40_000u64;
     // Paced: about 20 s, long enough for two failovers and a rejoin between them.
@@ -1287,9 +1268,7 @@ fn the_server_view_covers_a_master_that_took_slots_during_the_run() {
     let mut c = Cluster::start();
     let initial = c.ports.clone();
     let added = c.add_master();
-    for &p in &c.ports {
-        c.cli(p, &["config", "resetstat"]);
-    }
+    c.reset_stats();
     let json = c.dir.join("view-grow.json");
     let n = 12_000u64;
     let child = Command::new(common::cluster::bin())
@@ -1354,9 +1333,7 @@ fn seven_failovers_each_promoting_a_new_replica_are_followed() {
     let seed = c.ports[0];
     let first = c.ports[1];
     let replicas = c.add_replicas(first, 7);
-    for &p in &c.ports {
-        c.cli(p, &["config", "resetstat"]);
-    }
+    c.reset_stats();
     let json = c.dir.join("seven.json");
     // Paced: 25 s, the seven failovers take about 16.
     let n = 75_000u64;

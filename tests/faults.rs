@@ -920,18 +920,7 @@ fn an_interrupt_accounts_for_the_requests_in_flight() {
     let out = child.wait_with_output().unwrap();
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(130), "{stdout}");
-    let a = request_account(&stdout).expect("a requests line");
-    assert_eq!(a.requested, n, "{stdout}");
-    assert_eq!(
-        a.completed + a.failed + a.not_sent + a.in_flight,
-        n,
-        "{a:?}\n{stdout}"
-    );
-    let server = s.calls("get");
-    assert!(
-        (a.completed..=a.completed + a.in_flight).contains(&server),
-        "server {server}, {a:?}\n{stdout}"
-    );
+    assert_interrupted_account(&stdout, n, s.calls("get"));
 }
 
 /// A reconnect whose connection attempts go unanswered (new SYNs dropped in a network namespace made
@@ -943,7 +932,7 @@ fn a_reconnect_into_a_black_hole_does_not_stop_the_other_connections() {
     let ns = common::netns::NetNs::new();
     let r = ns.redis(7001);
     let child = ns
-        .command(env!("CARGO_BIN_EXE_ringbench"))
+        .ringbench()
         .args([
             "-h",
             "127.0.0.1",
@@ -963,9 +952,6 @@ fn a_reconnect_into_a_black_hole_does_not_stop_the_other_connections() {
             "4000",
             "-q",
         ])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -1040,12 +1026,9 @@ fn an_interrupt_stops_connections_that_are_still_opening() {
         "DROP",
     ]);
     let child = ns
-        .command(env!("CARGO_BIN_EXE_ringbench"))
+        .ringbench()
         .args(["-h", "127.0.0.1", "-p", "7002", "-t", "get", "-n", "100000"])
         .args(["-c", "200", "--connect-timeout", "20000", "-q"])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(500));
@@ -1110,7 +1093,7 @@ fn reconnect_per_request_over_a_lossy_network_keeps_going() {
     let r = ns.redis(7004);
     let started = Instant::now();
     let child = ns
-        .command(env!("CARGO_BIN_EXE_ringbench"))
+        .ringbench()
         .args([
             "-h",
             "127.0.0.1",
@@ -1124,9 +1107,6 @@ fn reconnect_per_request_over_a_lossy_network_keeps_going() {
             "20",
         ])
         .args(["--duration", "4", "--timeout", "2000", "--json", "-"])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);

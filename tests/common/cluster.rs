@@ -59,14 +59,19 @@ impl Cluster {
                     node_timeout_ms,
                 };
                 // The start script's own PINGs are not the run's.
-                for &p in &c.ports {
-                    c.cli(p, &["config", "resetstat"]);
-                }
+                c.reset_stats();
                 return c;
             }
             last = String::from_utf8_lossy(&out.stderr).to_string();
         }
         panic!("scripts/cluster.sh start failed: {last}");
+    }
+
+    /// `CONFIG RESETSTAT` on every node.
+    pub fn reset_stats(&self) {
+        for &p in &self.ports {
+            self.cli(p, &["config", "resetstat"]);
+        }
     }
 
     pub fn cli(&self, port: u16, args: &[&str]) -> String {

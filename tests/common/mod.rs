@@ -267,6 +267,23 @@ pub fn request_account(stdout: &str) -> Option<Account> {
     Some(a)
 }
 
+/// After an interrupt: the normal block accounts for every one of `requested` (completed + failed +
+/// not sent + in flight when stopped), and the server's `executed` lies between the completed ones and
+/// those plus the ones in flight.
+pub fn assert_interrupted_account(stdout: &str, requested: u64, executed: u64) {
+    let a = request_account(stdout).expect("a requests line");
+    assert_eq!(a.requested, requested, "{stdout}");
+    assert_eq!(
+        a.completed + a.failed + a.not_sent + a.in_flight,
+        requested,
+        "{a:?}\n{stdout}"
+    );
+    assert!(
+        (a.completed..=a.completed + a.in_flight).contains(&executed),
+        "the server executed {executed}, {a:?}\n{stdout}"
+    );
+}
+
 /// Runs ringbench against `server` (its port first, then `args`) and asserts success.
 pub fn ringbench_ok(server: &RedisServer, args: &[&str]) -> String {
     let mut all: Vec<String> = server.port_args();

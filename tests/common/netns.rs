@@ -43,6 +43,15 @@ impl NetNs {
         c
     }
 
+    /// The ringbench under test, to run inside the namespace: stdin closed, stdout and stderr piped.
+    pub fn ringbench(&self) -> Command {
+        let mut c = self.command(env!("CARGO_BIN_EXE_ringbench"));
+        c.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        c
+    }
+
     /// Runs `iptables` with `args` inside the namespace and asserts that it worked.
     pub fn iptables(&self, args: &[&str]) {
         run(self.command("iptables").args(args));
