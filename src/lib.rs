@@ -453,6 +453,13 @@ pub fn run(
                         test.title, stats.failed, requested, stats.not_sent
                     );
                 }
+                for p in stats.parts.iter().filter(|p| p.errors > 0) {
+                    let _ = writeln!(
+                        stderr,
+                        "ringbench: {} / {}: {} error replies",
+                        test.title, p.title, p.errors
+                    );
+                }
             }
             let mut result = TestResult::new(test.title.clone(), requested, stats);
             result.warmup = warmed;

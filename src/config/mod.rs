@@ -22,6 +22,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 
 pub use error::{ConfigError, ResolveError, UsageError};
 pub use settings::{Env, OutputMode, RunSettings, Settings, parse_uri};
+pub use shape::command_title;
 
 /// Everything a run needs, validated.
 #[derive(Debug, Clone)]
@@ -33,46 +34,6 @@ pub struct Config {
     pub tls: Option<crate::net::tls::TlsClient>,
     /// How the run goes: load, timeouts, output (everything `Settings::parse` decides alone).
     pub run: RunSettings,
-}
-
-/// The longest title a custom command gets (in characters, `...` included).
-const MAX_TITLE: usize = 60;
-
-/// A custom command's title: its arguments joined by spaces, bytes that are not printable text escaped
-/// (`\r`, `\n`, `\t`, `\xNN`), shortened to `MAX_TITLE` characters with `...`.
-pub fn command_title(args: &[Vec<u8>]) -> String {
-    let mut out = String::new();
-    for (i, a) in args.iter().enumerate() {
-        if i > 0 {
-            out.push(' ');
-        }
-        for chunk in a.utf8_chunks() {
-            for c in chunk.valid().chars() {
-                match c {
-                    '\r' => out.push_str("\\r"),
-                    '\n' => out.push_str("\\n"),
-                    '\t' => out.push_str("\\t"),
-                    c if c.is_control() => {
-                        let mut buf = [0u8; 4];
-                        for b in c.encode_utf8(&mut buf).bytes() {
-                            out.push_str(&format!("\\x{b:02x}"));
-                        }
-                    }
-                    c => out.push(c),
-                }
-            }
-            for b in chunk.invalid() {
-                out.push_str(&format!("\\x{b:02x}"));
-            }
-        }
-        if out.chars().count() > MAX_TITLE {
-            break;
-        }
-    }
-    if out.chars().count() > MAX_TITLE {
-        out = out.chars().take(MAX_TITLE - 3).collect::<String>() + "...";
-    }
-    out
 }
 
 fn lookup(host: &str, port: u16) -> Result<SocketAddr, ResolveError> {
@@ -106,6 +67,13 @@ fn build_suite(
         tag: String::new(),
         cluster,
     };
+    if !flags.commands.is_empty() {
+        return Ok(vec![shape.command_mix_test(
+            &flags.commands,
+            &params(),
+            seed,
+        )]);
+    }
     if let Some(mix) = &flags.mix {
         if !flags.command.is_empty() || flags.tests.is_some() {
             return Err(usage(
@@ -271,6 +239,12 @@ impl Config {
             // Every test's log, so a name taken by a folder is found before the run.
             for t in &tests {
                 check_writable("--hdr-out", p, &log_path(p, &t.title))?;
+                // A mix's commands have a log each.
+                let variants = t.compose.as_ref().map_or(&[][..], |c| c.variants());
+                for (i, v) in variants.iter().enumerate().filter(|_| variants.len() > 1) {
+                    let title = crate::config::paths::part_log_title(&t.title, i, &v.title);
+                    check_writable("--hdr-out", p, &log_path(p, &title))?;
+                }
             }
         }
         let tls = match &s.tls {
@@ -315,7 +289,7 @@ mod tests {
             "set a\\r\\n\\t\\x01\\xff\\x7f"
         );
         let long = command_title(&[b"set".to_vec(), vec![b'v'; 120_000]]);
-        assert_eq!(long.chars().count(), MAX_TITLE);
+        assert_eq!(long.chars().count(), shape::MAX_TITLE);
         assert!(
             long.starts_with("set vvv") && long.ends_with("..."),
             "{long}"

@@ -265,6 +265,55 @@ pub struct TestEntry {
     /// The client's memory in this test (Linux), when it was measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_memory: Option<MemoryEntry>,
+    /// A mix (`--mix`, `--command`, a `;` sequence): each command's own figures, in the mix's order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<CommandEntry>,
+}
+
+/// One command of a mix: its replies, error replies, rate and latency.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CommandEntry {
+    /// The command as the mix names it (`GET`, `SET __key__ __data__`, ...).
+    pub title: String,
+    /// The upper-case command name, as `INFO commandstats` names it.
+    pub command: String,
+    /// Replies received, error replies included.
+    pub requests: u64,
+    /// Error replies.
+    pub errors: u64,
+    pub rps: f64,
+    pub latency_ms: LatencySummary,
+    pub histogram: EncodedHistogram,
+}
+
+impl CommandEntry {
+    /// The entries of a test's mixed commands.
+    pub fn of_parts(r: &TestResult) -> Vec<CommandEntry> {
+        r.stats
+            .parts
+            .iter()
+            .map(|p| CommandEntry {
+                title: p.title.clone(),
+                command: p.command.clone(),
+                requests: p.completed,
+                errors: p.errors,
+                rps: crate::report::rate_report::part_rps(r, p),
+                latency_ms: LatencySummary::of(&p.hist),
+                histogram: EncodedHistogram::encode(&p.hist),
+            })
+            .collect()
+    }
+
+    /// The figures back, as a test's part.
+    pub fn to_part(&self) -> Result<crate::stats::PartStats, HistogramError> {
+        Ok(crate::stats::PartStats {
+            title: self.title.clone(),
+            command: self.command.clone(),
+            hist: self.histogram.decode()?,
+            completed: self.requests,
+            errors: self.errors,
+        })
+    }
 }
 
 /// The client's resident memory in one test.
@@ -536,6 +585,7 @@ impl TestEntry {
                 peak_rss_bytes: m.peak_rss,
                 bytes_per_connection: m.per_connection(),
             }),
+            commands: CommandEntry::of_parts(r),
         }
     }
 
@@ -551,6 +601,11 @@ impl TestEntry {
         stats.not_sent = self.errors.not_sent;
         stats.in_flight = self.errors.in_flight;
         stats.first_error = self.errors.first.clone();
+        stats.parts = self
+            .commands
+            .iter()
+            .map(CommandEntry::to_part)
+            .collect::<Result<_, _>>()?;
         stats.error_kinds = self
             .errors
             .by_kind

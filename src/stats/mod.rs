@@ -198,6 +198,8 @@ pub struct ShardStats {
 #[derive(Debug, Clone)]
 pub struct PartStats {
     pub title: String,
+    /// The upper-case command name, as `INFO commandstats` names it.
+    pub command: String,
     pub hist: Histogram<u64>,
     pub completed: u64,
     pub errors: u64,

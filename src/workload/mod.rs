@@ -1,7 +1,9 @@
 //! The tests to run: the default suite, custom commands, and their compiled request templates.
 
 pub(crate) mod compose;
+pub(crate) mod expiry;
 pub(crate) mod keys;
+pub(crate) mod mix;
 pub(crate) mod template;
 
 pub use template::{PipelineBuffer, RAND_INT, RequestTemplate};
@@ -131,12 +133,14 @@ const SUITE: &[SuiteEntry] = &[
         title: "ZADD",
         names: &["zadd"],
         build: |p| {
+            // As in valkey-benchmark, the member is `__rand_1st__`, a stream of its own: under
+            // --sequential the members follow the key sequence instead of sharing it with the score.
             let score: &[u8] = if p.randomize { RAND_INT } else { b"0" };
             args(&[
                 b"ZADD",
                 &key(p, "myzset", ""),
                 score,
-                b"element:__rand_int__",
+                b"element:__rand_1st__",
             ])
         },
     },
