@@ -60,6 +60,26 @@ fn json(path: &str) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
+/// The replies an interval log holds (every interval at most a second long).
+fn log_count(file: &str) -> u64 {
+    let bytes = std::fs::read(file).unwrap_or_else(|e| panic!("{file}: {e}"));
+    let mut count = 0;
+    for entry in IntervalLogIterator::new(&bytes) {
+        if let LogEntry::Interval(iv) = entry.expect("every line parses") {
+            use base64::Engine as _;
+            assert!(iv.duration().as_secs_f64() <= 1.0, "{file}");
+            let raw = base64::engine::general_purpose::STANDARD
+                .decode(iv.encoded_histogram())
+                .unwrap();
+            let h: Histogram<u64> = Deserializer::new()
+                .deserialize(&mut raw.as_slice())
+                .unwrap();
+            count += h.len();
+        }
+    }
+    count
+}
+
 #[test]
 fn memtier_commands_are_counted_exactly_per_command_in_every_format() {
     let s = RedisServer::start();
@@ -169,21 +189,7 @@ fn memtier_commands_are_counted_exactly_per_command_in_every_format() {
         (3, "hset_h_key_f_a_b", 3000),
     ] {
         let file = format!("{prefix}{slug}_cmd{i}_{name}.hlog");
-        let bytes = std::fs::read(&file).unwrap_or_else(|e| panic!("{file}: {e}"));
-        let mut count = 0;
-        for entry in IntervalLogIterator::new(&bytes) {
-            if let LogEntry::Interval(iv) = entry.expect("every line parses") {
-                use base64::Engine as _;
-                let raw = base64::engine::general_purpose::STANDARD
-                    .decode(iv.encoded_histogram())
-                    .unwrap();
-                let h: Histogram<u64> = Deserializer::new()
-                    .deserialize(&mut raw.as_slice())
-                    .unwrap();
-                count += h.len();
-            }
-        }
-        assert_eq!(count, n, "{file}");
+        assert_eq!(log_count(&file), n, "{file}");
     }
     // -q and CSV: a line per command.
     s.reset();
@@ -312,6 +318,8 @@ fn a_mix_runs_open_loop_for_a_duration() {
     let _turn = lock::shared();
     let s = RedisServer::start();
     s.reset();
+    let dir = Scratch::new("open");
+    let prefix = dir.path("o-");
     let out = ringbench_ok(
         &s,
         &[
@@ -324,11 +332,13 @@ fn a_mix_runs_open_loop_for_a_duration() {
             "--rps",
             "2000",
             "--duration",
-            "1",
+            "1.5",
             "-r",
             "1000",
             "-P",
             "2",
+            "--hdr-out",
+            &prefix,
         ],
     );
     let (done, _) = completed(&out);
@@ -337,6 +347,19 @@ fn a_mix_runs_open_loop_for_a_duration() {
     assert_eq!(row(&out, "SET __key__ __data__").0, sets, "{out}");
     assert_eq!(row(&out, "GET __key__").0, gets, "{out}");
     assert!(sets.abs_diff(gets) <= 1, "{sets} {gets}");
+    // Each command's log holds its replies, second by second.
+    let slug = "mix_set_key_data_1_get_key_1";
+    assert_eq!(
+        log_count(&format!("{prefix}{slug}_cmd1_set_key_data.hlog")),
+        sets
+    );
+    assert_eq!(
+        log_count(&format!("{prefix}{slug}_cmd2_get_key.hlog")),
+        gets
+    );
+    let lines = std::fs::read_to_string(format!("{prefix}{slug}_cmd2_get_key.hlog")).unwrap();
+    let intervals = lines.lines().filter(|l| l.starts_with("Tag=")).count();
+    assert!(intervals >= 2, "{lines}");
     assert!(out.contains("target 2000.00"), "{out}");
 }
 

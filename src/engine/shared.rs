@@ -142,7 +142,7 @@ impl ShardState {
         if let Some(rec) = self.intervals.borrow_mut().as_mut()
             && rec.due(now)
         {
-            rec.cut_until(now, &st.hist);
+            rec.cut_until(now, &st.hist, |i| st.parts.get(i).map(|p| &p.hist));
         }
         st
     }

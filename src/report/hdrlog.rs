@@ -1,6 +1,6 @@
 //! `--hdr-out PREFIX`: one HdrHistogram interval log per test (`<PREFIX><test>.hlog`), one interval per
 //! second, in the standard text format that HdrHistogram's own log tools read; and one per command of a
-//! mix (`<PREFIX><test>_cmd<N>_<command>.hlog`), holding that command's whole test as one interval.
+//! mix (`<PREFIX><test>_cmd<N>_<command>.hlog`), its own replies per second.
 
 use crate::config::paths::{log_path, part_log_title, slug};
 use crate::stats::TestResult;
@@ -46,24 +46,42 @@ pub enum HdrLogError {
 pub fn render(r: &TestResult) -> Result<Vec<u8>, RenderError> {
     let intervals = merge_intervals(&r.stats.interval_logs, &r.stats.hist)?;
     let total = Duration::from_secs_f64(r.seconds.max(0.0));
-    let spans: Vec<(&Histogram<u64>, Duration, Duration)> = intervals
-        .iter()
-        .enumerate()
-        .map(|(i, h)| {
-            let start = INTERVAL * i as u32;
-            // The last interval ends with the test, not on a whole second.
-            (h, start, total.saturating_sub(start).min(INTERVAL))
-        })
-        .collect();
-    log_text(r, &r.title, &spans)
+    // The last interval ends with the test, not on a whole second.
+    log_text(r, &r.title, &spans(&intervals, total))
 }
 
-/// The log of command `index` of a mix: its whole test as one interval.
+/// The log of command `index` of a mix: one interval per second, as the test's (or its whole test as
+/// one interval when the seconds were not kept).
 pub fn render_part(r: &TestResult, index: usize) -> Result<Vec<u8>, RenderError> {
     let p = &r.stats.parts[index];
     let title = part_log_title(&r.title, index, &p.title);
     let total = Duration::from_secs_f64(r.seconds.max(0.0));
-    log_text(r, &title, &[(&p.hist, Duration::ZERO, total)])
+    let lists: Vec<Vec<Vec<u8>>> = r
+        .stats
+        .part_interval_logs
+        .iter()
+        .filter_map(|e| e.get(index).cloned())
+        .collect();
+    if lists.is_empty() {
+        return log_text(r, &title, &[(&p.hist, Duration::ZERO, total)]);
+    }
+    let intervals = merge_intervals(&lists, &p.hist)?;
+    log_text(r, &title, &spans(&intervals, total))
+}
+
+/// Each interval with its start and length: whole seconds, the last one ending with the test.
+fn spans(
+    intervals: &[Histogram<u64>],
+    total: Duration,
+) -> Vec<(&Histogram<u64>, Duration, Duration)> {
+    intervals
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            let start = INTERVAL * i as u32;
+            (h, start, total.saturating_sub(start).min(INTERVAL))
+        })
+        .collect()
 }
 
 fn log_text(
