@@ -80,6 +80,21 @@ fn log_count(file: &str) -> u64 {
     count
 }
 
+/// Fails unless `run` follows schema/ringbench-result.schema.json.
+fn assert_valid(run: &Value) {
+    let schema: Value = serde_json::from_slice(
+        &std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/schema/ringbench-result.schema.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let v = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = v.iter_errors(run).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "schema errors: {errors:#?}");
+}
+
 #[test]
 fn memtier_commands_are_counted_exactly_per_command_in_every_format() {
     let s = RedisServer::start();
@@ -169,17 +184,7 @@ fn memtier_commands_are_counted_exactly_per_command_in_every_format() {
             .unwrap();
         assert_eq!(h.len(), c["requests"].as_u64().unwrap());
     }
-    let schema: Value = serde_json::from_slice(
-        &std::fs::read(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/schema/ringbench-result.schema.json"
-        ))
-        .unwrap(),
-    )
-    .unwrap();
-    let v = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = v.iter_errors(&run).map(|e| e.to_string()).collect();
-    assert!(errors.is_empty(), "schema errors: {errors:#?}");
+    assert_valid(&run);
     // HDR: the test's log, and one per command holding that command's replies.
     let slug = "mix_set_key_data_2_get_key_1_hset_h_key_f_a_b_3";
     assert!(std::path::Path::new(&format!("{prefix}{slug}.hlog")).exists());
@@ -505,8 +510,10 @@ fn ttls(s: &RedisServer, pattern: &str) -> Vec<i64> {
 fn sets_carry_a_ttl_from_the_expiry_range() {
     let s = RedisServer::start();
     s.reset();
+    let dir = Scratch::new("ttl");
+    let js = dir.path("run.json");
     // The default suite's SET test.
-    ringbench_ok(
+    let out = ringbench_ok(
         &s,
         &[
             "-t",
@@ -517,8 +524,11 @@ fn sets_carry_a_ttl_from_the_expiry_range() {
             "3000",
             "--expiry-range",
             "100-200",
-            "-q",
         ],
+    );
+    assert!(
+        out.contains("  SETs expire: EX 100-200 seconds (--expiry-range)"),
+        "{out}"
     );
     let t = ttls(&s, "key:*");
     assert!(t.len() > 400, "{} keys", t.len());
@@ -575,8 +585,13 @@ fn sets_carry_a_ttl_from_the_expiry_range() {
             "--expiry-range",
             "7-7",
             "-q",
+            "--json",
+            &js,
         ],
     );
+    let run = json(&js);
+    assert_eq!(run["config"]["expiry_range"], serde_json::json!([7, 7]));
+    assert_valid(&run);
     let t = ttls(&s, "key:*");
     assert!(
         !t.is_empty() && t.iter().all(|x| (6..=7).contains(x)),

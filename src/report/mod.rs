@@ -33,6 +33,8 @@ pub struct Header {
     pub tls: Option<String>,
     /// `--cluster`: each master's configuration, in node order (replaces the host configuration lines).
     pub cluster_nodes: Option<Vec<crate::net::discovery::NodeConfig>>,
+    /// `--expiry-range`: the TTL range of SETs, in seconds.
+    pub expiry: Option<(u64, u64)>,
 }
 
 /// The CSV header line (with its newline).
@@ -122,6 +124,9 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
         _ => {
             let _ = writeln!(s, "  {} bytes payload", h.data_size);
         }
+    }
+    if let Some((min, max)) = h.expiry {
+        let _ = writeln!(s, "  SETs expire: EX {min}-{max} seconds (--expiry-range)");
     }
     let _ = writeln!(s, "  keep alive: {}", u8::from(h.keepalive));
     if let Some(t) = &r.rate {
@@ -447,6 +452,7 @@ mod tests {
             threads_note: Some("sharing 1 cores".into()),
             tls: None,
             cluster_nodes: None,
+            expiry: None,
         };
         let b = normal_block(&result(), &h);
         for want in [

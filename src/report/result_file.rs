@@ -228,6 +228,9 @@ pub struct RunConfig {
     /// `--cluster`: requests were routed to each key's master (absent in files of older versions).
     #[serde(default)]
     pub cluster: bool,
+    /// `--expiry-range`: the TTL range of SETs, `[min, max]` seconds. Absent without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expiry_range: Option<[u64; 2]>,
 }
 
 /// One run that a merged file combines.
@@ -535,6 +538,7 @@ impl RunConfig {
                 .rps
                 .map(|_| crate::engine::QUANTUM.as_secs_f64() * 1e6),
             cluster: cfg.run.cluster,
+            expiry_range: cfg.run.shape.expiry.map(|e| [e.min, e.max]),
         }
     }
 }
