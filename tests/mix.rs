@@ -598,3 +598,45 @@ fn sets_carry_a_ttl_from_the_expiry_range() {
         "{t:?}"
     );
 }
+
+#[test]
+fn merge_sums_each_command_of_a_mix() {
+    let s = RedisServer::start();
+    s.reset();
+    let dir = Scratch::new("merge");
+    let (a, b, m) = (dir.path("a.json"), dir.path("b.json"), dir.path("m.json"));
+    for (file, n) in [(&a, "2000"), (&b, "4000")] {
+        ringbench_ok(
+            &s,
+            &[
+                "--mix",
+                "SET k:__key__ v:1,get:1",
+                "-r",
+                "100",
+                "-n",
+                n,
+                "-q",
+                "--json",
+                file,
+            ],
+        );
+    }
+    let o = ringbench(&["merge", &a, &b, "--json", &m, "-q"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let q = String::from_utf8_lossy(&o.stdout);
+    assert!(q.contains("MIX SET k:__key__ v:1,get:1 / GET: "), "{q}");
+    let run = json(&m);
+    let cmds = run["tests"][0]["commands"].as_array().unwrap();
+    let got: Vec<(&str, u64)> = cmds
+        .iter()
+        .map(|c| {
+            (
+                c["title"].as_str().unwrap(),
+                c["requests"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, [("SET k:__key__ v", 3000), ("GET", 3000)]);
+    assert_eq!((s.calls("set"), s.calls("get")), (3000, 3000));
+    assert_valid(&run);
+}

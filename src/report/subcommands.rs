@@ -184,6 +184,7 @@ pub fn run_merge(a: &MergeArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
         for r in &results {
             if a.quiet {
                 text.push_str(&report::quiet_line(r));
+                text.push_str(&crate::report::rate_report::quiet_parts(r));
             } else {
                 text.push_str(&crate::report::results::normal_text(r, &header));
             }
