@@ -143,7 +143,7 @@ fn request_fill_and_reply_scan_allocate_nothing() {
     let before = THREAD_ALLOCS.with(|c| c.get());
     let mut counted = 0;
     for _ in 0..1000 {
-        let bytes = pipe.fill(64, || {
+        let bytes = pipe.fill(64, |_| {
             x = x.wrapping_add(7919);
             x
         });

@@ -5,7 +5,7 @@
 
 pub use crate::workload::expiry::{Expiry, parse_expiry, takes_expiry};
 use crate::workload::keys::{Distribution, KeyGen, bounded};
-use crate::workload::template::{RAND_INT, RequestTemplate, write_12_digits};
+use crate::workload::template::{RAND_INT, RequestTemplate, rand_group, write_12_digits};
 use memchr::memmem;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -92,28 +92,10 @@ fn replace_all(hay: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Whether `template` needs composing per request: a value slot, or a shared random number.
-pub fn needs_composer(template: &RequestTemplate, randomize: bool) -> bool {
-    let b = template.bytes();
-    memmem::find(b, DATA).is_some()
-        || (randomize
-            && memmem::find_iter(b, b"__rand_").any(|i| rand_group(&b[i..]).unwrap_or(0) > 0))
-}
-
-/// The group of the 12-byte placeholder at the start of `b`: 0 for `__rand_int__` (a fresh number at each
-/// place), 1..9 for `__rand_1st__`..`__rand_9th__` (one number per command, reused at each place).
-fn rand_group(b: &[u8]) -> Option<u8> {
-    if b.len() < 12 || &b[..7] != b"__rand_" || &b[10..12] != b"__" {
-        return None;
-    }
-    match &b[7..10] {
-        b"int" => Some(0),
-        b"1st" => Some(1),
-        b"2nd" => Some(2),
-        b"3rd" => Some(3),
-        [d @ b'4'..=b'9', b't', b'h'] => Some(d - b'0'),
-        _ => None,
-    }
+/// Whether `template` needs composing per request: a value slot. (`__rand_int__` and `__rand_1st__` ..
+/// `__rand_9th__` are patched in place, each from its own stream.)
+pub fn needs_composer(template: &RequestTemplate, _randomize: bool) -> bool {
+    memmem::find(template.bytes(), DATA).is_some()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -683,7 +665,7 @@ mod tests {
             "b:__rand_int__",
             "__rand_2nd__",
         ]);
-        assert!(needs_composer(&t, true));
+        assert!(!needs_composer(&t, true), "patched in place");
         let c = Composer::new(
             &[Entry::one("MSET", "MSET", &t)],
             true,

@@ -208,6 +208,14 @@ impl KeyGen {
         self.main.next(&self.cursors.0[0], rng)
     }
 
+    /// The next number of stream `group` (0: `__rand_int__`, 1..9: `__rand_1st__`..`__rand_9th__`) from
+    /// the run's distribution (a test that is not a mix: the patched-in-place path).
+    #[inline]
+    pub fn next_group<R: Rng>(&mut self, group: u8, rng: &mut R) -> u64 {
+        self.main
+            .next(&self.cursors.0[group as usize % STREAMS], rng)
+    }
+
     /// The next number of stream `group` (0: `__rand_int__`, 1..9: `__rand_1st__`..`__rand_9th__`) for
     /// command `command` of the test: from its own key pattern when it has one, else from the run's.
     #[inline]

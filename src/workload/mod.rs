@@ -367,7 +367,7 @@ mod tests {
         let mut buf = PipelineBuffer::new(t, 2);
         let mut n = 0;
         let out = buf
-            .fill(2, || {
+            .fill(2, |_| {
                 n += 1;
                 n
             })
