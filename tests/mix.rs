@@ -640,3 +640,29 @@ fn merge_sums_each_command_of_a_mix() {
     assert_eq!((s.calls("set"), s.calls("get")), (3000, 3000));
     assert_valid(&run);
 }
+
+#[test]
+fn plot_has_a_line_per_command_of_a_mix() {
+    let s = RedisServer::start();
+    let dir = Scratch::new("plot");
+    let svg = dir.path("mix.svg");
+    ringbench_ok(
+        &s,
+        &["--mix", "set:1,GET k:1", "-n", "2000", "-q", "--plot", &svg],
+    );
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let labels: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text())
+        .map(str::trim)
+        .collect();
+    for label in [
+        "MIX set:1,GET k:1",
+        "MIX set:1,GET k:1 / SET",
+        "MIX set:1,GET k:1 / GET k",
+    ] {
+        assert!(labels.contains(&label), "no text {label} in {labels:?}");
+    }
+}
