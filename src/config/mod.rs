@@ -531,6 +531,39 @@ mod tests {
     }
 
     #[test]
+    fn memtier_commands_take_their_shard_slice_and_make_one_mix() {
+        use crate::workload::keys::Distribution;
+        let args = [
+            "--shard",
+            "1/2",
+            "-r",
+            "100",
+            "--command",
+            "SET __key__ v",
+            "--command-key-pattern",
+            "S",
+            "--command",
+            "GET __key__",
+            "--command-ratio",
+            "3",
+        ];
+        let s = Settings::parse(&cli(&args), &quiet_env()).unwrap();
+        let c = &s.suite.commands;
+        assert_eq!(c.len(), 2);
+        assert_eq!(
+            c[0].pattern,
+            Some(Distribution::Sequential { part: 1, parts: 2 })
+        );
+        assert_eq!((c[1].ratio, c[1].pattern), (3, None));
+        let cfg = Config::resolve(s, &mut std::io::empty(), &mut std::io::sink()).unwrap();
+        assert_eq!(cfg.tests.len(), 1);
+        assert_eq!(cfg.tests[0].title, "MIX SET __key__ v:1,GET __key__:3");
+        let comp = cfg.tests[0].compose.as_ref().unwrap();
+        let names: Vec<&str> = comp.variants().iter().map(|v| v.command.as_str()).collect();
+        assert_eq!(names, ["SET", "GET"]);
+    }
+
+    #[test]
     fn a_command_with_t_warns_on_the_given_writer() {
         let s = Settings::parse(&cli(&["-t", "get", "set", "k", "v"]), &quiet_env()).unwrap();
         let mut err = Vec::new();
