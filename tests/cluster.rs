@@ -1434,3 +1434,132 @@ fn seven_failovers_each_promoting_a_new_replica_are_followed() {
     let executed: u64 = masters.iter().map(|&p| c.calls_on(p, "set")).sum();
     assert_eq!(executed, n, "{stdout}");
 }
+
+/// A master that stops answering new connections (its SYNs dropped in a network namespace made here)
+/// and whose connections are killed: the slot-map re-read that follows is asked of that master first
+/// (it owns slot 0) and waits on the ring for its `--connect-timeout` before the next node answers,
+/// while the traffic to the other master goes on at full speed. (Before, the re-read went through a
+/// blocking control connection: the executor stopped for the whole `--connect-timeout`.)
+#[test]
+fn a_slot_map_re_read_from_a_black_holed_master_does_not_stop_the_traffic() {
+    let ns = common::netns::NetNs::new();
+    let dir = std::env::temp_dir().join(format!("{}-conf", ns.name));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ports = [7101u16, 7102, 7103];
+    let nodes: Vec<_> = ports
+        .iter()
+        .map(|&p| {
+            let conf = dir.join(format!("nodes-{p}.conf"));
+            ns.redis_with(
+                p,
+                &[
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    conf.to_str().unwrap(),
+                    "--cluster-node-timeout",
+                    "60000",
+                ],
+            )
+        })
+        .collect();
+    let create = ns
+        .command("redis-cli")
+        .args(["--cluster", "create"])
+        .args(ports.iter().map(|p| format!("127.0.0.1:{p}")))
+        .args(["--cluster-yes"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        create.status.success(),
+        "{}",
+        String::from_utf8_lossy(&create.stdout)
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !nodes
+        .iter()
+        .all(|n| n.cli(&["cluster", "info"]).contains("cluster_state:ok"))
+    {
+        assert!(Instant::now() < deadline, "the cluster did not form");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Node 1 owns slot 0 (so it is the first master a re-read asks); every key of the run has a hash
+    // tag whose slot node 2 owns.
+    let owns = |n: &common::netns::NsRedis, slot: u64| {
+        n.cli(&["cluster", "countkeysinslot", &slot.to_string()]) == "0"
+            && !n
+                .cli(&["cluster", "getkeysinslot", &slot.to_string(), "1"])
+                .contains("MOVED")
+    };
+    let (tag, slot) = (0..100)
+        .map(|k| format!("t{k}"))
+        .map(|t| {
+            let slot: u64 = nodes[0].cli(&["cluster", "keyslot", &t]).parse().unwrap();
+            (t, slot)
+        })
+        .find(|&(_, slot)| (5461..=10922).contains(&slot))
+        .expect("a hash tag in node 2's slots");
+    assert!(owns(&nodes[1], slot), "node 2 owns slot {slot}");
+    let slots_of = |n: &common::netns::NsRedis| n.calls("cluster|slots");
+    for n in &nodes {
+        n.cli(&["config", "resetstat"]);
+    }
+    let key = format!("{{{tag}}}:__rand_int__");
+    let child = ns
+        .ringbench()
+        .args(["--cluster", "-h", "127.0.0.1", "-p", "7101", "-r", "100000"])
+        .args(["-c", "10", "--threads", "1", "--duration", "5"])
+        .args(["--connect-timeout", "3000", "-q", "--", "GET", &key])
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while nodes[1].calls("get") < 20_000 {
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "no load reached node 2"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let re_reads = slots_of(&nodes[1]) + slots_of(&nodes[2]);
+    // From now on node 1 answers no new connection on 127.0.0.1; then ringbench's are killed.
+    ns.iptables(&[
+        "-A",
+        "INPUT",
+        "-p",
+        "tcp",
+        "-d",
+        "127.0.0.1",
+        "--dport",
+        "7101",
+        "--syn",
+        "-j",
+        "DROP",
+    ]);
+    let killed = nodes[0].cli(&["client", "kill", "type", "normal", "skipme", "yes"]);
+    assert_ne!(killed, "0", "ringbench's connections to node 1 were killed");
+    let before = nodes[1].calls("get");
+    std::thread::sleep(Duration::from_millis(1500));
+    let during = nodes[1].calls("get") - before;
+    eprintln!("{during} GETs on node 2 in the 1.5 s after node 1 went dark");
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    );
+    assert!(
+        during > 5_000,
+        "{during} GETs on node 2 while a re-read waited for node 1\n{stdout}\n{stderr}"
+    );
+    // The re-read asked node 1, got no answer within --connect-timeout, and asked another master.
+    assert!(
+        slots_of(&nodes[1]) + slots_of(&nodes[2]) > re_reads,
+        "no other master was asked for the slot map\n{stderr}"
+    );
+    assert!(
+        stderr.contains("127.0.0.1:7101"),
+        "the loss of node 1 is reported: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -2,6 +2,8 @@
 //! and the set-up commands (AUTH, SELECT, HELLO, CLIENT TRACKING) as bytes to send and bytes received,
 //! with no I/O of its own. The ring (`ring/`) sends what [`Opening::output`] holds and feeds every
 //! received buffer to [`Opening::received`]; once [`Opening::ready`] holds the connection is live.
+//! An opening may end in one query instead ([`Opening::ask`]: the `--cluster` layer's `CLUSTER SLOTS`
+//! and `CLUSTER INFO`): its reply is kept whole ([`Opening::take_answer`]) and the connection closes.
 
 use crate::net::target::Setup;
 use crate::net::tls::{self, TlsClient};
@@ -27,7 +29,12 @@ pub(crate) struct Opening {
     next: Vec<u8>,
     /// Set-up replies received and not yet decoded (plaintext under TLS).
     inbox: Vec<u8>,
+    /// The reply to the query asked after the set-up ([`Self::ask`]), once it is in.
+    answer: Option<Value>,
 }
+
+/// The name the query's reply goes by among the set-up replies due.
+const QUERY: &str = "query";
 
 impl Opening {
     /// The opening of a connection to `addr` (as messages name it), with a TLS client when the run
@@ -65,7 +72,20 @@ impl Opening {
             sending: Vec::new(),
             next: Vec::new(),
             inbox: Vec::new(),
+            answer: None,
         })
+    }
+
+    /// Asks `args` once the set-up commands are answered: the opening is then a query, ready when its
+    /// reply is in. Called before [`Self::connected`].
+    pub fn ask(&mut self, args: &[&[u8]]) {
+        resp::encode_command(&mut self.setup, args);
+        self.names.push_back(QUERY);
+    }
+
+    /// The query's reply ([`Self::ask`]), once: `None` for an opening that asked nothing.
+    pub fn take_answer(&mut self) -> Option<Value> {
+        self.answer.take()
     }
 
     /// The socket is connected: the handshake starts, or the set-up commands go out.
@@ -193,6 +213,10 @@ impl Opening {
                     self.addr
                 )));
             };
+            if name == QUERY {
+                self.answer = Some(v);
+                continue;
+            }
             net::check_setup_reply(name, &v)?;
         }
     }
@@ -258,6 +282,39 @@ mod tests {
             e.to_string(),
             "AUTH failed: WRONGPASS invalid username-password pair"
         );
+    }
+
+    #[test]
+    fn a_query_after_the_set_up_keeps_its_whole_reply() {
+        let setup = Setup {
+            dbnum: 1,
+            ..Setup::default()
+        };
+        let mut o = opening(&setup);
+        o.ask(&[b"CLUSTER", b"INFO"]);
+        o.connected().unwrap();
+        let out = o.output().unwrap().to_vec();
+        assert!(out.ends_with(b"*2\r\n$7\r\nCLUSTER\r\n$4\r\nINFO\r\n"));
+        o.sent();
+        o.received(b"+OK\r\n$16\r\ncluster_st").unwrap();
+        assert!(!o.ready());
+        assert!(o.take_answer().is_none());
+        o.received(b"ate:ok\r\n").unwrap();
+        assert!(o.ready());
+        match o.take_answer() {
+            Some(Value::Bulk(b)) => assert_eq!(b, b"cluster_state:ok"),
+            other => panic!("unexpected answer {other:?}"),
+        }
+        // An error reply is an answer too, not a set-up failure.
+        let mut o = opening(&Setup::default());
+        o.ask(&[b"CLUSTER", b"SLOTS"]);
+        o.connected().unwrap();
+        o.output();
+        o.sent();
+        o.received(b"-ERR This instance has cluster support disabled\r\n")
+            .unwrap();
+        assert!(o.ready());
+        assert!(matches!(o.take_answer(), Some(Value::Error(_))));
     }
 
     #[test]

@@ -14,14 +14,15 @@
 //! read where the request is built (the template's key digits, or where the composer wrote the key),
 //! and its bytes are built once, in the client's pool, and copied once, into the connection's send.
 //!
-//! A lost master: its slots' requests are retried with backoff and the slot map is re-read (over the
-//! blocking control client) until a promoted replica (or another master) answers for them. When none
+//! A lost master: its slots' requests are retried with backoff and the slot map is re-read (a
+//! `CLUSTER SLOTS` on a ring connection of its own, `query.rs`) until a promoted replica (or another master) answers for them. When none
 //! does within `--failover-timeout`, the shard gives up with a message naming the node and the
 //! cluster's state; the run never hangs.
 
 mod failover;
 mod figures;
 mod layer;
+mod query;
 mod route;
 mod send;
 
@@ -31,7 +32,6 @@ use crate::engine::ring::{Driver, Layer, Socket};
 use crate::engine::schedule::{DueQueue, LATE, Pacing};
 use crate::engine::shared::{ShardPlan, ShardState, note_error};
 use crate::net::ConnError;
-use crate::net::control::ControlClient;
 use crate::net::discovery::{self, DiscoveryError};
 use crate::net::target::Target;
 use crate::protocol::cluster::{self, DigitSlots, Redirect, SLOTS, SlotMap, UNASSIGNED};
@@ -254,13 +254,15 @@ struct ClusterLayer<'a> {
     moved: u64,
     ask: u64,
     retries: u64,
-    last_refresh: Option<Instant>,
+    /// `CLUSTER SLOTS` re-reads and a give-up's `CLUSTER INFO`, asked on the ring.
+    queries: query::Queries,
     /// Replies per second of the test (from the run's epoch, shared by every executor).
     per_second: Vec<u64>,
     lost: Vec<LostNode>,
     /// True while a lost master's slots have not been answered by another node.
     watching: bool,
-    /// Set when the shard gave up (a slot without an answering master for `--failover-timeout`): why.
+    /// Set when the shard gave up (a slot without an answering master for `--failover-timeout`): what
+    /// was silent (the message is [`ClusterLayer::give_up_message`]).
     abort: Option<String>,
     /// The connection of the last reply (a new one starts a run of prefetches).
     last_conn: usize,
@@ -460,7 +462,7 @@ pub(crate) fn layer<'a>(
         moved: 0,
         ask: 0,
         retries: 0,
-        last_refresh: None,
+        queries: query::Queries::new(),
         per_second: Vec::new(),
         lost: Vec::new(),
         watching: false,

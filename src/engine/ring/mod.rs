@@ -25,7 +25,7 @@ use crate::net::ConnError;
 use crate::net::target::Target;
 use crate::net::tls_session::{TlsError, TlsSession};
 use crate::protocol::in_place::InPlaceScanner;
-use crate::protocol::resp::Scanned;
+use crate::protocol::resp::{Scanned, Value};
 use crate::stats::ShardStats;
 use crate::workload::PipelineBuffer;
 use crate::workload::compose::Composer;
@@ -119,6 +119,9 @@ pub(crate) trait Layer {
     fn on_lost(&mut self, conn: usize, e: &ConnError, now: Instant);
     /// Opening connection `conn` ([`Driver::open_async`]) failed with `e`; nothing was sent on it.
     fn on_open_failed(&mut self, conn: usize, e: &ConnError, now: Instant);
+    /// The query asked on connection `conn` ([`Driver::ask_async`]) was answered with `answer`; the
+    /// connection closes.
+    fn on_answer(&mut self, conn: usize, answer: Value);
     /// Connection `conn` finished a send, or closed: what waited for it may go on.
     fn wake(&mut self, conn: usize);
     /// Queues whatever is due now, on any connection (called once per turn of the loop).
