@@ -281,13 +281,18 @@ impl Driver<'_> {
         if c.phase != Phase::Opening || c.send_pending {
             return;
         }
-        let Some(o) = c.opening.as_mut() else { return };
-        if let Some(bytes) = o.output() {
-            c.out_len = bytes.len();
+        if c.opening.is_none() {
+            return;
+        }
+        if self.lend(i) {
+            let c = &mut self.conns[i];
+            c.out_len = c.lent.as_ref().map_or(0, |l| l.bytes().len());
             c.out_at = 0;
             self.send_rest(i);
             return;
         }
+        let c = &mut self.conns[i];
+        let Some(o) = c.opening.as_mut() else { return };
         if !o.ready() {
             return;
         }

@@ -8,6 +8,7 @@
 //! sleep), `-k 0`, `--timeout` and reconnects, over TCP and unix sockets.
 
 mod layer_api;
+mod lent;
 mod lifecycle;
 mod receive;
 mod send;
@@ -105,6 +106,8 @@ enum Requests {
     Composed(Arc<Composer>),
     /// Bytes a [`Layer`] wrote into the connection's `out` (`--cluster`).
     Raw,
+    /// The fixed-layout requests are in the kernel's send ([`lent::Lent::Pipe`]).
+    Lent,
 }
 
 /// What a driver layered on the ring does instead of the single-node closed and open loops: it decides
@@ -156,10 +159,14 @@ struct Conn {
     phase: Phase,
     recv_armed: bool,
     send_pending: bool,
-    /// Send buffer and the part of it still to go.
-    out: Vec<u8>,
+    /// The bytes of the send in the kernel (moved here while it reads them), how many it sends and
+    /// how many went.
+    lent: Option<lent::Lent>,
     out_len: usize,
     out_at: usize,
+    /// Composed requests (or a layer's) for the next send, and a buffer for TLS records.
+    out: Vec<u8>,
+    sealed: Vec<u8>,
     requests: Requests,
     /// Fixed closed loop: replies still due from the current batch, sent at `batch_sent`.
     due: usize,
@@ -353,7 +360,9 @@ impl<'a> Driver<'a> {
                     generation: 0,
                     recv_armed: false,
                     send_pending: false,
+                    lent: None,
                     out,
+                    sealed: Vec::new(),
                     out_len: 0,
                     out_at: 0,
                     requests,
@@ -428,8 +437,10 @@ impl<'a> Driver<'a> {
     }
 
     fn push(&mut self, sqe: squeue::Entry) {
-        // SAFETY: every buffer an SQE points at lives in a connection that is not dropped or
-        // reallocated while the operation is in flight (`send_pending`).
+        // SAFETY: every buffer an SQE points at is held where nothing else reaches it until the
+        // operation's completion: a send's bytes in its connection's `lent` (moved there by
+        // `Driver::lend`, back by `Driver::give_back`), a `CONNECT`'s address in `connect_args`, the
+        // receive buffers in the buffer ring; a driver dropped before those completions leaks them.
         while unsafe { self.ring.submission().push(&sqe) }.is_err() {
             let _ = self.ring.submit();
         }

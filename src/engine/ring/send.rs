@@ -7,27 +7,18 @@ impl Driver<'_> {
     pub(super) fn send_rest(&mut self, i: usize) {
         let fixed = self.is_fixed(i);
         let c = &mut self.conns[i];
-        let Some(fd) = c.fd.as_ref() else { return };
-        let ptr = match (&c.tls, &c.requests) {
-            _ if c.opening.is_some() => match c.opening.as_mut().and_then(|o| o.output()) {
-                Some(bytes) => bytes.as_ptr(),
-                None => return,
-            },
-            (Some(t), _) => t.sealed.as_ptr(),
-            (None, Requests::Fixed(p)) => p.buffer().as_ptr(),
-            (None, Requests::Shared(p)) => p.buffer().as_ptr(),
-            (None, Requests::Composed(_) | Requests::Raw) => c.out.as_ptr(),
+        let (Some(fd), Some(lent)) = (c.fd.as_ref(), c.lent.as_ref()) else {
+            return;
         };
-        let rest = c.out_len - c.out_at;
-        // SAFETY: the bytes live in the connection's own buffers (see `push`).
-        let at = unsafe { ptr.add(c.out_at) };
+        let rest = &lent.bytes()[c.out_at..c.out_len];
         let sqe = if fixed {
-            opcode::Send::new(Fixed(i as u32), at, rest as u32).build()
+            opcode::Send::new(Fixed(i as u32), rest.as_ptr(), rest.len() as u32).build()
         } else {
-            opcode::Send::new(Fd(fd.as_raw_fd()), at, rest as u32).build()
+            opcode::Send::new(Fd(fd.as_raw_fd()), rest.as_ptr(), rest.len() as u32).build()
         }
         .user_data(user_data(i, c.generation, OP_SEND));
         c.send_pending = true;
+        // The bytes are in `c.lent` until the send's completion gives them back (see `push`).
         self.push(sqe);
     }
 
@@ -71,7 +62,7 @@ impl Driver<'_> {
                         c.due = n;
                         c.batch_sent = now;
                     }
-                    Requests::Raw => return,
+                    Requests::Raw | Requests::Lent => return,
                     Requests::Composed(comp) => {
                         c.out.clear();
                         for _ in 0..n {
@@ -196,12 +187,14 @@ impl Driver<'_> {
                 Requests::Fixed(p) => &p.buffer()[..c.out_len],
                 Requests::Shared(p) => &p.buffer()[..c.out_len],
                 Requests::Composed(_) | Requests::Raw => &c.out[..],
+                Requests::Lent => unreachable!("no send is in flight"),
             };
-            match t.seal(plain) {
+            match t.seal(plain, &mut c.sealed) {
                 Ok(n) => c.out_len = n,
                 Err(e) => return Err(self.tls_lost(e)),
             }
         }
+        self.lend(i);
         self.send_rest(i);
         Ok(())
     }
@@ -209,19 +202,21 @@ impl Driver<'_> {
     pub(super) fn on_send(&mut self, i: usize, res: i32, now: Instant) {
         let c = &mut self.conns[i];
         c.send_pending = false;
+        let partial = res >= 0 && c.out_at + (res as usize) < c.out_len;
+        if partial && matches!(c.phase, Phase::Opening | Phase::Live) {
+            // The rest goes from the same bytes, still lent.
+            c.out_at += res as usize;
+            self.send_rest(i);
+            return;
+        }
+        // The kernel is done with the bytes.
+        self.give_back(i);
+        let c = &mut self.conns[i];
         if c.phase == Phase::Opening {
             if res < 0 {
                 let e = self.io_lost(-res);
                 self.fail_open(i, e);
                 return;
-            }
-            c.out_at += res as usize;
-            if c.out_at < c.out_len {
-                self.send_rest(i);
-                return;
-            }
-            if let Some(o) = c.opening.as_mut() {
-                o.sent();
             }
             c.out_len = 0;
             self.open_progress(i);
@@ -236,11 +231,7 @@ impl Driver<'_> {
             self.lose(i, &e);
             return;
         }
-        c.out_at += res as usize;
-        if c.out_at < c.out_len {
-            self.send_rest(i);
-            return;
-        }
+        c.out_at = c.out_len;
         self.after_progress(i, now);
     }
 }
