@@ -1563,3 +1563,91 @@ fn a_slot_map_re_read_from_a_black_holed_master_does_not_stop_the_traffic() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--rfr yes` sends every read to a replica of its slot's master (each replica's connections sent
+/// READONLY) and every write to the master; `--rfr all` spreads the reads over masters and replicas.
+/// Checked against each node's own commandstats.
+#[test]
+fn reads_from_replicas_reach_the_replicas_and_writes_never_do() {
+    let c = Cluster::start_with(1, 5000);
+    let (masters, _) = c.roles(c.ports[0]);
+    let replicas: Vec<u16> = c
+        .ports
+        .iter()
+        .copied()
+        .filter(|p| !masters.contains(p))
+        .collect();
+    assert_eq!((masters.len(), replicas.len()), (3, 3));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while replicas
+        .iter()
+        .any(|&r| c.replication(r, "master_link_status") != "up")
+    {
+        assert!(Instant::now() < deadline, "the replicas did not sync");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // CLUSTER SLOTS lists a replica once it has replicated something: a write to each master.
+    for k in 0..100 {
+        c.cli(c.ports[0], &["-c", "set", &format!("warm{k}"), "x"]);
+    }
+    let listed = |slots: String| {
+        replicas
+            .iter()
+            .all(|r| slots.lines().any(|l| l == r.to_string()))
+    };
+    while !listed(c.cli(c.ports[0], &["cluster", "slots"])) {
+        assert!(
+            Instant::now() < deadline,
+            "CLUSTER SLOTS does not list the replicas: {}",
+            c.cli(c.ports[0], &["cluster", "slots"])
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    c.reset_stats();
+    let on = |ports: &[u16], cmd: &str| ports.iter().map(|&p| c.calls_on(p, cmd)).sum::<u64>();
+    let (ok, out, err) = run(
+        &c,
+        &["--rfr", "yes", "-t", "set,get", "-r", "1000", "-n", "20000"],
+    );
+    assert!(ok && err.is_empty(), "{out}\n{err}");
+    assert_eq!(on(&masters, "set"), 20000, "{out}");
+    assert_eq!(on(&masters, "get"), 0, "{out}");
+    assert_eq!(on(&replicas, "get"), 20000, "{out}");
+    for &r in &replicas {
+        // Each replica served reads, and refused nothing: no write was sent to it (a replica answers
+        // one with MOVED, counted as a rejected call).
+        assert!(
+            c.calls_on(r, "get") > 0,
+            "replica {r} served no read\n{out}"
+        );
+        let stats = c.cli(r, &["info", "commandstats"]);
+        assert!(
+            stats
+                .lines()
+                .filter(|l| l.starts_with("cmdstat_set:"))
+                .all(|l| l.contains("rejected_calls=0")),
+            "{stats}"
+        );
+    }
+    assert_eq!(redirect_count(&out, "MOVED"), 0, "{out}");
+    c.reset_stats();
+    let (ok, out, err) = run(&c, &["--rfr", "all", "-t", "get", "-n", "30000"]);
+    assert!(ok && err.is_empty(), "{out}\n{err}");
+    let (m, r) = (on(&masters, "get"), on(&replicas, "get"));
+    assert_eq!(m + r, 30000, "{out}");
+    assert!(
+        m > 5000 && r > 5000,
+        "reads spread: {m} on masters, {r} on replicas"
+    );
+    // Without --cluster, or with a value it does not know, --rfr is a usage error.
+    let port = c.ports[0].to_string();
+    for args in [
+        &["-p", &port, "--rfr", "yes", "-n", "10"][..],
+        &["-p", &port, "--cluster", "--rfr", "maybe", "-n", "10"][..],
+    ] {
+        let out = ringbench(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("--rfr") && err.lines().count() == 1, "{err}");
+    }
+}

@@ -98,6 +98,10 @@ pub struct Cli {
     /// Redis Cluster mode: discover the masters and send each request to its key's slot owner
     #[arg(long = "cluster", action = ArgAction::SetTrue)]
     pub cluster: bool,
+    /// --cluster: read from replicas: no (masters only), yes (reads to replicas only), all (reads spread
+    /// over masters and replicas); writes always go to masters
+    #[arg(long = "rfr", value_name = "no|yes|all")]
+    pub rfr: Option<String>,
     /// --cluster: how many seconds requests for slots no master answers are retried before the run gives up
     #[arg(
         long = "failover-timeout",

@@ -21,7 +21,7 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, ToSocketAddrs};
 
 pub use error::{ConfigError, ResolveError, UsageError};
-pub use settings::{Env, OutputMode, RunSettings, Settings, parse_uri};
+pub use settings::{Env, OutputMode, ReadFrom, RunSettings, Settings, parse_uri};
 
 /// Everything a run needs, validated.
 #[derive(Debug, Clone)]
@@ -293,6 +293,7 @@ impl Config {
                 dbnum: s.dbnum,
                 resp3: s.resp3,
                 tracking: s.tracking,
+                readonly: s.run.cluster && s.run.read_from != ReadFrom::Masters,
             },
             tests,
             tls,

@@ -26,7 +26,7 @@ mod query;
 mod route;
 mod send;
 
-use crate::config::Config;
+use crate::config::{Config, ReadFrom};
 use crate::engine::connect;
 use crate::engine::ring::{Driver, Layer, Socket};
 use crate::engine::schedule::{DueQueue, LATE, Pacing};
@@ -35,6 +35,7 @@ use crate::net::ConnError;
 use crate::net::discovery::{self, DiscoveryError};
 use crate::net::target::Target;
 use crate::protocol::cluster::{self, DigitSlots, Redirect, SLOTS, SlotMap, UNASSIGNED};
+use crate::protocol::commands;
 use crate::protocol::resp::Value;
 use crate::stats::cluster::{ClusterStats, Failover};
 use crate::stats::{ShardStats, new_histogram};
@@ -217,6 +218,8 @@ struct Client {
     /// owner). Closed loop: while there are any the client draws no new keys, as a client whose
     /// request waits does not go on (a failover stalls it).
     stalled: u32,
+    /// `--rfr`: the client's count of reads, which turns them over a slot's replicas.
+    turn: u32,
 }
 
 impl Client {
@@ -238,8 +241,12 @@ struct ClusterLayer<'a> {
     /// What request times are stamped from (see [`Req`]).
     base: Instant,
     map: SlotMap,
-    /// The nodes that own slots: the ones a client fills batches for.
+    /// The nodes requests go to, the ones a client fills batches for: the masters (the nodes that own
+    /// slots), and under `--rfr` the replicas that take reads.
     masters: Vec<usize>,
+    /// `--rfr`, and per kind of request (the mix's command; 0 without a mix) whether it only reads.
+    read_from: ReadFrom,
+    reads: Vec<bool>,
     initial: Vec<String>,
     tallies: Vec<NodeTally>,
     parts: Vec<PartTally>,
@@ -370,7 +377,16 @@ pub(crate) fn layer<'a>(
     let cfg = &*plan.cfg;
     let Topology { map, stride } = topology;
     let depth = cfg.run.pipeline;
-    let masters = masters_of(&map);
+    let read_from = cfg.run.read_from;
+    let reads: Vec<bool> = match &composer {
+        Some(comp) => comp
+            .variants()
+            .iter()
+            .map(|v| commands::reads_only(&v.command))
+            .collect(),
+        None => vec![commands::reads_only(&plan.test.command)],
+    };
+    let masters = serving(&map, read_from, &reads);
     // Room for a batch in flight and one waiting on every master, plus one more batch: what is in
     // flight and every node's partial batch never fill it, so a closed-loop batch always completes.
     let pool = (depth * (2 * masters.len().max(1) + 1)).min(ASKING_MARK as usize - 1);
@@ -413,6 +429,7 @@ pub(crate) fn layer<'a>(
                 unreachable: vec![false; stride],
                 links: (i * stride..(i + 1) * stride).collect(),
                 stalled: 0,
+                turn: i as u32,
             }
         })
         .collect();
@@ -450,6 +467,8 @@ pub(crate) fn layer<'a>(
         base: began.min(plan.epoch),
         map,
         masters,
+        read_from,
+        reads,
         initial,
         tallies: Vec::new(),
         parts,
@@ -489,9 +508,25 @@ pub(crate) fn layer<'a>(
     })
 }
 
-/// The nodes of `map` that own slots.
-fn masters_of(map: &SlotMap) -> Vec<usize> {
-    map.masters().into_iter().map(usize::from).collect()
+/// The nodes of `map` requests go to: the masters unless every request is a read sent to replicas
+/// (`--rfr yes`), and the replicas when reads go there. A master without a replica takes its reads.
+fn serving(map: &SlotMap, read_from: ReadFrom, reads: &[bool]) -> Vec<usize> {
+    let any_read = reads.iter().any(|&r| r);
+    let any_write = reads.iter().any(|&r| !r);
+    if read_from == ReadFrom::Masters || !any_read {
+        return map.masters().into_iter().map(usize::from).collect();
+    }
+    let mut nodes = Vec::new();
+    for m in map.masters() {
+        let replicas = &map.replicas[m as usize];
+        if any_write || read_from == ReadFrom::All || replicas.is_empty() {
+            nodes.push(m as usize);
+        }
+        nodes.extend(replicas.iter().map(|&r| r as usize));
+    }
+    nodes.sort_unstable();
+    nodes.dedup();
+    nodes
 }
 
 /// An empty histogram with `h`'s bounds and precision.
@@ -502,6 +537,11 @@ fn new_histogram_like(h: &Histogram<u64>) -> Histogram<u64> {
 }
 
 impl ClusterLayer<'_> {
+    /// The nodes requests go to now (see [`serving`]).
+    fn serving(&self) -> Vec<usize> {
+        serving(&self.map, self.read_from, &self.reads)
+    }
+
     /// Gives every client a queue (and a place for a connection) for each node of the map: called
     /// when the map names a node it did not know (a refresh, a redirect).
     fn grow_nodes(&mut self) {

@@ -183,14 +183,15 @@ impl ClusterLayer<'_> {
         match question {
             Question::Slots => {
                 let target = node_target(addr);
-                if let Ok(fresh) = SlotMap::from_cluster_slots(
-                    &answer,
-                    addr,
-                    &target.display(),
-                    &discovery::resolve_node,
-                ) {
+                let read = if self.cfg.setup.readonly {
+                    SlotMap::with_replicas
+                } else {
+                    SlotMap::from_cluster_slots
+                };
+                if let Ok(fresh) = read(&answer, addr, &target.display(), &discovery::resolve_node)
+                {
                     self.map.update_from(&fresh);
-                    self.masters = masters_of(&self.map);
+                    self.masters = self.serving();
                     self.grow_nodes();
                     self.answered(question);
                     return;

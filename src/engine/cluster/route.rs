@@ -68,7 +68,15 @@ impl ClusterLayer<'_> {
         let node = if r.target != UNASSIGNED {
             r.target
         } else {
-            self.map.owner[r.slot as usize]
+            let owner = self.map.owner[r.slot as usize];
+            if self.read_from != ReadFrom::Masters
+                && owner != UNASSIGNED
+                && self.reads[r.kind as usize]
+            {
+                self.read_node(c, owner)
+            } else {
+                owner
+            }
         } as usize;
         if node < self.map.nodes.len() && node >= self.clients[c].queue.len() {
             // A node a redirect just named: every client gets room for it.
@@ -87,6 +95,22 @@ impl ClusterLayer<'_> {
             cl.queue[node].push_back(i);
         }
         Some(node)
+    }
+
+    /// `--rfr`: the node client `c`'s next read of a slot `master` owns goes to: its replicas in
+    /// turn (`yes`), or the master and its replicas in turn (`all`); the master when it has none.
+    fn read_node(&mut self, c: usize, master: u16) -> u16 {
+        let replicas = &self.map.replicas[master as usize];
+        let cl = &mut self.clients[c];
+        cl.turn = cl.turn.wrapping_add(1);
+        match (self.read_from, replicas.len()) {
+            (_, 0) => master,
+            (ReadFrom::All, n) => match cl.turn as usize % (n + 1) {
+                0 => master,
+                k => replicas[k - 1],
+            },
+            (_, n) => replicas[cl.turn as usize % n],
+        }
     }
 
     /// True when client `c`'s connection to node `n` can take a whole batch now (or once it is
