@@ -7,6 +7,7 @@ pub(crate) mod plot;
 pub(crate) mod rate_report;
 pub(crate) mod result_file;
 pub(crate) mod results;
+mod significance;
 pub(crate) mod subcommands;
 
 use crate::stats::{TestResult, ns_to_ms};
