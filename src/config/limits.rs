@@ -294,6 +294,7 @@ mod tests {
             command: "SET".into(),
             template: RequestTemplate::from_args(&args, randomize),
             compose: None,
+            replay: None,
         }
     }
 

@@ -265,6 +265,21 @@ pub struct TestEntry {
     /// The client's memory in this test (Linux), when it was measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_memory: Option<MemoryEntry>,
+    /// `--mix` and `--replay`: each command's own figures, in the report's order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<CommandEntry>,
+}
+
+/// One command's figures inside a mixed or replayed test.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CommandEntry {
+    pub name: String,
+    /// Replies received (error replies included).
+    pub requests: u64,
+    pub rps: f64,
+    /// Error replies.
+    pub errors: u64,
+    pub latency_ms: LatencySummary,
 }
 
 /// The client's resident memory in one test.
@@ -536,6 +551,21 @@ impl TestEntry {
                 peak_rss_bytes: m.peak_rss,
                 bytes_per_connection: m.per_connection(),
             }),
+            commands: st
+                .parts
+                .iter()
+                .map(|p| CommandEntry {
+                    name: p.title.clone(),
+                    requests: p.completed,
+                    rps: if r.seconds > 0.0 {
+                        p.completed as f64 / r.seconds
+                    } else {
+                        0.0
+                    },
+                    errors: p.errors,
+                    latency_ms: LatencySummary::of(&p.hist),
+                })
+                .collect(),
         }
     }
 
