@@ -154,19 +154,28 @@ pub fn target_rate(r: &Replay) -> Option<f64> {
     }
 }
 
-/// The header line that says what is replayed: `replay: 1,204 commands from 3 clients over 12.5 s
-/// (MONITOR capture), at the recorded pace; 2 lines skipped (Lua)`.
+/// The header line that says what is replayed: `replay: 1204 commands from 3 clients over 12.500 s
+/// (MONITOR capture) on 3 of the 50 connections, at the recorded pace; skipped: 2 issued by Lua
+/// scripts, 0 with redacted arguments`.
 pub fn describe(r: &Replay) -> String {
     let mut s = format!("replay: {} commands", r.len());
     match r.format {
         Format::Monitor => {
             s.push_str(&format!(
-                " from {} clients over {:.3} s (MONITOR capture)",
+                " from {} client{} over {:.3} s (MONITOR capture)",
                 r.clients,
+                if r.clients == 1 { "" } else { "s" },
                 r.span_ns as f64 / 1e9
             ));
         }
         Format::Plain => s.push_str(" (one a line)"),
+    }
+    let used = r.connections_used();
+    if used < r.connections() {
+        s.push_str(&format!(
+            " on {used} of the {} connections",
+            r.connections()
+        ));
     }
     match r.pace {
         Pace::Max => s.push_str(", as fast as the closed loop goes"),

@@ -122,8 +122,9 @@ impl Replay {
             if trimmed.is_empty() || trimmed.starts_with(b"#") {
                 continue;
             }
-            // redis-cli MONITOR's first line is the reply to MONITOR itself.
-            if parsed.is_empty() && format.is_none() && trimmed == b"OK" {
+            // redis-cli MONITOR's first line is the reply to MONITOR itself (and captures put one
+            // after another have one each).
+            if trimmed == b"OK" && format != Some(Format::Plain) {
                 continue;
             }
             let fmt = *format.get_or_insert(if looks_like_monitor(line) {
@@ -280,6 +281,16 @@ impl Replay {
         self.streams.get(i).unwrap_or(&EMPTY)
     }
 
+    /// The connections the commands are shared out over (`-c`).
+    pub fn connections(&self) -> usize {
+        self.streams.len()
+    }
+
+    /// The connections that have commands to send (fewer than `-c` when the capture has fewer clients).
+    pub fn connections_used(&self) -> usize {
+        self.streams.iter().filter(|s| !s.is_empty()).count()
+    }
+
     /// The commands connections `range` send in all.
     pub fn share(&self, range: Range<usize>) -> u64 {
         range.map(|i| self.stream(i).len() as u64).sum()
@@ -370,7 +381,7 @@ fn looks_like_monitor(line: &[u8]) -> bool {
 
 /// `<seconds>.<micros> [<db> <client>] "ARG" ...`.
 fn monitor_line(line: &[u8]) -> Result<Parsed, String> {
-    const SHAPE: &str = "not a MONITOR line (<unix time> [<db> <client>] \"COMMAND\" \"ARG\" ...), as the file's first command line was";
+    const SHAPE: &str = "not a MONITOR line (<unix time> [<db> <client>] \"COMMAND\" \"ARG\" ...), though the file's first command is one";
     if !looks_like_monitor(line) {
         return Err(SHAPE.into());
     }
