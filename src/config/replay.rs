@@ -191,3 +191,62 @@ pub fn describe(r: &Replay) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flags(args: &[&str]) -> Result<Option<ReplayFlags>, UsageError> {
+        let cli =
+            Cli::parse_args(std::iter::once("ringbench").chain(args.iter().copied())).unwrap();
+        let rps = cli.rps;
+        from_cli(&cli, rps)
+    }
+
+    #[test]
+    fn paces_and_refusals() {
+        let pace = |a: &[&str]| flags(a).unwrap().unwrap().pace;
+        assert_eq!(pace(&["--replay", "f"]), Pace::Max);
+        assert_eq!(
+            pace(&["--monitor-input", "f", "--replay-pace", "max"]),
+            Pace::Max
+        );
+        assert_eq!(
+            pace(&["--replay", "f", "--replay-pace", "recorded"]),
+            Pace::Recorded(1.0)
+        );
+        assert_eq!(
+            pace(&["--replay", "f", "--replay-pace", "0.5x"]),
+            Pace::Recorded(0.5)
+        );
+        assert_eq!(pace(&["--replay", "f", "--rps", "100"]), Pace::Rate(100.0));
+        assert_eq!(flags(&["-n", "5"]).unwrap(), None);
+        let err = |a: &[&str]| flags(a).unwrap_err().0;
+        assert!(err(&["--replay-pace", "max"]).contains("needs '--replay FILE'"));
+        assert!(
+            err(&["--replay", "f", "-n", "5"]).starts_with("'-n' cannot be used with '--replay'")
+        );
+        assert!(err(&["--replay", "f", "--mix", "get:1"]).starts_with("'--mix'"));
+        assert!(err(&["--replay", "f", "get", "k"]).starts_with("'a command'"));
+        assert!(err(&["--replay", "f", "--duration", "1"]).starts_with("'--duration'"));
+        assert!(err(&["--replay", "f", "--shard", "1/2"]).starts_with("'--shard'"));
+        assert!(err(&["--replay", "f", "-r", "10"]).starts_with("'-r'"));
+        assert!(err(&["--replay", "f", "--replay-pace", "0x"]).contains("'--replay-pace'"));
+        assert!(err(&["--replay", "f", "--replay-pace", "2x", "--rps", "5"]).contains("'--rps'"));
+    }
+
+    #[test]
+    fn a_file_that_cannot_be_read_is_named() {
+        let f = ReplayFlags {
+            path: "/nonexistent/capture.txt".into(),
+            pace: Pace::Max,
+        };
+        let e = load(&f, 1).unwrap_err().0;
+        assert!(
+            e.starts_with(
+                "invalid value '/nonexistent/capture.txt' for '--replay': cannot read it"
+            ),
+            "{e}"
+        );
+    }
+}

@@ -108,14 +108,101 @@ struct Parsed {
     args: Vec<Vec<u8>>,
 }
 
+/// The capture as it is read: each command encoded into the arena as soon as its line is parsed (so
+/// no line's arguments are kept), with its name, slot, time and client.
+#[derive(Default)]
+struct Builder {
+    arena: Vec<u8>,
+    cmds: Vec<Cmd>,
+    names: Vec<String>,
+    name_index: HashMap<String, u16>,
+    owners: HashMap<Vec<u8>, usize>,
+    client_of: Vec<Option<usize>>,
+    at_ns: Vec<u64>,
+    first_us: Option<u64>,
+    last_us: u64,
+}
+
+impl Builder {
+    fn push(&mut self, p: Parsed) {
+        let refs: Vec<&[u8]> = p.args.iter().map(|a| a.as_slice()).collect();
+        let start = self.arena.len();
+        encode_command(&mut self.arena, &refs);
+        let name = String::from_utf8_lossy(&p.args[0]).to_ascii_uppercase();
+        let name = match self.name_index.get(&name) {
+            Some(&i) => i,
+            None if self.names.len() < MAX_NAMES => {
+                let i = self.names.len() as u16;
+                self.names.push(name.clone());
+                self.name_index.insert(name, i);
+                i
+            }
+            None => {
+                if self.names.len() == MAX_NAMES {
+                    self.names.push(OTHER.to_string());
+                }
+                MAX_NAMES as u16
+            }
+        };
+        self.cmds.push(Cmd {
+            bytes: start..self.arena.len(),
+            name,
+            slot: key_of(&p.args).map(cluster::key_slot),
+        });
+        // Timestamps only go forward (a clock step back in the capture is taken as no gap).
+        let first = *self.first_us.get_or_insert(p.at_us);
+        self.last_us = self.last_us.max(p.at_us).max(first);
+        self.at_ns.push((self.last_us - first).saturating_mul(1000));
+        let next = self.owners.len();
+        let client = p.client.map(|c| *self.owners.entry(c).or_insert(next));
+        self.client_of.push(client);
+    }
+
+    fn finish(self, format: Format, connections: usize, pace: Pace, skipped: (u64, u64)) -> Replay {
+        let span_ns = self.at_ns.last().copied().unwrap_or(0);
+        let due: Option<Vec<u64>> = match pace {
+            Pace::Max => None,
+            Pace::Recorded(speed) => Some(
+                self.at_ns
+                    .iter()
+                    .map(|&t| (t as f64 / speed) as u64)
+                    .collect(),
+            ),
+            Pace::Rate(rps) => Some(
+                (0..self.cmds.len())
+                    .map(|k| (k as f64 * 1e9 / rps) as u64)
+                    .collect(),
+            ),
+        };
+        let clients = self.owners.len();
+        let streams = share_out(&self.client_of, clients, connections.max(1), due.as_deref());
+        let max_len = self.cmds.iter().map(|c| c.bytes.len()).max().unwrap_or(0);
+        Replay {
+            arena: self.arena,
+            cmds: self.cmds,
+            names: self.names,
+            streams,
+            max_len,
+            format,
+            clients,
+            skipped_lua: skipped.0,
+            skipped_redacted: skipped.1,
+            span_ns,
+            pace,
+        }
+    }
+}
+
 impl Replay {
     /// Reads `text` (a whole file), shares its commands out over `connections`, paced by `pace`.
     /// Errors name the first line that cannot be replayed; nothing is half-read.
     pub fn parse(text: &[u8], connections: usize, pace: Pace) -> Result<Replay, LineError> {
         let mut format = None;
-        let mut parsed = Vec::new();
+        let mut built = Builder::default();
         let (mut lua, mut redacted) = (0, 0);
+        let mut lines = 0;
         for (n, raw) in text.split(|&b| b == b'\n').enumerate() {
+            lines = n + 1;
             let line = raw.strip_suffix(b"\r").unwrap_or(raw);
             let err = |why: String| LineError { line: n + 1, why };
             let trimmed = line.trim_ascii();
@@ -151,11 +238,11 @@ impl Replay {
                 redacted += 1;
                 continue;
             }
-            parsed.push(p);
+            built.push(p);
         }
-        if parsed.is_empty() {
+        if built.cmds.is_empty() {
             return Err(LineError {
-                line: text.split(|&b| b == b'\n').count(),
+                line: lines,
                 why: "the file has no command to replay".into(),
             });
         }
@@ -166,96 +253,7 @@ impl Replay {
                 why: "a plain command file has no timestamps to pace by: use --rps or --replay-pace max".into(),
             });
         }
-        Ok(Self::build(
-            parsed,
-            format,
-            connections,
-            pace,
-            lua,
-            redacted,
-        ))
-    }
-
-    fn build(
-        parsed: Vec<Parsed>,
-        format: Format,
-        connections: usize,
-        pace: Pace,
-        skipped_lua: u64,
-        skipped_redacted: u64,
-    ) -> Replay {
-        let mut arena = Vec::new();
-        let mut names: Vec<String> = Vec::new();
-        let mut name_index: HashMap<String, u16> = HashMap::new();
-        let mut cmds = Vec::with_capacity(parsed.len());
-        let mut owners: HashMap<Vec<u8>, usize> = HashMap::new();
-        let mut client_of = Vec::with_capacity(parsed.len());
-        let first_us = parsed[0].at_us;
-        let mut last_us = first_us;
-        let mut at_ns = Vec::with_capacity(parsed.len());
-        for p in &parsed {
-            let refs: Vec<&[u8]> = p.args.iter().map(|a| a.as_slice()).collect();
-            let start = arena.len();
-            encode_command(&mut arena, &refs);
-            let name = String::from_utf8_lossy(&p.args[0]).to_ascii_uppercase();
-            let name = match name_index.get(&name) {
-                Some(&i) => i,
-                None if names.len() < MAX_NAMES => {
-                    names.push(name.clone());
-                    name_index.insert(name, names.len() as u16 - 1);
-                    names.len() as u16 - 1
-                }
-                None => {
-                    if names.len() == MAX_NAMES {
-                        names.push(OTHER.to_string());
-                    }
-                    MAX_NAMES as u16
-                }
-            };
-            let slot = key_of(&p.args).map(cluster::key_slot);
-            cmds.push(Cmd {
-                bytes: start..arena.len(),
-                name,
-                slot,
-            });
-            // Timestamps only go forward (a clock step back in the capture is taken as no gap).
-            last_us = last_us.max(p.at_us);
-            at_ns.push((last_us - first_us).saturating_mul(1000));
-            let next = owners.len();
-            client_of.push(
-                p.client
-                    .as_ref()
-                    .map(|c| *owners.entry(c.clone()).or_insert(next)),
-            );
-        }
-        let span_ns = at_ns.last().copied().unwrap_or(0);
-        let due: Option<Vec<u64>> = match pace {
-            Pace::Max => None,
-            Pace::Recorded(speed) => {
-                Some(at_ns.iter().map(|&t| (t as f64 / speed) as u64).collect())
-            }
-            Pace::Rate(rps) => Some(
-                (0..cmds.len())
-                    .map(|k| (k as f64 * 1e9 / rps) as u64)
-                    .collect(),
-            ),
-        };
-        let clients = owners.len();
-        let streams = share_out(&client_of, clients, connections.max(1), due.as_deref());
-        let max_len = cmds.iter().map(|c| c.bytes.len()).max().unwrap_or(0);
-        Replay {
-            arena,
-            cmds,
-            names,
-            streams,
-            max_len,
-            format,
-            clients,
-            skipped_lua,
-            skipped_redacted,
-            span_ns,
-            pace,
-        }
+        Ok(built.finish(format, connections, pace, (lua, redacted)))
     }
 
     /// How many commands are replayed (each once).

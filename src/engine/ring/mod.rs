@@ -324,8 +324,10 @@ impl<'a> Driver<'a> {
         let depth = cfg.run.pipeline;
         let mixed =
             composer.as_ref().is_some_and(|c| c.variants().len() > 1) || plan.test.replay.is_some();
-        let shared = (composer.is_none() && !plan.test.template.has_placeholders())
-            .then(|| Rc::new(PipelineBuffer::new(&plan.test.template, depth)));
+        let shared = (composer.is_none()
+            && plan.test.replay.is_none()
+            && !plan.test.template.has_placeholders())
+        .then(|| Rc::new(PipelineBuffer::new(&plan.test.template, depth)));
         let conns = socks
             .into_iter()
             .enumerate()
