@@ -434,3 +434,79 @@ fn paced_replays_keep_the_capture_times_or_the_rate() {
         assert!(out.contains("open loop: target"), "{out}");
     }
 }
+
+/// With `--rfr yes` a replay's reads go to the replicas and its writes to the masters, each command by
+/// its own name, checked against every node's commandstats.
+#[test]
+fn a_replay_under_rfr_reads_from_replicas_and_writes_to_masters() {
+    let c = Cluster::start_with(1, 5000);
+    let (masters, _) = c.roles(c.ports[0]);
+    let replicas: Vec<u16> = c
+        .ports
+        .iter()
+        .copied()
+        .filter(|p| !masters.contains(p))
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while replicas
+        .iter()
+        .any(|&r| c.replication(r, "master_link_status") != "up")
+    {
+        assert!(Instant::now() < deadline, "the replicas did not sync");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // CLUSTER SLOTS lists a replica once it has replicated something: a write to each master.
+    for k in 0..100 {
+        c.cli(c.ports[0], &["-c", "set", &format!("warm{k}"), "x"]);
+    }
+    let listed = |slots: String| {
+        replicas
+            .iter()
+            .all(|r| slots.lines().any(|l| l == r.to_string()))
+    };
+    while !listed(c.cli(c.ports[0], &["cluster", "slots"])) {
+        assert!(
+            Instant::now() < deadline,
+            "CLUSTER SLOTS does not list the replicas"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let path = scratch_file("rfr.txt");
+    let mut text = String::new();
+    for i in 0..600 {
+        text.push_str(&format!("set k{i} v{i}\nget k{i}\nstrlen k{i}\n"));
+    }
+    std::fs::write(&path, text).unwrap();
+    c.reset_stats();
+    let port = c.ports[0].to_string();
+    let p = path.to_str().unwrap();
+    let out = ringbench(&[
+        "-p",
+        &port,
+        "--cluster",
+        "--rfr",
+        "yes",
+        "--replay",
+        p,
+        "-c",
+        "3",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let on = |ports: &[u16], cmd: &str| ports.iter().map(|&p| c.calls_on(p, cmd)).sum::<u64>();
+    assert_eq!(on(&masters, "set"), 600, "{stdout}");
+    assert_eq!(
+        (on(&masters, "get"), on(&masters, "strlen")),
+        (0, 0),
+        "{stdout}"
+    );
+    assert_eq!(
+        (on(&replicas, "get"), on(&replicas, "strlen")),
+        (600, 600),
+        "{stdout}"
+    );
+}

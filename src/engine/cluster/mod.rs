@@ -384,6 +384,10 @@ pub(crate) fn layer<'a>(
     let depth = cfg.run.pipeline;
     let read_from = cfg.run.read_from;
     let reads: Vec<bool> = match &composer {
+        // A replay's kinds are its command names.
+        _ if let Some(r) = &plan.test.replay => {
+            r.names().iter().map(|n| commands::reads_only(n)).collect()
+        }
         Some(comp) => comp
             .variants()
             .iter()
