@@ -156,7 +156,7 @@ pub fn target_rate(r: &Replay) -> Option<f64> {
 
 /// The header line that says what is replayed: `replay: 1204 commands from 3 clients over 12.500 s
 /// (MONITOR capture) on 3 of the 50 connections, at the recorded pace; skipped: 2 issued by Lua
-/// scripts, 0 with redacted arguments`.
+/// scripts`.
 pub fn describe(r: &Replay) -> String {
     let mut s = format!("replay: {} commands", r.len());
     match r.format {
@@ -183,11 +183,21 @@ pub fn describe(r: &Replay) -> String {
         Pace::Recorded(x) => s.push_str(&format!(", at {x}x the recorded pace")),
         Pace::Rate(rps) => s.push_str(&format!(", at {rps} per second in the file's order")),
     }
-    if r.skipped_lua + r.skipped_redacted > 0 {
-        s.push_str(&format!(
-            "; skipped: {} issued by Lua scripts, {} with redacted arguments",
-            r.skipped_lua, r.skipped_redacted
-        ));
+    let k = r.skipped;
+    let skipped: Vec<String> = [
+        (k.lua, "issued by Lua scripts"),
+        (k.redacted, "with redacted arguments"),
+        (
+            k.streams,
+            "that make a connection a stream (SUBSCRIBE, MONITOR, ...)",
+        ),
+    ]
+    .iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| format!("{n} {what}"))
+    .collect();
+    if !skipped.is_empty() {
+        s.push_str(&format!("; skipped: {}", skipped.join(", ")));
     }
     s
 }

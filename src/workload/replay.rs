@@ -91,14 +91,40 @@ pub struct Replay {
     pub format: Format,
     /// Distinct clients the capture names (0 for a plain file).
     pub clients: usize,
-    /// Lines skipped: issued by Lua scripts (`[0 lua]`: replaying the script issues them again), or
-    /// with arguments MONITOR redacted (`AUTH`), which cannot be sent as captured.
-    pub skipped_lua: u64,
-    pub skipped_redacted: u64,
+    /// Lines not replayed.
+    pub skipped: Skipped,
     /// The time from the first command to the last, in the capture (0 for a plain file).
     pub span_ns: u64,
     /// How it is paced.
     pub pace: Pace,
+}
+
+/// Lines of a capture that are commands but are not sent again.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Skipped {
+    /// Issued by Lua scripts (`[0 lua]`): replaying the script issues them again.
+    pub lua: u64,
+    /// With arguments MONITOR redacted (`AUTH`): they cannot be sent as captured.
+    pub redacted: u64,
+    /// Commands that turn a connection into a stream of pushes (`SUBSCRIBE`, `MONITOR`, `SYNC`, ...):
+    /// their replies do not pair with requests.
+    pub streams: u64,
+}
+
+/// Whether `name` turns a connection into a stream whose replies do not pair with its requests.
+fn takes_connection_over(name: &[u8]) -> bool {
+    const STREAMS: [&[u8]; 9] = [
+        b"SUBSCRIBE",
+        b"PSUBSCRIBE",
+        b"SSUBSCRIBE",
+        b"UNSUBSCRIBE",
+        b"PUNSUBSCRIBE",
+        b"SUNSUBSCRIBE",
+        b"MONITOR",
+        b"SYNC",
+        b"PSYNC",
+    ];
+    STREAMS.iter().any(|s| s.eq_ignore_ascii_case(name))
 }
 
 /// A command as read from its line: when (microseconds, MONITOR only), which client, its arguments.
@@ -158,7 +184,7 @@ impl Builder {
         self.client_of.push(client);
     }
 
-    fn finish(self, format: Format, connections: usize, pace: Pace, skipped: (u64, u64)) -> Replay {
+    fn finish(self, format: Format, connections: usize, pace: Pace, skipped: Skipped) -> Replay {
         let span_ns = self.at_ns.last().copied().unwrap_or(0);
         let due: Option<Vec<u64>> = match pace {
             Pace::Max => None,
@@ -185,8 +211,7 @@ impl Builder {
             max_len,
             format,
             clients,
-            skipped_lua: skipped.0,
-            skipped_redacted: skipped.1,
+            skipped,
             span_ns,
             pace,
         }
@@ -199,7 +224,7 @@ impl Replay {
     pub fn parse(text: &[u8], connections: usize, pace: Pace) -> Result<Replay, LineError> {
         let mut format = None;
         let mut built = Builder::default();
-        let (mut lua, mut redacted) = (0, 0);
+        let mut skipped = Skipped::default();
         let mut lines = 0;
         for (n, raw) in text.split(|&b| b == b'\n').enumerate() {
             lines = n + 1;
@@ -231,11 +256,15 @@ impl Replay {
                 return Err(err("no command on the line".into()));
             }
             if p.client.as_deref() == Some(b"lua") {
-                lua += 1;
+                skipped.lua += 1;
                 continue;
             }
             if p.args.iter().any(|a| a == b"(redacted)") {
-                redacted += 1;
+                skipped.redacted += 1;
+                continue;
+            }
+            if takes_connection_over(&p.args[0]) {
+                skipped.streams += 1;
                 continue;
             }
             built.push(p);
@@ -253,7 +282,7 @@ impl Replay {
                 why: "a plain command file has no timestamps to pace by: use --rps or --replay-pace max".into(),
             });
         }
-        Ok(built.finish(format, connections, pace, (lua, redacted)))
+        Ok(built.finish(format, connections, pace, skipped))
     }
 
     /// How many commands are replayed (each once).
@@ -622,6 +651,7 @@ mod tests {
 1000.600000 [0 lua] "GET" "a"
 1000.700000 [0 127.0.0.1:1] "INCR" "a"
 1001.000000 [0 127.0.0.1:3] "AUTH" "(redacted)"
+1001.500000 [0 127.0.0.1:4] "subscribe" "news"
 1002.000000 [0 127.0.0.1:1] "get" "b"
 "#;
 
@@ -630,7 +660,14 @@ mod tests {
         let r = Replay::parse(CAPTURE.as_bytes(), 2, Pace::Recorded(1.0)).unwrap();
         assert_eq!(r.format, Format::Monitor);
         assert_eq!((r.len(), r.clients), (4, 2));
-        assert_eq!((r.skipped_lua, r.skipped_redacted), (1, 1));
+        assert_eq!(
+            r.skipped,
+            Skipped {
+                lua: 1,
+                redacted: 1,
+                streams: 1
+            }
+        );
         assert_eq!(r.names(), ["SET", "GET", "INCR"]);
         assert_eq!(r.span_ns, 2_000_000_000);
         // Client 1 (three commands) on connection 0, client 2 on connection 1.
