@@ -189,7 +189,7 @@ pub fn describe(r: &Replay) -> String {
         (k.redacted, "with redacted arguments"),
         (
             k.streams,
-            "that make a connection a stream (SUBSCRIBE, MONITOR, ...)",
+            "that take a connection over or close it (SUBSCRIBE, MONITOR, QUIT, ...)",
         ),
     ]
     .iter()

@@ -106,14 +106,15 @@ pub struct Skipped {
     pub lua: u64,
     /// With arguments MONITOR redacted (`AUTH`): they cannot be sent as captured.
     pub redacted: u64,
-    /// Commands that turn a connection into a stream of pushes (`SUBSCRIBE`, `MONITOR`, `SYNC`, ...):
-    /// their replies do not pair with requests.
+    /// Commands that turn a connection into a stream of pushes (`SUBSCRIBE`, `MONITOR`, `SYNC`, ...),
+    /// whose replies do not pair with requests, or close it (`QUIT`).
     pub streams: u64,
 }
 
-/// Whether `name` turns a connection into a stream whose replies do not pair with its requests.
+/// Whether `name` turns a connection into a stream whose replies do not pair with its requests, or
+/// closes it.
 fn takes_connection_over(name: &[u8]) -> bool {
-    const STREAMS: [&[u8]; 9] = [
+    const STREAMS: [&[u8]; 10] = [
         b"SUBSCRIBE",
         b"PSUBSCRIBE",
         b"SSUBSCRIBE",
@@ -123,6 +124,7 @@ fn takes_connection_over(name: &[u8]) -> bool {
         b"MONITOR",
         b"SYNC",
         b"PSYNC",
+        b"QUIT",
     ];
     STREAMS.iter().any(|s| s.eq_ignore_ascii_case(name))
 }
