@@ -265,21 +265,25 @@ pub struct TestEntry {
     /// The client's memory in this test (Linux), when it was measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_memory: Option<MemoryEntry>,
-    /// `--mix` and `--replay`: each command's own figures, in the report's order.
+    /// A mix or a replay: each command's own figures, in the report's order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub commands: Vec<CommandEntry>,
 }
 
-/// One command's figures inside a mixed or replayed test.
+/// One command of a mix or a replay: its replies, error replies, rate and latency.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CommandEntry {
-    pub name: String,
-    /// Replies received (error replies included).
+    /// The command as the test names it (`GET`, ...).
+    pub title: String,
+    /// The upper-case command name, as `INFO commandstats` names it.
+    pub command: String,
+    /// Replies received, error replies included.
     pub requests: u64,
-    pub rps: f64,
     /// Error replies.
     pub errors: u64,
+    pub rps: f64,
     pub latency_ms: LatencySummary,
+    pub histogram: EncodedHistogram,
 }
 
 /// The client's resident memory in one test.
@@ -555,15 +559,23 @@ impl TestEntry {
                 .parts
                 .iter()
                 .map(|p| CommandEntry {
-                    name: p.title.clone(),
+                    title: p.title.clone(),
+                    // A replay's titles are its command names; a mix's begin with them.
+                    command: p
+                        .title
+                        .split(' ')
+                        .next()
+                        .unwrap_or_default()
+                        .to_ascii_uppercase(),
                     requests: p.completed,
+                    errors: p.errors,
                     rps: if r.seconds > 0.0 {
                         p.completed as f64 / r.seconds
                     } else {
                         0.0
                     },
-                    errors: p.errors,
                     latency_ms: LatencySummary::of(&p.hist),
+                    histogram: EncodedHistogram::encode(&p.hist),
                 })
                 .collect(),
         }
