@@ -264,44 +264,53 @@ fn a_capture_replays_across_a_clusters_masters() {
     let c = Cluster::start();
     let port = c.ports[0].to_string();
     let p = path.to_str().unwrap();
-    let out = ringbench(&[
-        "-p",
-        &port,
-        "--cluster",
-        "--replay",
-        p,
-        "-c",
-        "4",
-        "-P",
-        "4",
-        "--threads",
-        "2",
-    ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "one error reply per capture: {stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut got = HashMap::new();
-    for &node in &c.ports {
-        let stats = parse_commandstats(&c.cli(node, &["info", "commandstats"]));
-        for (cmd, calls) in captured_stats(&stats) {
-            *got.entry(cmd).or_insert(0) += calls;
+    // Closed loop on two executors, then the open loop at twice the recorded pace.
+    for pace in ["max", "2x"] {
+        for &node in &c.ports {
+            c.cli(node, &["flushall"]);
         }
-    }
-    assert_eq!(got, want, "{stdout}");
-    // Each command went to its key's master: no redirect was needed.
-    assert!(!stdout.contains("MOVED"), "{stdout}");
-    // The data is where the source had it, each list in its recorded order.
-    for (tag, list) in ["a", "b", "c"].iter().zip(&lists) {
-        let slot: u16 = c
-            .cli(c.ports[0], &["cluster", "keyslot", tag])
-            .parse()
-            .unwrap();
-        assert_eq!(&contents(c.owner(slot), tag)[3], list, "{tag}");
-        assert!(list.starts_with("e1\ne2\n"), "{list}");
+        c.reset_stats();
+        let out = ringbench(&[
+            "-p",
+            &port,
+            "--cluster",
+            "--replay",
+            p,
+            "--replay-pace",
+            pace,
+            "-c",
+            "4",
+            "-P",
+            "4",
+            "--threads",
+            "2",
+        ]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{pace}: one error reply per capture: {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut got = HashMap::new();
+        for &node in &c.ports {
+            let stats = parse_commandstats(&c.cli(node, &["info", "commandstats"]));
+            for (cmd, calls) in captured_stats(&stats) {
+                *got.entry(cmd).or_insert(0) += calls;
+            }
+        }
+        assert_eq!(got, want, "{pace}: {stdout}");
+        // Each command went to its key's master: no redirect was needed.
+        assert!(!stdout.contains("MOVED"), "{pace}: {stdout}");
+        // The data is where the source had it, each list in its recorded order.
+        for (tag, list) in ["a", "b", "c"].iter().zip(&lists) {
+            let slot: u16 = c
+                .cli(c.ports[0], &["cluster", "keyslot", tag])
+                .parse()
+                .unwrap();
+            assert_eq!(&contents(c.owner(slot), tag)[3], list, "{pace}: {tag}");
+            assert!(list.starts_with("e1\ne2\n"), "{list}");
+        }
     }
 }
 
