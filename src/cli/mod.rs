@@ -239,6 +239,12 @@ pub struct Cli {
     /// One test mixing default-suite tests by weight, e.g. get:80,set:20
     #[arg(long = "mix", value_name = "name:weight,...")]
     pub mix: Option<String>,
+    /// Send the commands of a redis-cli MONITOR capture (or a file of one command a line), each once, in order
+    #[arg(long = "replay", visible_alias = "monitor-input", value_name = "FILE")]
+    pub replay: Option<String>,
+    /// --replay's pace: max (closed loop, the default), recorded (the capture's own times) or a speed-up such as 2x
+    #[arg(long = "replay-pace", value_name = "max|recorded|Nx")]
+    pub replay_pace: Option<String>,
     /// Whether -n was given on the command line (not a flag: filled in by `parse_args`)
     #[arg(skip)]
     pub requests_given: bool,

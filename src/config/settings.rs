@@ -69,6 +69,8 @@ pub struct SuiteFlags {
     pub command: Vec<Vec<u8>>,
     /// `-x`: the command's last argument is read from stdin.
     pub stdin_last_arg: bool,
+    /// `--replay`: the file whose commands are the run's one test, and their pace.
+    pub replay: Option<crate::config::replay::ReplayFlags>,
 }
 
 /// The flags, validated: everything a [`Config`](crate::config::Config) holds before anything is looked
@@ -326,6 +328,7 @@ impl Settings {
         let mut clients = in_range("-c", cli.clients, 1, MAX_CLIENTS)? as usize;
         let mut requests = in_range("-n", cli.requests, 1, i64::MAX)? as u64;
         let mut shape = Shape::from_cli(cli)?;
+        let replay = crate::config::replay::from_cli(cli, shape.rps)?;
         let shard = Shard::from_flags(
             cli.shard.as_deref(),
             cli.shards.as_deref(),
@@ -501,6 +504,7 @@ impl Settings {
                 mix: cli.mix.clone(),
                 command: cli.command.iter().map(|a| a.as_bytes().to_vec()).collect(),
                 stdin_last_arg: cli.stdin_last_arg,
+                replay,
             },
             run: RunSettings {
                 clients,

@@ -181,6 +181,7 @@ pub fn run_merge(a: &MergeArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
             threads_note: None,
             tls: None,
             cluster_nodes: None,
+            replay: None,
         };
         let mut text = format!(
             "Merged {} runs (client hosts: {})\n",
