@@ -512,6 +512,14 @@ fn value_for(flag: &str, rng: &mut SmallRng, dead_port: &str) -> OsString {
             "--command-ratio" => pick(rng, NUMBERS).to_string(),
             "--command-key-pattern" => pick(rng, PATTERNS).to_string(),
             "--expiry-range" => pick(rng, EXPIRIES).to_string(),
+            "--replay" => pick(
+                rng,
+                &["/nonexistent/capture.txt", "/", "/dev/null", "Cargo.toml"],
+            )
+            .to_string(),
+            "--replay-pace" => {
+                pick(rng, &["max", "recorded", "2x", "0x", "-1x", "1e9x", "fast"]).to_string()
+            }
             "--distribution" => pick(rng, DISTRIBUTIONS).to_string(),
             "--shard" => pick(rng, SHARDS).to_string(),
             "--shards" => pick(rng, NUMBERS).to_string(),
@@ -587,6 +595,8 @@ const VALUED: &[&str] = &[
     "--command-ratio",
     "--command-key-pattern",
     "--expiry-range",
+    "--replay",
+    "--replay-pace",
     "--timeout",
     "--connect-timeout",
 ];

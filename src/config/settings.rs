@@ -71,6 +71,8 @@ pub struct SuiteFlags {
     pub command: Vec<Vec<u8>>,
     /// `-x`: the command's last argument is read from stdin.
     pub stdin_last_arg: bool,
+    /// `--replay`: the file whose commands are the run's one test, and their pace.
+    pub replay: Option<crate::config::replay::ReplayFlags>,
 }
 
 /// The flags, validated: everything a [`Config`](crate::config::Config) holds before anything is looked
@@ -91,6 +93,19 @@ pub struct Settings {
     pub tls: Option<TlsOptions>,
     pub suite: SuiteFlags,
     pub run: RunSettings,
+}
+
+/// `--rfr`: where a `--cluster` run sends its reads (commands that only read; writes always go to
+/// the slot's master).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReadFrom {
+    /// `no`: to the master.
+    #[default]
+    Masters,
+    /// `yes`: to the master's replicas (to the master when it has none).
+    Replicas,
+    /// `all`: spread over the master and its replicas.
+    All,
 }
 
 /// How the run goes once connected: load, pacing, timeouts, output. Decided by [`Settings::parse`] alone
@@ -117,6 +132,8 @@ pub struct RunSettings {
     pub show_errors: bool,
     /// `--cluster`: route every request to the master that owns its key's slot.
     pub cluster: bool,
+    /// `--rfr`: with `--cluster`, where reads go.
+    pub read_from: ReadFrom,
     /// `--failover-timeout`: with `--cluster`, how long a request for a slot that no master answers
     /// (its master lost, no replica promoted yet) is retried before the run gives up.
     pub failover_timeout: Duration,
@@ -322,6 +339,7 @@ impl Settings {
                 "'--command' names the mix's commands: it cannot be combined with --mix, -t or a command",
             ));
         }
+        let replay = crate::config::replay::from_cli(cli, shape.rps)?;
         let shard = Shard::from_flags(
             cli.shard.as_deref(),
             cli.shards.as_deref(),
@@ -416,6 +434,21 @@ impl Settings {
                 )));
             }
         };
+        let read_from = match cli.rfr.as_deref() {
+            None | Some("no") => ReadFrom::Masters,
+            Some("yes") => ReadFrom::Replicas,
+            Some("all") => ReadFrom::All,
+            Some(v) => {
+                return Err(usage(format!(
+                    "invalid value '{v}' for '--rfr': must be no, yes or all"
+                )));
+            }
+        };
+        if read_from != ReadFrom::Masters && !cli.cluster {
+            return Err(usage(
+                "--rfr reads from a cluster's replicas: it needs --cluster".to_string(),
+            ));
+        }
         let mut port = in_range("-p", cli.port, 0, 65535)? as u16;
         // `-h [::1]`: an IPv6 address may come bracketed, as in a URI.
         let mut host = match cli.host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
@@ -500,6 +533,7 @@ impl Settings {
                 commands,
                 command: cli.command.iter().map(|a| a.as_bytes().to_vec()).collect(),
                 stdin_last_arg: cli.stdin_last_arg,
+                replay,
             },
             run: RunSettings {
                 clients,
@@ -518,6 +552,7 @@ impl Settings {
                 precision,
                 show_errors: cli.show_errors,
                 cluster: cli.cluster,
+                read_from,
                 failover_timeout,
                 timeout,
                 connect_timeout,

@@ -7,6 +7,7 @@ pub(crate) mod plot;
 pub(crate) mod rate_report;
 pub(crate) mod result_file;
 pub(crate) mod results;
+mod significance;
 pub(crate) mod subcommands;
 
 use crate::stats::{TestResult, ns_to_ms};
@@ -35,6 +36,8 @@ pub struct Header {
     pub cluster_nodes: Option<Vec<crate::net::discovery::NodeConfig>>,
     /// `--expiry-range`: the TTL range of SETs, in seconds.
     pub expiry: Option<(u64, u64)>,
+    /// `--replay`: what is replayed and how (replaces the payload line).
+    pub replay: Option<String>,
 }
 
 /// The CSV header line (with its newline).
@@ -118,6 +121,9 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
     );
     let _ = writeln!(s, "  {} parallel clients", h.clients);
     match h.data_min {
+        _ if h.replay.is_some() => {
+            let _ = writeln!(s, "  {}", h.replay.as_deref().unwrap_or_default());
+        }
         Some(min) if min != h.data_size => {
             let _ = writeln!(s, "  {min}-{} bytes payload", h.data_size);
         }
@@ -453,6 +459,7 @@ mod tests {
             tls: None,
             cluster_nodes: None,
             expiry: None,
+            replay: None,
         };
         let b = normal_block(&result(), &h);
         for want in [

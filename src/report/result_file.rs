@@ -268,15 +268,16 @@ pub struct TestEntry {
     /// The client's memory in this test (Linux), when it was measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_memory: Option<MemoryEntry>,
-    /// A mix (`--mix`, `--command`, a `;` sequence): each command's own figures, in the mix's order.
+    /// A mix (`--mix`, `--command`, a `;` sequence) or a replay: each command's own figures, in the
+    /// report's order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub commands: Vec<CommandEntry>,
 }
 
-/// One command of a mix: its replies, error replies, rate and latency.
+/// One command of a mix or a replay: its replies, error replies, rate and latency.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CommandEntry {
-    /// The command as the mix names it (`GET`, `SET __key__ __data__`, ...).
+    /// The command as the test names it (`GET`, `SET __key__ __data__`, ...).
     pub title: String,
     /// The upper-case command name, as `INFO commandstats` names it.
     pub command: String,

@@ -62,6 +62,11 @@ impl RequestTemplate {
         Self::from_bytes(format!("{line}\r\n").into_bytes(), false)
     }
 
+    /// A request sent exactly as these bytes (no placeholders).
+    pub fn raw(bytes: Vec<u8>) -> Self {
+        Self::from_bytes(bytes, false)
+    }
+
     fn from_bytes(bytes: Vec<u8>, randomize: bool) -> Self {
         let (mut rand_offsets, mut rand_groups, mut copies) = (Vec::new(), Vec::new(), Vec::new());
         let mut first = [None::<usize>; 10];
