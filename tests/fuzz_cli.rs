@@ -572,6 +572,8 @@ const VALUED: &[&str] = &[
     "--replay-pace",
     "--timeout",
     "--connect-timeout",
+    "--run-count",
+    "--rfr",
 ];
 
 /// Flags that stand alone.
