@@ -376,7 +376,12 @@ pub fn run(
         out.write_all(report::CSV_HEADER.as_bytes())?;
     }
     let mut hinted = false;
+    // --run-count: each run's block is printed as it ends; the -q and CSV lines wait for the medians.
+    let repeated = cfg.run.run_count > 1;
+    let lines_later = repeated && cfg.run.output != OutputMode::Normal;
+    let mut iteration = 0;
     loop {
+        iteration += 1;
         for test in &cfg.tests {
             if control.stopped() {
                 break;
@@ -493,9 +498,11 @@ pub fn run(
                     test.title, result.stats.completed, requested
                 );
             }
-            let text = results::test_text(&result, &header, cfg.run.output);
-            out.write_all(text.as_bytes())?;
-            out.flush()?;
+            if !lines_later {
+                let text = results::test_text(&result, &header, cfg.run.output);
+                out.write_all(text.as_bytes())?;
+                out.flush()?;
+            }
             // A log that cannot be written is reported after the run: the report is out, the other
             // tests still run.
             if let Err(e) = results::after_test(&cfg, &result) {
@@ -516,9 +523,20 @@ pub fn run(
                 outcome.results.push(result);
             }
         }
-        if !cfg.run.loop_forever || control.stopped() {
+        if control.stopped() || !cfg.run.loop_forever && iteration >= cfg.run.run_count {
             break;
         }
+    }
+    if repeated {
+        for r in report::repeats::summarize(&outcome.results) {
+            let text = match cfg.run.output {
+                OutputMode::Normal => report::repeats::text(&r),
+                OutputMode::Quiet => report::repeats::quiet_line(&r),
+                OutputMode::Csv => report::repeats::csv_row(&r),
+            };
+            out.write_all(text.as_bytes())?;
+        }
+        out.flush()?;
     }
     outcome.stopped = control.stopped();
     if let Err(e) = results::after_run(&cfg, &outcome.results, outcome.stopped, stdout) {

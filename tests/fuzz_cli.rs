@@ -599,6 +599,8 @@ const VALUED: &[&str] = &[
     "--replay-pace",
     "--timeout",
     "--connect-timeout",
+    "--run-count",
+    "--rfr",
 ];
 
 /// Flags that stand alone.

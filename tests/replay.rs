@@ -454,37 +454,8 @@ fn paced_replays_keep_the_capture_times_or_the_rate() {
 #[test]
 fn a_replay_under_rfr_reads_from_replicas_and_writes_to_masters() {
     let c = Cluster::start_with(1, 5000);
+    let replicas = c.listed_replicas();
     let (masters, _) = c.roles(c.ports[0]);
-    let replicas: Vec<u16> = c
-        .ports
-        .iter()
-        .copied()
-        .filter(|p| !masters.contains(p))
-        .collect();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while replicas
-        .iter()
-        .any(|&r| c.replication(r, "master_link_status") != "up")
-    {
-        assert!(Instant::now() < deadline, "the replicas did not sync");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    // CLUSTER SLOTS lists a replica once it has replicated something: a write to each master.
-    for k in 0..100 {
-        c.cli(c.ports[0], &["-c", "set", &format!("warm{k}"), "x"]);
-    }
-    let listed = |slots: String| {
-        replicas
-            .iter()
-            .all(|r| slots.lines().any(|l| l == r.to_string()))
-    };
-    while !listed(c.cli(c.ports[0], &["cluster", "slots"])) {
-        assert!(
-            Instant::now() < deadline,
-            "CLUSTER SLOTS does not list the replicas"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
     let path = scratch_file("rfr.txt");
     let mut text = String::new();
     for i in 0..600 {

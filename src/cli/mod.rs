@@ -140,6 +140,9 @@ pub struct Cli {
     /// Loop: run the tests until interrupted
     #[arg(short = 'l', action = ArgAction::SetTrue)]
     pub loop_forever: bool,
+    /// Run the whole suite this many times; then each test's median, min and max (memtier's flag)
+    #[arg(long = "run-count", value_name = "N", default_value_t = 1)]
+    pub run_count: u64,
     /// Only run this comma-separated list of tests
     #[arg(short = 't', value_name = "tests")]
     pub tests: Option<String>,

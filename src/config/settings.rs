@@ -126,6 +126,8 @@ pub struct RunSettings {
     pub keepalive: bool,
     pub output: OutputMode,
     pub loop_forever: bool,
+    /// `--run-count`: how many times the suite runs (1: once).
+    pub run_count: u64,
     pub idle: bool,
     pub seed: u64,
     pub precision: u8,
@@ -434,6 +436,18 @@ impl Settings {
                 )));
             }
         };
+        let run_count = cli.run_count;
+        if !(1..=100_000).contains(&run_count) {
+            return Err(usage(format!(
+                "invalid value '{run_count}' for '--run-count': must be between 1 and 100000"
+            )));
+        }
+        if run_count > 1 && cli.loop_forever {
+            return Err(usage(
+                "--run-count runs the suite a given number of times and -l until interrupted: give one of them"
+                    .to_string(),
+            ));
+        }
         let read_from = match cli.rfr.as_deref() {
             None | Some("no") => ReadFrom::Masters,
             Some("yes") => ReadFrom::Replicas,
@@ -547,6 +561,7 @@ impl Settings {
                 keepalive,
                 output,
                 loop_forever: cli.loop_forever,
+                run_count,
                 idle: cli.idle,
                 seed,
                 precision,

@@ -333,6 +333,7 @@ pub fn merge(files: &[(String, RunFile)]) -> Result<Merged, MergeError> {
                 .collect(),
             tests,
             capacity: None,
+            repeats: None,
         },
         overlap,
         start_spread: start_spread(files),

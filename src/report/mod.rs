@@ -5,6 +5,7 @@ pub(crate) mod hdrlog;
 mod merge;
 pub(crate) mod plot;
 pub(crate) mod rate_report;
+pub(crate) mod repeats;
 pub(crate) mod result_file;
 pub(crate) mod results;
 mod significance;

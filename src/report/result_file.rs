@@ -66,6 +66,9 @@ pub struct RunFile {
     /// `ringbench capacity` only: the search, one step per entry of `tests` (same order).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<CapacityEntry>,
+    /// `--run-count` above 1: each test's runs (every run is an entry of `tests`), summed up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<Vec<crate::report::repeats::Repeats>>,
 }
 
 /// What `ringbench capacity` searched and found.
@@ -656,6 +659,7 @@ impl RunFile {
             merged_from: Vec::new(),
             tests,
             capacity: None,
+            repeats: (cfg.run.run_count > 1).then(|| crate::report::repeats::summarize(results)),
         }
     }
 
