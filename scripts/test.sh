@@ -2,7 +2,7 @@
 # Runs every test on a fresh Debian/Ubuntu machine: installs what the tests start or call when it is
 # missing (redis-server and redis-cli, openssl for the TLS certificates, script for terminal tests, a
 # TrueType font for the PNG chart, python3 for the layering check, ip and iptables for the network
-# namespace tests), checks clippy, the layering
+# namespace tests, chromium for the HTML report's browser test), checks clippy, the layering
 # (scripts/deps.sh) and the docs with warnings as errors, then runs
 # `cargo test --all-targets` with its output shown. Extra arguments go to cargo test.
 set -euo pipefail
@@ -24,6 +24,8 @@ for f in /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf /usr/share/fonts/dejavu
   [ -f "$f" ] && font=$f
 done
 [ -n "$font" ] || missing+=(fonts-dejavu-core)
+# The HTML report is checked in a real browser, headless.
+command -v chromium >/dev/null || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "scripts/test.sh: installing ${missing[*]} (apt-get)" >&2
   sudo=""

@@ -27,7 +27,7 @@ pub use report::result_file::RunFile;
 pub use stats::thread_cpu_seconds;
 pub use workload::{PipelineBuffer, RequestTemplate};
 
-use cli::subcommands::{self, CompareArgs, MergeArgs};
+use cli::subcommands::{self, CompareArgs, MergeArgs, ReportArgs};
 use config::{OutputMode, cpus, limits, start_at};
 use engine::EngineError;
 use engine::ring;
@@ -129,6 +129,8 @@ pub fn dispatch(args: &[OsString], out: &mut dyn Write, err: &mut dyn Write) -> 
             .map(|a| report::subcommands::run_compare(&a, out)),
         "merge" => subcommands::parse::<MergeArgs>("merge", rest(), err)
             .map(|a| report::subcommands::run_merge(&a, out, err)),
+        "report" => subcommands::parse::<ReportArgs>("report", rest(), err)
+            .map(|a| report::subcommands::run_report(&a)),
         "fleet" => {
             return Some(fleet::dispatch(&args[2..], out, err, start_at::unix_now()));
         }

@@ -208,6 +208,9 @@ pub struct Cli {
     /// Draw latency by percentile, one line per test: SVG, or PNG for a .png name
     #[arg(long = "plot", value_name = "FILE.svg|FILE.png")]
     pub plot: Option<String>,
+    /// Write one self-contained HTML page of the run: header, tables, charts, failures
+    #[arg(long = "report", value_name = "FILE.html")]
+    pub report: Option<String>,
     /// Wait until this Unix time (seconds, fractions allowed) before the first test
     #[arg(long = "start-at", value_name = "UNIX_TIME")]
     pub start_at: Option<String>,

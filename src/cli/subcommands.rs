@@ -24,6 +24,26 @@ pub struct CompareArgs {
     pub plot: Option<PathBuf>,
 }
 
+/// `ringbench report`.
+#[derive(Parser, Debug)]
+#[command(
+    name = "ringbench report",
+    about = "Write result files (--json) as one self-contained HTML page: several files are compared too"
+)]
+pub struct ReportArgs {
+    /// Result files
+    #[arg(value_name = "FILE.json", num_args = 1.., required = true)]
+    pub files: Vec<PathBuf>,
+    /// The page to write
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FILE.html",
+        required = true
+    )]
+    pub output: PathBuf,
+}
+
 /// `ringbench merge`.
 #[derive(Parser, Debug)]
 #[command(

@@ -183,6 +183,9 @@ impl Config {
         if let Some(p) = s.run.plot.as_ref().and_then(|p| p.to_str()) {
             check_writable("--plot", p, p)?;
         }
+        if let Some(p) = s.run.report.as_ref().and_then(|p| p.to_str()) {
+            check_writable("--report", p, p)?;
+        }
         let room = limits::MemoryRoom::of_process();
         let per_request = s.run.shape.rps.is_some();
         let load = limits::Load {

@@ -149,6 +149,8 @@ pub struct RunSettings {
     pub hdr_out: Option<String>,
     /// `--plot`: an SVG file.
     pub plot: Option<PathBuf>,
+    /// `--report`: an HTML page of the run.
+    pub report: Option<PathBuf>,
     /// `--start-at`: Unix time to wait for before the first test.
     pub start_at: Option<f64>,
     /// Pacing and request shape: `--rps`, `--duration`, `--warmup`, distributions, values, mixes.
@@ -510,6 +512,14 @@ impl Settings {
         if let Some(p) = &cli.plot {
             check_extension("--plot", std::path::Path::new(p))?;
         }
+        if let Some(p) = &cli.report
+            && !p.to_ascii_lowercase().ends_with(".html")
+            && !p.to_ascii_lowercase().ends_with(".htm")
+        {
+            return Err(usage(format!(
+                "invalid value '{p}' for '--report': the page is HTML, name it FILE.html"
+            )));
+        }
         let now = env.now.as_secs_f64();
         let start_at = match &cli.start_at {
             Some(v) => Some(parse_start_at(v, now)?),
@@ -574,6 +584,7 @@ impl Settings {
                 json: cli.json.clone(),
                 hdr_out: cli.hdr_out.clone(),
                 plot: cli.plot.as_ref().map(PathBuf::from),
+                report: cli.report.as_ref().map(PathBuf::from),
                 start_at,
                 shape,
                 shard,

@@ -3,6 +3,7 @@
 mod compare;
 pub(crate) mod encoded_histogram;
 pub(crate) mod hdrlog;
+pub(crate) mod html;
 mod merge;
 pub(crate) mod per_second;
 pub(crate) mod plot;

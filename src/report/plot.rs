@@ -95,7 +95,7 @@ fn draw<DB: DrawingBackend>(
         .configure_mesh()
         .x_labels(NINES as usize + 1)
         .x_label_formatter(&|x| percentile_label(*x))
-        .y_label_formatter(&|y| format!("{y}"))
+        .y_label_formatter(&|y| ms_label(*y))
         .x_desc("percentile")
         .y_desc("latency (ms)")
         .label_style(("sans-serif", 15))
@@ -133,6 +133,120 @@ pub fn render(title: &str, series: &[Series<'_>]) -> Result<String, PlotError> {
         title,
         lines,
     )?;
+    Ok(svg)
+}
+
+/// A latency axis label: at most four significant digits, no float noise ("0.3", not
+/// "0.30000000000000001").
+fn ms_label(y: f64) -> String {
+    let decimals = if y >= 100.0 {
+        0
+    } else if y >= 1.0 {
+        2
+    } else {
+        (-(y.log10().floor()) as usize + 2).min(6)
+    };
+    let s = format!("{y:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// Draws a test's seconds as SVG text: requests per second (left axis) and p99 in ms (right axis)
+/// against seconds from the test's first send. `seconds` holds (second, rps, p99 ms).
+pub fn render_seconds(title: &str, seconds: &[(f64, f64, f64)]) -> Result<String, PlotError> {
+    if seconds.is_empty() {
+        return Err(PlotError::Empty);
+    }
+    fonts::ensure(false)?;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (960, 420)).into_drawing_area();
+        let fail = |e: &dyn std::fmt::Display| PlotError::Draw(e.to_string());
+        root.fill(&WHITE).map_err(|e| fail(&e))?;
+        let right = seconds.iter().map(|s| s.0).fold(0.0f64, f64::max) + 1.0;
+        let top_rps = seconds.iter().map(|s| s.1).fold(0.0f64, f64::max).max(1.0) * 1.15;
+        let top_p99 = seconds
+            .iter()
+            .map(|s| s.2)
+            .fold(0.0f64, f64::max)
+            .max(0.001)
+            * 1.15;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 22))
+            .margin(16)
+            .x_label_area_size(40)
+            .y_label_area_size(80)
+            .right_y_label_area_size(70)
+            .build_cartesian_2d(0f64..right, 0f64..top_rps)
+            .map_err(|e| fail(&e))?
+            .set_secondary_coord(0f64..right, 0f64..top_p99);
+        chart
+            .configure_mesh()
+            .x_desc("seconds from the first send")
+            .y_desc("requests per second")
+            .y_label_formatter(&|y| format!("{y:.0}"))
+            .label_style(("sans-serif", 14))
+            .axis_desc_style(("sans-serif", 15))
+            .draw()
+            .map_err(|e| fail(&e))?;
+        chart
+            .configure_secondary_axes()
+            .y_desc("p99 (ms)")
+            .label_style(("sans-serif", 14))
+            .axis_desc_style(("sans-serif", 15))
+            .draw()
+            .map_err(|e| fail(&e))?;
+        // Each second's value is drawn at the second's middle.
+        let rps_color = RGBColor(31, 119, 180);
+        let p99_color = RGBColor(214, 39, 40);
+        chart
+            .draw_series(LineSeries::new(
+                seconds.iter().map(|s| (s.0 + 0.5, s.1)),
+                rps_color.stroke_width(2),
+            ))
+            .map_err(|e| fail(&e))?
+            .label("requests per second")
+            .legend(move |(x, y)| {
+                Rectangle::new([(x, y - 5), (x + 18, y + 5)], rps_color.filled())
+            });
+        // Markers too: a test of one second has one point.
+        chart
+            .draw_series(
+                seconds
+                    .iter()
+                    .map(|s| Circle::new((s.0 + 0.5, s.1), 3, rps_color.filled())),
+            )
+            .map_err(|e| fail(&e))?;
+        chart
+            .draw_secondary_series(
+                seconds
+                    .iter()
+                    .map(|s| Circle::new((s.0 + 0.5, s.2), 3, p99_color.filled())),
+            )
+            .map_err(|e| fail(&e))?;
+        chart
+            .draw_secondary_series(LineSeries::new(
+                seconds.iter().map(|s| (s.0 + 0.5, s.2)),
+                p99_color.stroke_width(2),
+            ))
+            .map_err(|e| fail(&e))?
+            .label("p99 (ms, right axis)")
+            .legend(move |(x, y)| {
+                Rectangle::new([(x, y - 5), (x + 18, y + 5)], p99_color.filled())
+            });
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 14))
+            .draw()
+            .map_err(|e| fail(&e))?;
+        root.present().map_err(|e| fail(&e))?;
+    }
     Ok(svg)
 }
 
@@ -424,7 +538,7 @@ fn draw_knee<DB: DrawingBackend>(
                 format!("{x:.0}")
             }
         })
-        .y_label_formatter(&|y| format!("{y}"))
+        .y_label_formatter(&|y| ms_label(*y))
         .x_desc("offered load (requests per second)")
         .y_desc("latency (ms)")
         .label_style(("sans-serif", 15))
@@ -516,6 +630,15 @@ pub fn write_knee(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn latency_labels_have_no_float_noise() {
+        assert_eq!(super::ms_label(0.30000000000000004), "0.3");
+        assert_eq!(super::ms_label(0.04), "0.04");
+        assert_eq!(super::ms_label(2.5), "2.5");
+        assert_eq!(super::ms_label(250.0), "250");
+        assert_eq!(super::ms_label(0.0005), "0.0005");
+    }
+
     use super::*;
     use crate::stats::new_histogram;
 

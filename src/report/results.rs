@@ -86,5 +86,17 @@ pub fn after_run(
             .collect();
         crate::report::plot::write(path, "ringbench: latency by percentile", &series)?;
     }
+    if let Some(path) = &cfg.run.report {
+        let loaded = [crate::report::compare::Loaded {
+            label: "this run".into(),
+            file: RunFile::of_run(cfg, results, stopped),
+        }];
+        std::fs::write(path, crate::report::html::page(&loaded)).map_err(|e| {
+            ResultFileError::Write {
+                path: path.display().to_string(),
+                reason: crate::os_error::describe(e),
+            }
+        })?;
+    }
     Ok(())
 }

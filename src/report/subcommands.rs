@@ -1,7 +1,7 @@
 //! Runs the `compare` and `merge` subcommands (their flags are `cli::subcommands`): they read result
 //! files, print a report and draw charts, and never touch a server.
 
-use crate::cli::subcommands::{CompareArgs, MergeArgs};
+use crate::cli::subcommands::{CompareArgs, MergeArgs, ReportArgs};
 use crate::report::compare::{self, Loaded};
 use crate::report::plot::{self, Series};
 use crate::report::result_file::{ResultFileError, RunFile};
@@ -83,6 +83,20 @@ fn load_for_merge(files: &[PathBuf]) -> Result<Vec<(String, RunFile)>, ToolError
 }
 
 /// `compare`: prints the table, and draws the chart when asked.
+/// `ringbench report`: the files as one HTML page.
+pub fn run_report(a: &ReportArgs) -> Result<(), ToolError> {
+    let loaded: Vec<Loaded> = load_all(&a.files)?
+        .into_iter()
+        .map(|(label, file)| Loaded { label, file })
+        .collect();
+    std::fs::write(&a.output, crate::report::html::page(&loaded)).map_err(|e| {
+        ToolError::File(ResultFileError::Write {
+            path: a.output.display().to_string(),
+            reason: crate::os_error::describe(e),
+        })
+    })
+}
+
 pub fn run_compare(a: &CompareArgs, out: &mut dyn Write) -> Result<(), ToolError> {
     if let Some(p) = &a.plot {
         crate::config::paths::check_extension("--plot", p)?;
