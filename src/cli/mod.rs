@@ -235,6 +235,12 @@ pub struct Cli {
     /// One test mixing default-suite tests by weight, e.g. get:80,set:20
     #[arg(long = "mix", value_name = "name:weight,...")]
     pub mix: Option<String>,
+    /// CSV or TSV file whose rows fill the command's __field:name__ placeholders, one row per request (as valkey-benchmark's --dataset)
+    #[arg(long = "dataset", value_name = "file", value_parser = clap::builder::OsStringValueParser::new())]
+    pub dataset: Option<std::ffi::OsString>,
+    /// Use only the first N rows of --dataset (0: all, the default)
+    #[arg(long = "maxdocs", value_name = "num")]
+    pub maxdocs: Option<u64>,
     /// Whether -n was given on the command line (not a flag: filled in by `parse_args`)
     #[arg(skip)]
     pub requests_given: bool,

@@ -3,6 +3,7 @@
 //! the output files' checks, the memory check, building the suite). Errors are defined in `error.rs`.
 
 pub(crate) mod cpus;
+pub(crate) mod dataset;
 pub mod error;
 pub(crate) mod limits;
 pub mod paths;
@@ -137,6 +138,15 @@ fn build_suite(
     }
     let raw = &flags.command;
     let title = command_title(raw);
+    if let Some(path) = &flags.dataset {
+        return Ok(vec![dataset::test(
+            path,
+            flags.maxdocs,
+            raw,
+            title,
+            keyspace.is_some(),
+        )?]);
+    }
     if !raw.iter().any(|a| a == b";") {
         let mut args = crate::workload::compose::expand_args(raw, &shape.value);
         if flags.stdin_last_arg {

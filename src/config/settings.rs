@@ -69,6 +69,10 @@ pub struct SuiteFlags {
     pub command: Vec<Vec<u8>>,
     /// `-x`: the command's last argument is read from stdin.
     pub stdin_last_arg: bool,
+    /// `--dataset`: the file whose rows fill the command's `__field:name__` placeholders.
+    pub dataset: Option<PathBuf>,
+    /// `--maxdocs`: the dataset's first rows only (`None` or 0: all of them).
+    pub maxdocs: Option<u64>,
 }
 
 /// The flags, validated: everything a [`Config`](crate::config::Config) holds before anything is looked
@@ -456,6 +460,15 @@ impl Settings {
         tls::check_flags(&tls_options, tls_on, cli.socket.is_some())
             .map_err(|e| UsageError(e.0))?;
         use std::os::unix::ffi::OsStrExt;
+        let command: Vec<Vec<u8>> = cli.command.iter().map(|a| a.as_bytes().to_vec()).collect();
+        let dataset = cli.dataset.as_ref().map(PathBuf::from);
+        crate::config::dataset::check(&crate::config::dataset::DatasetFlags {
+            dataset: dataset.as_deref(),
+            maxdocs: cli.maxdocs,
+            command: &command,
+            mix: cli.mix.is_some(),
+            stdin_last_arg: cli.stdin_last_arg,
+        })?;
         Ok(Settings {
             host,
             port,
@@ -469,8 +482,10 @@ impl Settings {
             suite: SuiteFlags {
                 tests: cli.tests.clone(),
                 mix: cli.mix.clone(),
-                command: cli.command.iter().map(|a| a.as_bytes().to_vec()).collect(),
+                command,
                 stdin_last_arg: cli.stdin_last_arg,
+                dataset,
+                maxdocs: cli.maxdocs,
             },
             run: RunSettings {
                 clients,

@@ -1,6 +1,7 @@
 //! The tests to run: the default suite, custom commands, and their compiled request templates.
 
 pub(crate) mod compose;
+pub(crate) mod dataset;
 pub(crate) mod keys;
 pub(crate) mod template;
 

@@ -477,7 +477,7 @@ pub(crate) fn layer<'a>(
             Some((index, DigitSlots::new(key, at)?))
         }),
         composer,
-        turn: Rc::new(Cell::new(0)),
+        turn: Rc::new(Cell::new(plan.first_request)),
         next_watch: began,
         ready: (0..plan.clients).collect(),
         pumping: Vec::with_capacity(plan.clients),

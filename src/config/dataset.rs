@@ -1,0 +1,162 @@
+//! `--dataset FILE` and `--maxdocs N` (valkey-benchmark's spellings): which command lines may use them
+//! (checked without I/O by [`check`]), and the test they make once the file is read ([`test`]).
+
+use crate::config::error::{ConfigError, UsageError, usage};
+use crate::workload::compose::{self, RowsBuilder, ValueSpec};
+use crate::workload::dataset::{self, FIELD_PREFIX};
+use crate::workload::{self, TestSpec};
+use std::path::Path;
+use std::sync::Arc;
+
+/// What a dataset run needs from the flags.
+pub struct DatasetFlags<'a> {
+    pub dataset: Option<&'a Path>,
+    pub maxdocs: Option<u64>,
+    /// The custom command (empty: none).
+    pub command: &'a [Vec<u8>],
+    pub mix: bool,
+    pub stdin_last_arg: bool,
+}
+
+/// Refuses the command lines a dataset cannot serve, and placeholders or `--maxdocs` without one.
+pub fn check(f: &DatasetFlags) -> Result<(), UsageError> {
+    let fields = dataset::has_fields(f.command);
+    let Some(_) = f.dataset else {
+        if f.maxdocs.is_some() {
+            return Err(usage(
+                "'--maxdocs' limits the rows of '--dataset': give --dataset FILE",
+            ));
+        }
+        if fields {
+            return Err(usage(format!(
+                "the command's {}NAME__ placeholders are filled from a dataset: give --dataset FILE",
+                String::from_utf8_lossy(FIELD_PREFIX)
+            )));
+        }
+        return Ok(());
+    };
+    if f.mix {
+        return Err(usage(
+            "'--dataset' fills the placeholders of a command: it cannot be combined with --mix",
+        ));
+    }
+    if f.command.is_empty() {
+        return Err(usage(
+            "'--dataset': Dataset mode requires a command with field placeholders, e.g. SET doc:__rand_int__ __field:content__",
+        ));
+    }
+    if f.command.iter().any(|a| a == b";") {
+        return Err(usage(
+            "'--dataset' fills one command: it cannot be used with a ';' sequence",
+        ));
+    }
+    if f.stdin_last_arg {
+        return Err(usage(
+            "'-x' cannot be used with '--dataset': the command's values come from the dataset's rows",
+        ));
+    }
+    if f.command
+        .iter()
+        .any(|a| memchr::memmem::find(a, compose::DATA).is_some())
+    {
+        return Err(usage(
+            "__data__ placeholders cannot be used with --dataset (take values from the dataset's fields)",
+        ));
+    }
+    if !fields {
+        return Err(usage(
+            "'--dataset': Dataset mode requires at least one field placeholder (__field:name__) in the command",
+        ));
+    }
+    Ok(())
+}
+
+/// The test of a dataset run: the command `raw` (checked by [`check`]) with each row of the file at
+/// `path` in its placeholders, compiled once per row. `randomize`: `-r` was given.
+pub fn test(
+    path: &Path,
+    maxdocs: Option<u64>,
+    raw: &[Vec<u8>],
+    title: String,
+    randomize: bool,
+) -> Result<TestSpec, ConfigError> {
+    let wrong = |why: String| {
+        ConfigError::from(usage(format!(
+            "invalid value '{}' for '--dataset': {why}",
+            path.display()
+        )))
+    };
+    // `__key__` is `__rand_int__` here too; `__data__` was refused.
+    let fixed = ValueSpec {
+        min: 1,
+        max: 1,
+        random: false,
+    };
+    let args = compose::expand_args(raw, &fixed);
+    let mut rows = RowsBuilder::new(randomize);
+    let mut first: Option<TestSpec> = None;
+    let mut too_large = None;
+    dataset::load(path, &args, maxdocs.filter(|&m| m > 0), |row| {
+        if first.is_none() {
+            first = Some(workload::custom_test(row, title.clone(), randomize));
+        }
+        if too_large.is_none() {
+            too_large = rows.push(row).err();
+        }
+    })
+    .map_err(|e| wrong(e.to_string()))?;
+    if let Some(e) = too_large {
+        return Err(wrong(e.to_string()));
+    }
+    let mut test = first.ok_or_else(|| wrong("it has no rows after its header".into()))?;
+    let composer = rows
+        .finish(test.title.clone(), test.command.clone())
+        .ok_or_else(|| wrong("it has no rows after its header".into()))?;
+    test.compose = Some(Arc::new(composer));
+    Ok(test)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flags<'a>(dataset: bool, command: &'a [Vec<u8>]) -> DatasetFlags<'a> {
+        DatasetFlags {
+            dataset: dataset.then(|| Path::new("d.csv")),
+            maxdocs: None,
+            command,
+            mix: false,
+            stdin_last_arg: false,
+        }
+    }
+
+    fn args(a: &[&str]) -> Vec<Vec<u8>> {
+        a.iter().map(|s| s.as_bytes().to_vec()).collect()
+    }
+
+    #[test]
+    fn command_lines_a_dataset_cannot_serve_are_refused() {
+        let e = |f: DatasetFlags| check(&f).unwrap_err().0;
+        assert!(
+            e(flags(true, &[])).contains("Dataset mode requires a command with field placeholders")
+        );
+        assert!(
+            e(flags(true, &args(&["SET", "k", "v"]))).contains("at least one field placeholder")
+        );
+        assert!(e(flags(true, &args(&["SET", "__field:a__", ";", "GET", "k"]))).contains("';'"));
+        assert!(e(flags(true, &args(&["SET", "__field:a__", "__data__"]))).contains("__data__"));
+        assert!(e(flags(false, &args(&["SET", "k", "__field:a__"]))).contains("--dataset FILE"));
+        let mut f = flags(true, &[]);
+        f.mix = true;
+        assert!(e(f).contains("--mix"));
+        let a = args(&["SET", "k", "__field:a__"]);
+        let mut f = flags(true, &a);
+        f.stdin_last_arg = true;
+        assert!(e(f).contains("'-x'"));
+        let mut f = flags(false, &[]);
+        f.maxdocs = Some(3);
+        assert!(e(f).contains("'--maxdocs'"));
+        assert!(check(&flags(true, &a)).is_ok());
+        assert!(check(&flags(false, &args(&["SET", "k", "v"]))).is_ok());
+    }
+}
