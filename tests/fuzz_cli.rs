@@ -445,78 +445,78 @@ fn value_for(flag: &str, rng: &mut SmallRng, dead_port: &str) -> OsString {
         3 | 4 => return random_text(rng).into(),
         _ => {}
     }
-    let v: String =
-        match flag {
-            "-h" => pick(
+    let v: String = match flag {
+        "-h" => pick(
+            rng,
+            &[
+                "127.0.0.1",
+                "::1",
+                "[::1]",
+                "localhost",
+                "",
+                "[",
+                "[]",
+                "::",
+            ],
+        )
+        .to_string(),
+        "-p" => pick(
+            rng,
+            &[
+                dead_port,
+                "0",
+                "-1",
+                "65536",
+                "",
+                "\u{e9}",
+                "99999999999999999999",
+            ],
+        )
+        .to_string(),
+        "-s" => pick(rng, &["/nonexistent/redis.sock", "", "/", "\u{e9}.sock"]).to_string(),
+        "-u" => {
+            let base = pick(rng, URIS).to_string();
+            // A URI with a host but no port would take the default one: point it at the dead port.
+            match rng.random_range(0..3) {
+                0 if base.ends_with("127.0.0.1") || base.ends_with("[::1]") => {
+                    format!("{base}:{dead_port}")
+                }
+                _ => base,
+            }
+        }
+        "--cpus" => pick(rng, CPUS).to_string(),
+        "-d" => pick(rng, SIZES).to_string(),
+        "-t" => pick(rng, TESTS).to_string(),
+        "--mix" => pick(rng, MIXES).to_string(),
+        "--distribution" => pick(rng, DISTRIBUTIONS).to_string(),
+        "--shard" => pick(rng, SHARDS).to_string(),
+        "--shards" => pick(rng, NUMBERS).to_string(),
+        "--start-at" => {
+            let now = ringbench::unix_now();
+            let t = *pick(
                 rng,
                 &[
-                    "127.0.0.1",
-                    "::1",
-                    "[::1]",
-                    "localhost",
-                    "",
-                    "[",
-                    "[]",
-                    "::",
+                    now - 0.5,
+                    now - 5.0,
+                    now + 200_000.0,
+                    0.0,
+                    -1.0,
+                    now * 1000.0,
                 ],
-            )
-            .to_string(),
-            "-p" => pick(
-                rng,
-                &[
-                    dead_port,
-                    "0",
-                    "-1",
-                    "65536",
-                    "",
-                    "\u{e9}",
-                    "99999999999999999999",
-                ],
-            )
-            .to_string(),
-            "-s" => pick(rng, &["/nonexistent/redis.sock", "", "/", "\u{e9}.sock"]).to_string(),
-            "-u" => {
-                let base = pick(rng, URIS).to_string();
-                // A URI with a host but no port would take the default one: point it at the dead port.
-                match rng.random_range(0..3) {
-                    0 if base.ends_with("127.0.0.1") || base.ends_with("[::1]") => {
-                        format!("{base}:{dead_port}")
-                    }
-                    _ => base,
-                }
+            );
+            match rng.random_range(0..3) {
+                0 => pick(rng, NUMBERS).to_string(),
+                _ => format!("{t:.3}"),
             }
-            "--cpus" => pick(rng, CPUS).to_string(),
-            "-d" => pick(rng, SIZES).to_string(),
-            "-t" => pick(rng, TESTS).to_string(),
-            "--mix" => pick(rng, MIXES).to_string(),
-            "--distribution" => pick(rng, DISTRIBUTIONS).to_string(),
-            "--shard" => pick(rng, SHARDS).to_string(),
-            "--shards" => pick(rng, NUMBERS).to_string(),
-            "--start-at" => {
-                let now = ringbench::unix_now();
-                let t = *pick(
-                    rng,
-                    &[
-                        now - 0.5,
-                        now - 5.0,
-                        now + 200_000.0,
-                        0.0,
-                        -1.0,
-                        now * 1000.0,
-                    ],
-                );
-                match rng.random_range(0..3) {
-                    0 => pick(rng, NUMBERS).to_string(),
-                    _ => format!("{t:.3}"),
-                }
-            }
-            "--duration" | "--warmup" | "--failover-timeout" | "--timeout"
-            | "--connect-timeout" => pick(rng, DURATIONS).to_string(),
-            "--json" | "--plot" | "--hdr-out" | "--cacert" | "--cacertdir" | "--cert" | "--key"
-            | "--sni" | "--tls-ciphers" | "--tls-ciphersuites" | "--tls-groups" | "--user"
-            | "-a" => pick(rng, TEXTS).to_string(),
-            _ => pick(rng, NUMBERS).to_string(),
-        };
+        }
+        "--duration" | "--warmup" | "--failover-timeout" | "--timeout" | "--connect-timeout" => {
+            pick(rng, DURATIONS).to_string()
+        }
+        "--json" | "--plot" | "--hdr-out" | "--cacert" | "--cacertdir" | "--cert" | "--key"
+        | "--sni" | "--tls-ciphers" | "--tls-ciphersuites" | "--tls-groups" | "--user" | "-a"
+        | "--dataset" => pick(rng, TEXTS).to_string(),
+        _ => pick(rng, NUMBERS).to_string(),
+    };
     v.into()
 }
 
@@ -560,6 +560,8 @@ const VALUED: &[&str] = &[
     "--warmup",
     "--distribution",
     "--mix",
+    "--dataset",
+    "--maxdocs",
     "--timeout",
     "--connect-timeout",
 ];
