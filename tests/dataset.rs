@@ -290,3 +290,70 @@ fn cluster_requests_go_to_their_keys_masters() {
         );
     }
 }
+
+#[test]
+fn cluster_tag_becomes_a_hash_tag_per_request() {
+    // valkey-benchmark's `{tag}` in --cluster mode: each request gets a hash tag of its own (the same at
+    // each place in it), so the keys spread over every master, and each goes to its own slot's master.
+    let c = Cluster::start();
+    let dir = Scratch::new("dataset-cluster-tag");
+    let csv = write(&dir, "d.csv", "id,name\n1,Item1\n2,Item2\n");
+    let port = c.ports[0].to_string();
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(common::cluster::bin())
+            .args(
+                [
+                    &["-p", &port, "--cluster", "-n", "3000", "-c", "6", "-P", "4"][..],
+                    args,
+                ]
+                .concat(),
+            )
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success() && out.stderr.is_empty(),
+            "{args:?}: {out:?}\n{stdout}"
+        );
+        assert!(!stdout.contains("redirects:"), "{stdout}");
+    };
+    run(&[
+        "--dataset",
+        &csv,
+        "-r",
+        "3000",
+        "--sequential",
+        "-q",
+        "HSET",
+        "doc:{tag}:__rand_int__",
+        "name",
+        "__field:name__",
+        "again",
+        "{tag}",
+    ]);
+    run(&["-q", "SET", "plain:{tag}", "v"]);
+    assert_eq!(c.calls("hset"), 3000);
+    assert_eq!(c.calls("set"), 3000);
+    let masters = c.ports.clone();
+    let mut total = 0;
+    for &m in &masters {
+        let keys = c.cli(m, &["--scan", "--pattern", "doc:*"]);
+        let n = keys.lines().count();
+        assert!(n > 600, "master {m} holds {n} of 3000 keys");
+        total += n;
+        for key in keys.lines().take(50) {
+            let (tag, digits) = key["doc:{".len()..].split_once("}:").unwrap();
+            assert_eq!(tag.len(), 3, "{key}");
+            assert!(tag != "tag" && digits.len() == 12, "{key}");
+            assert!(["Item1", "Item2"].contains(&c.cli(m, &["hget", key, "name"]).as_str()));
+            assert_eq!(
+                c.cli(m, &["hget", key, "again"]),
+                format!("{{{tag}}}"),
+                "{key}"
+            );
+        }
+        let plain = c.cli(m, &["--scan", "--pattern", "plain:*"]);
+        assert!(!plain.is_empty() && !plain.contains("{tag}"), "{plain}");
+    }
+    assert_eq!(total, 3000);
+}

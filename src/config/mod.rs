@@ -154,11 +154,20 @@ fn build_suite(
             stdin.read_to_end(&mut last).map_err(ConfigError::Stdin)?;
             args.push(last);
         }
-        return Ok(vec![workload::custom_test(
-            &args,
-            title,
-            keyspace.is_some(),
-        )]);
+        let mut test = workload::custom_test(&args, title, keyspace.is_some());
+        if cluster
+            && memchr::memmem::find(test.template.bytes(), crate::protocol::cluster::SLOT_TAG)
+                .is_some()
+        {
+            // valkey-benchmark's `{tag}`: a hash tag per request, written where each request is composed.
+            test.compose = Some(std::sync::Arc::new(workload::compose::Composer::new(
+                &[(test.title.clone(), test.command.clone(), &test.template, 1)],
+                keyspace.is_some(),
+                shape.value,
+                seed,
+            )));
+        }
+        return Ok(vec![test]);
     }
     // valkey-benchmark's command sequence: `cmd1 ; 3 cmd2` sends cmd1 once and cmd2 three times per
     // round, each command one request.

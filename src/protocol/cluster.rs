@@ -111,6 +111,27 @@ impl DigitSlots {
     }
 }
 
+/// valkey-benchmark's cluster placeholder: in `--cluster` mode each `{tag}` of a custom command becomes a
+/// hash tag of three characters drawn per request (the same at each place in the request).
+pub const SLOT_TAG: &[u8] = b"{tag}";
+
+/// Writes one hash tag into every [`SLOT_TAG`] of `req`: three characters of `[A-Za-z0-9_-]` from the
+/// low 18 bits of `random` (262144 tags, about 16 per slot, so requests spread over all slots).
+pub fn fill_slot_tags(req: &mut [u8], random: u64) {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
+    let tag = [
+        ALPHABET[(random & 63) as usize],
+        ALPHABET[((random >> 6) & 63) as usize],
+        ALPHABET[((random >> 12) & 63) as usize],
+    ];
+    let mut at = 0;
+    while let Some(i) = memchr::memmem::find(&req[at..], SLOT_TAG) {
+        let start = at + i + 1;
+        req[start..start + 3].copy_from_slice(&tag);
+        at = start + 4;
+    }
+}
+
 /// What a RESP-encoded request (`*<n>\r\n$<len>\r\n<name>\r\n$<len>\r\n<key>\r\n...`) is routed by:
 /// its first argument after the command name, narrowed to the inside of its `{hash tag}` when it has
 /// one. `None` for a request without arguments or one that is not a RESP array (an inline command).

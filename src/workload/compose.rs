@@ -369,6 +369,12 @@ impl Composer {
         &self.variants
     }
 
+    /// Whether `needle` may appear in the literal bytes of a request (a match across two pieces
+    /// counts too: a false yes, never a false no).
+    pub fn literals_contain(&self, needle: &[u8]) -> bool {
+        memmem::find(&self.lit, needle).is_some()
+    }
+
     /// The longest request, in bytes: a buffer of `depth * max_request_len()` never grows.
     pub fn max_request_len(&self) -> usize {
         self.variants.iter().map(|v| v.max_len).max().unwrap_or(0)
