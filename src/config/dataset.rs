@@ -135,6 +135,41 @@ mod tests {
     }
 
     #[test]
+    fn request_t_of_an_executor_is_row_t_modulo_the_rows() {
+        use crate::workload::keys::{Distribution, KeyGen};
+        use rand::SeedableRng;
+        use std::cell::Cell;
+        use std::rc::Rc;
+        let dir = std::env::temp_dir().join(format!("ringbench-ds-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("rows.tsv");
+        std::fs::write(&path, "a\tb\nx\t1\nyy\t22\nzzz\t333\n").unwrap();
+        let raw = args(&["HSET", "h:__key__", "__field:b__", "<__field:a__>"]);
+        let t = test(&path, Some(0), &raw, "T".into(), true).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        let c = t.compose.as_deref().unwrap();
+        assert_eq!((t.command.as_str(), c.variants().len()), ("HSET", 1));
+        let mut keys = KeyGen::new(Distribution::Uniform, 10, 0, 1, &Rc::new(Cell::new(0)));
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(1);
+        // An executor whose share starts at request 4 of the run sends rows 1, 2, 0, 1.
+        let turn = Cell::new(4);
+        let mut out = Vec::with_capacity(4 * c.max_request_len());
+        for _ in 0..4 {
+            c.write_request(&mut out, &mut keys, &mut rng, &turn);
+        }
+        assert!(out.len() <= 4 * c.max_request_len());
+        let text = String::from_utf8(out).unwrap();
+        let rows: Vec<&str> = text
+            .split("*4\r\n")
+            .skip(1)
+            .map(|r| r.split("\r\n").nth(7).unwrap())
+            .collect();
+        assert_eq!(rows, ["<yy>", "<zzz>", "<x>", "<yy>"], "{text}");
+        assert!(text.contains("$3\r\n333\r\n$5\r\n<zzz>\r\n"), "{text}");
+        assert!(!text.contains("__rand_int__") && !text.contains("__key__"));
+    }
+
+    #[test]
     fn command_lines_a_dataset_cannot_serve_are_refused() {
         let e = |f: DatasetFlags| check(&f).unwrap_err().0;
         assert!(
