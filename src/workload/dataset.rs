@@ -7,7 +7,8 @@
 //! - The format follows the name: a path containing `.csv` is comma-separated, else one containing
 //!   `.tsv` is tab-separated, else comma-separated.
 //! - The first line is the header: the field names, split at every delimiter as they are (no quotes
-//!   are removed from names).
+//!   are removed from names; only a UTF-8 byte order mark before the first is dropped, which
+//!   valkey-benchmark keeps).
 //! - Every other line is a row (a trailing `\n` and `\r` are dropped; empty lines are skipped). A `"`
 //!   toggles quoting and a delimiter inside quotes belongs to the value; a value that starts and ends
 //!   with `"` loses those two quotes (nothing else is unescaped: `""` stays `""`). A row shorter than the
@@ -103,7 +104,10 @@ pub fn load(
     {
         return Err(DatasetError::NoHeader);
     }
-    let names: Vec<Vec<u8>> = trim_line(&line)
+    // A UTF-8 byte order mark (spreadsheets write one) is not part of the first name.
+    let header = trim_line(&line);
+    let header = header.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(header);
+    let names: Vec<Vec<u8>> = header
         .split(|&b| b == delimiter)
         .map(<[u8]>::to_vec)
         .collect();
@@ -337,7 +341,7 @@ mod tests {
     fn csv_rows_fill_fields_in_order() {
         let f = file(
             "d.csv",
-            b"title,content,author\nTitle 1,Content 1,A1\r\n\nTitle 2,\"Part, 2\",A2\n",
+            b"\xEF\xBB\xBFtitle,content,author\nTitle 1,Content 1,A1\r\n\nTitle 2,\"Part, 2\",A2\n",
         );
         let got = rows(
             f.path(),
