@@ -179,6 +179,57 @@ fn tsv_maxdocs_base64_and_shared_numbers() {
 }
 
 #[test]
+fn xml_documents_of_the_root_element_are_the_rows() {
+    let s = RedisServer::start();
+    s.reset();
+    let dir = Scratch::new("dataset-xml");
+    let mut text = String::from("<?xml version=\"1.0\"?>\n<mediawiki>\n");
+    for i in 0..5 {
+        text.push_str(&format!(
+            "<page>\n  <title>Page {i}</title>\n  <id>{i}</id>\n  <revision>\n    <id>{}</id>\n    <text bytes=\"3\">t&amp;{i}</text>\n  </revision>\n</page>\n",
+            100 + i
+        ));
+    }
+    text.push_str("</mediawiki>\n");
+    let xml = write(&dir, "wiki.xml", &text);
+    run_quiet(
+        &s,
+        &[
+            "--dataset",
+            &xml,
+            "--xml-root-element",
+            "page",
+            "--maxdocs",
+            "4",
+            "-n",
+            "8",
+            "-q",
+            "--",
+            "HSET",
+            "page:__field:id__",
+            "title",
+            "__field:title__",
+            "body",
+            "__field:text__",
+        ],
+    );
+    assert_eq!(s.calls("hset"), 8);
+    assert_eq!(s.cli(&["dbsize"]), "4");
+    for i in 0..4 {
+        let key = format!("page:{i}");
+        assert_eq!(s.cli(&["hget", &key, "title"]), format!("Page {i}"));
+        assert_eq!(s.cli(&["hget", &key, "body"]), format!("t&amp;{i}"));
+    }
+    let out = ringbench(&["-p", "1", "--dataset", &xml, "SET", "k", "__field:title__"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("XML dataset requires --xml-root-element parameter"),
+        "{err}"
+    );
+}
+
+#[test]
 fn mistakes_are_one_line_usage_errors() {
     let dir = Scratch::new("dataset-errors");
     let csv = write(&dir, "d.csv", "name,value\nitem1,value1\n");
@@ -195,7 +246,7 @@ fn mistakes_are_one_line_usage_errors() {
         ),
         (
             &["--dataset", &csv, "SET", "k", "__field:nope__"],
-            "invalid value '{csv}' for '--dataset': field placeholder '__field:nope__' not found in dataset fields (the header has name, value)",
+            "invalid value '{csv}' for '--dataset': field placeholder '__field:nope__' not found in dataset fields (its fields: name, value)",
         ),
         (
             &["--dataset", &csv, "SET", "__field:name__", "__data__"],
@@ -224,6 +275,22 @@ fn mistakes_are_one_line_usage_errors() {
         ),
         (&["SET", "k", "__field:name__"], "give --dataset FILE"),
         (&["--maxdocs", "2", "SET", "k", "v"], "'--maxdocs'"),
+        (
+            &["--xml-root-element", "page", "SET", "k", "v"],
+            "'--xml-root-element'",
+        ),
+        (
+            &[
+                "--dataset",
+                &csv,
+                "--xml-root-element",
+                "a b",
+                "SET",
+                "k",
+                "__field:name__",
+            ],
+            "'--xml-root-element'",
+        ),
     ];
     for (args, want) in cases {
         let out = ringbench(&[&["-p", "1"], *args].concat());

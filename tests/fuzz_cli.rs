@@ -562,6 +562,7 @@ const VALUED: &[&str] = &[
     "--mix",
     "--dataset",
     "--maxdocs",
+    "--xml-root-element",
     "--timeout",
     "--connect-timeout",
 ];

@@ -241,6 +241,9 @@ pub struct Cli {
     /// Use only the first N rows of --dataset (0: all, the default)
     #[arg(long = "maxdocs", value_name = "num")]
     pub maxdocs: Option<u64>,
+    /// The element each document of an XML --dataset is (needed for a name with .xml), e.g. page
+    #[arg(long = "xml-root-element", value_name = "name")]
+    pub xml_root_element: Option<String>,
     /// Whether -n was given on the command line (not a flag: filled in by `parse_args`)
     #[arg(skip)]
     pub requests_given: bool,

@@ -12,6 +12,7 @@ use std::sync::Arc;
 pub struct DatasetFlags<'a> {
     pub dataset: Option<&'a Path>,
     pub maxdocs: Option<u64>,
+    pub xml_root: Option<&'a str>,
     /// The custom command (empty: none).
     pub command: &'a [Vec<u8>],
     pub mix: bool,
@@ -21,10 +22,15 @@ pub struct DatasetFlags<'a> {
 /// Refuses the command lines a dataset cannot serve, and placeholders or `--maxdocs` without one.
 pub fn check(f: &DatasetFlags) -> Result<(), UsageError> {
     let fields = dataset::has_fields(f.command);
-    let Some(_) = f.dataset else {
+    let Some(path) = f.dataset else {
         if f.maxdocs.is_some() {
             return Err(usage(
                 "'--maxdocs' limits the rows of '--dataset': give --dataset FILE",
+            ));
+        }
+        if f.xml_root.is_some() {
+            return Err(usage(
+                "'--xml-root-element' names the documents of an XML '--dataset': give --dataset FILE",
             ));
         }
         if fields {
@@ -39,6 +45,20 @@ pub fn check(f: &DatasetFlags) -> Result<(), UsageError> {
         return Err(usage(
             "'--dataset' fills the placeholders of a command: it cannot be combined with --mix",
         ));
+    }
+    if dataset::needs_xml_root(path) && f.xml_root.is_none() {
+        return Err(usage(format!(
+            "invalid value '{}' for '--dataset': {}",
+            path.display(),
+            dataset::DatasetError::XmlRoot
+        )));
+    }
+    if let Some(root) = f.xml_root
+        && (root.is_empty() || root.bytes().any(|b| b"<>/ \t\r\n".contains(&b)))
+    {
+        return Err(usage(format!(
+            "invalid value '{root}' for '--xml-root-element': give an element's name (no <, >, / or spaces)"
+        )));
     }
     if f.command.is_empty() {
         return Err(usage(
@@ -76,6 +96,7 @@ pub fn check(f: &DatasetFlags) -> Result<(), UsageError> {
 pub fn test(
     path: &Path,
     maxdocs: Option<u64>,
+    xml_root: Option<&str>,
     raw: &[Vec<u8>],
     title: String,
     randomize: bool,
@@ -96,7 +117,8 @@ pub fn test(
     let mut rows = RowsBuilder::new(randomize);
     let mut first: Option<TestSpec> = None;
     let mut too_large = None;
-    dataset::load(path, &args, maxdocs.filter(|&m| m > 0), |row| {
+    let root = xml_root.map(str::as_bytes);
+    dataset::load(path, &args, maxdocs.filter(|&m| m > 0), root, |row| {
         if first.is_none() {
             first = Some(workload::custom_test(row, title.clone(), randomize));
         }
@@ -124,6 +146,7 @@ mod tests {
         DatasetFlags {
             dataset: dataset.then(|| Path::new("d.csv")),
             maxdocs: None,
+            xml_root: None,
             command,
             mix: false,
             stdin_last_arg: false,
@@ -145,7 +168,7 @@ mod tests {
         let path = dir.join("rows.tsv");
         std::fs::write(&path, "a\tb\nx\t1\nyy\t22\nzzz\t333\n").unwrap();
         let raw = args(&["HSET", "h:__key__", "__field:b__", "<__field:a__>"]);
-        let t = test(&path, Some(0), &raw, "T".into(), true).unwrap();
+        let t = test(&path, Some(0), None, &raw, "T".into(), true).unwrap();
         let _ = std::fs::remove_dir_all(&dir);
         let c = t.compose.as_deref().unwrap();
         assert_eq!((t.command.as_str(), c.variants().len()), ("HSET", 1));

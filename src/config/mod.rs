@@ -142,6 +142,7 @@ fn build_suite(
         return Ok(vec![dataset::test(
             path,
             flags.maxdocs,
+            flags.xml_root.as_deref(),
             raw,
             title,
             keyspace.is_some(),

@@ -73,6 +73,8 @@ pub struct SuiteFlags {
     pub dataset: Option<PathBuf>,
     /// `--maxdocs`: the dataset's first rows only (`None` or 0: all of them).
     pub maxdocs: Option<u64>,
+    /// `--xml-root-element`: the element each document of an XML dataset is.
+    pub xml_root: Option<String>,
 }
 
 /// The flags, validated: everything a [`Config`](crate::config::Config) holds before anything is looked
@@ -465,6 +467,7 @@ impl Settings {
         crate::config::dataset::check(&crate::config::dataset::DatasetFlags {
             dataset: dataset.as_deref(),
             maxdocs: cli.maxdocs,
+            xml_root: cli.xml_root_element.as_deref(),
             command: &command,
             mix: cli.mix.is_some(),
             stdin_last_arg: cli.stdin_last_arg,
@@ -486,6 +489,7 @@ impl Settings {
                 stdin_last_arg: cli.stdin_last_arg,
                 dataset,
                 maxdocs: cli.maxdocs,
+                xml_root: cli.xml_root_element.clone(),
             },
             run: RunSettings {
                 clients,

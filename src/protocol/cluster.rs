@@ -116,14 +116,19 @@ impl DigitSlots {
 pub const SLOT_TAG: &[u8] = b"{tag}";
 
 /// Writes one hash tag into every [`SLOT_TAG`] of `req`: three characters of `[A-Za-z0-9_-]` from the
-/// low 18 bits of `random` (262144 tags, about 16 per slot, so requests spread over all slots).
+/// low 18 bits of `random` (262144 tags, about 16 per slot, so requests spread over all slots), never
+/// `tag` itself.
 pub fn fill_slot_tags(req: &mut [u8], random: u64) {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
-    let tag = [
+    let mut tag = [
         ALPHABET[(random & 63) as usize],
         ALPHABET[((random >> 6) & 63) as usize],
         ALPHABET[((random >> 12) & 63) as usize],
     ];
+    // Never `{tag}` itself (1 in 262144): it would read as the placeholder left as written.
+    if &tag == b"tag" {
+        tag[2] = b'h';
+    }
     let mut at = 0;
     while let Some(i) = memchr::memmem::find(&req[at..], SLOT_TAG) {
         let start = at + i + 1;
@@ -429,6 +434,20 @@ fn slot_and_node(rest: &[u8]) -> Option<(u16, &[u8])> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn slot_tags_are_written_in_place_and_never_stay_tag() {
+        let mut req = b"*3\r\n$3\r\nSET\r\n$12\r\nk:{tag}:{tag}\r\n$5\r\n{tag}\r\n".to_vec();
+        super::fill_slot_tags(&mut req, 0b000011_000010_000001);
+        assert_eq!(
+            &req[..],
+            b"*3\r\n$3\r\nSET\r\n$12\r\nk:{BCD}:{BCD}\r\n$5\r\n{BCD}\r\n"
+        );
+        // `t`, `a`, `g` are letters 45, 26 and 32 of the alphabet.
+        let mut req = b"{tag}".to_vec();
+        super::fill_slot_tags(&mut req, 45 | (26 << 6) | (32 << 12));
+        assert_eq!(&req[..], b"{tah}");
+    }
+
     #[test]
     fn cluster_nodes_lists_each_node_and_whether_it_serves_slots() {
         use super::*;

@@ -14,6 +14,9 @@
 //!   with `"` loses those two quotes (nothing else is unescaped: `""` stays `""`). A row shorter than the
 //!   header gives its missing fields as empty values; extra values are ignored.
 //! - `--maxdocs N` keeps the first N rows.
+//! - A name containing `.xml` (checked after `.csv` and `.tsv`) is read as XML documents of
+//!   `--xml-root-element`, which it needs (`workload::xml` says how; the fields are the tags of the
+//!   first document), as the version of valkey-benchmark's reader that reads XML does.
 //! - In the command, `__field:NAME__` is replaced by the row's value of field NAME (the name ends at the
 //!   first `__` after `__field:`); `__field:NAME:base64__` by that value decoded from base64. A name
 //!   the header does not have is an error that lists the names it has. A `__field:` without a closing
@@ -36,7 +39,7 @@ pub enum DatasetError {
     #[error("it has no header line (the first line names the fields)")]
     NoHeader,
     #[error(
-        "field placeholder '__field:{name}__' not found in dataset fields (the header has {})",
+        "field placeholder '__field:{name}__' not found in dataset fields (its fields: {})",
         .available.join(", ")
     )]
     UnknownField {
@@ -47,6 +50,14 @@ pub enum DatasetError {
     NoRows,
     #[error("line {line}: the value of field '{name}' is not base64 (for __field:{name}:base64__)")]
     Base64 { line: u64, name: String },
+    #[error(
+        "XML dataset requires --xml-root-element parameter (the name of each document's element)"
+    )]
+    XmlRoot,
+    #[error("it has no <{0}> documents")]
+    NoDocuments(String),
+    #[error("its first document has {0} fields, more than the 1000 a dataset may have")]
+    TooManyFields(usize),
 }
 
 /// What was read: for the report and the tests.
@@ -56,7 +67,7 @@ pub struct Summary {
     pub rows: u64,
     /// The names of the fields the command uses, in the header's order.
     pub fields: Vec<String>,
-    /// How many fields the header has.
+    /// How many fields the dataset has (the header's names, or the first XML document's tags).
     pub columns: usize,
 }
 
@@ -74,28 +85,151 @@ pub fn has_fields(args: &[Vec<u8>]) -> bool {
         .any(|a| memchr::memmem::find(a, FIELD_PREFIX).is_some())
 }
 
-/// The delimiter a dataset's name selects (see the module's doc).
-pub fn delimiter_of(path: &Path) -> u8 {
+/// How a dataset's file is read, from its name (see the module's doc).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Lines of values split at this byte (`,` or a tab).
+    Delimited(u8),
+    /// Documents of `--xml-root-element` (`workload::xml`).
+    Xml,
+}
+
+/// The format a dataset's name selects: `.csv` in it, else `.tsv`, else `.xml`, else CSV.
+pub fn format_of(path: &Path) -> Format {
     let name = path.to_string_lossy();
     if name.contains(".csv") {
-        b','
+        Format::Delimited(b',')
     } else if name.contains(".tsv") {
-        b'\t'
+        Format::Delimited(b'\t')
+    } else if name.contains(".xml") {
+        Format::Xml
     } else {
-        b','
+        Format::Delimited(b',')
+    }
+}
+
+/// Whether a dataset of this name needs `--xml-root-element` (its name contains `.xml`, as there).
+pub fn needs_xml_root(path: &Path) -> bool {
+    path.to_string_lossy().contains(".xml")
+}
+
+/// The command's placeholders against the dataset's field names, and the buffers each record is
+/// filled through.
+struct Filler {
+    names: Vec<Vec<u8>>,
+    template: Vec<Vec<Part>>,
+    /// The fields used: (index in `names`, decoded from base64), indexed by [`Part::Field`].
+    used: Vec<(usize, bool)>,
+    decoded: Vec<Vec<u8>>,
+    out: Vec<Vec<u8>>,
+    rows: u64,
+}
+
+impl Filler {
+    fn new(args: &[Vec<u8>], names: Vec<Vec<u8>>) -> Result<Filler, DatasetError> {
+        let (template, used) = compile(args, &names)?;
+        Ok(Filler {
+            decoded: vec![Vec::new(); used.len()],
+            out: vec![Vec::new(); template.len()],
+            names,
+            template,
+            used,
+            rows: 0,
+        })
+    }
+
+    /// Fills one record, whose field `i` (an index in `names`, with that name) is `value(i, name)`, into
+    /// the command and hands it to `row`. `line`: where the record starts, for errors.
+    fn emit<'v>(
+        &mut self,
+        value: impl Fn(usize, &[u8]) -> &'v [u8],
+        line: u64,
+        row: &mut impl FnMut(&[Vec<u8>]),
+    ) -> Result<(), DatasetError> {
+        let Filler {
+            names,
+            template,
+            used,
+            decoded,
+            out,
+            rows,
+        } = self;
+        for (i, &(column, base64)) in used.iter().enumerate() {
+            let v = value(column, &names[column]);
+            let d = &mut decoded[i];
+            d.clear();
+            if base64 {
+                decode_base64(v, d).ok_or_else(|| DatasetError::Base64 {
+                    line,
+                    name: String::from_utf8_lossy(&names[column]).into_owned(),
+                })?;
+            } else {
+                d.extend_from_slice(v);
+            }
+        }
+        for (arg, parts) in out.iter_mut().zip(template.iter()) {
+            arg.clear();
+            for p in parts {
+                match p {
+                    Part::Lit(b) => arg.extend_from_slice(b),
+                    Part::Field(i, _) => arg.extend_from_slice(&decoded[*i]),
+                }
+            }
+        }
+        row(out);
+        *rows += 1;
+        Ok(())
+    }
+
+    fn summary(self) -> Result<Summary, DatasetError> {
+        if self.rows == 0 {
+            return Err(DatasetError::NoRows);
+        }
+        let mut fields: Vec<(usize, String)> = Vec::new();
+        for &(c, _) in &self.used {
+            let name = String::from_utf8_lossy(&self.names[c]).into_owned();
+            if !fields.iter().any(|(_, n)| *n == name) {
+                fields.push((c, name));
+            }
+        }
+        fields.sort();
+        Ok(Summary {
+            rows: self.rows,
+            fields: fields.into_iter().map(|(_, n)| n).collect(),
+            columns: self.names.len(),
+        })
     }
 }
 
 /// Reads the dataset at `path` and calls `row` with the command `args` of each row, its placeholders
-/// filled in (the slice is reused from row to row). `max_rows`: `--maxdocs` (`None`: every row).
+/// filled in (the slice is reused from row to row). `max_rows`: `--maxdocs` (`None`: every row);
+/// `xml_root`: `--xml-root-element`, which a name containing `.xml` needs.
 pub fn load(
     path: &Path,
     args: &[Vec<u8>],
     max_rows: Option<u64>,
+    xml_root: Option<&[u8]>,
     mut row: impl FnMut(&[Vec<u8>]),
 ) -> Result<Summary, DatasetError> {
-    let delimiter = delimiter_of(path);
-    let mut reader = BufReader::new(File::open(path).map_err(DatasetError::Read)?);
+    if needs_xml_root(path) && xml_root.is_none() {
+        return Err(DatasetError::XmlRoot);
+    }
+    let file = File::open(path).map_err(DatasetError::Read)?;
+    match (format_of(path), xml_root) {
+        (Format::Xml, Some(root)) => load_xml(file, root, args, max_rows, &mut row),
+        (Format::Delimited(d), _) => load_delimited(file, d, args, max_rows, &mut row),
+        (Format::Xml, None) => Err(DatasetError::XmlRoot),
+    }
+}
+
+fn load_delimited(
+    file: File,
+    delimiter: u8,
+    args: &[Vec<u8>],
+    max_rows: Option<u64>,
+    row: &mut impl FnMut(&[Vec<u8>]),
+) -> Result<Summary, DatasetError> {
+    let mut reader = BufReader::new(file);
     let mut line = Vec::new();
     if reader
         .read_until(b'\n', &mut line)
@@ -111,12 +245,10 @@ pub fn load(
         .split(|&b| b == delimiter)
         .map(<[u8]>::to_vec)
         .collect();
-    let (template, used) = compile(args, &names)?;
-    let mut values: Vec<(usize, usize)> = Vec::with_capacity(names.len());
-    let mut decoded: Vec<Vec<u8>> = vec![Vec::new(); used.len()];
-    let mut out: Vec<Vec<u8>> = vec![Vec::new(); template.len()];
-    let (mut rows, mut number) = (0u64, 1u64);
-    while max_rows.is_none_or(|m| rows < m) {
+    let mut filler = Filler::new(args, names)?;
+    let mut values: Vec<(usize, usize)> = Vec::with_capacity(filler.names.len());
+    let mut number = 1u64;
+    while max_rows.is_none_or(|m| filler.rows < m) {
         line.clear();
         if reader
             .read_until(b'\n', &mut line)
@@ -131,46 +263,70 @@ pub fn load(
             continue;
         }
         split_row(text, delimiter, &mut values);
-        for (i, &(column, base64)) in used.iter().enumerate() {
-            let v = values.get(column).map_or(&b""[..], |&(a, b)| &text[a..b]);
-            decoded[i].clear();
-            if base64 {
-                decode_base64(v, &mut decoded[i]).ok_or_else(|| DatasetError::Base64 {
-                    line: number,
-                    name: String::from_utf8_lossy(&names[column]).into_owned(),
-                })?;
-            } else {
-                decoded[i].extend_from_slice(v);
+        let value = |c: usize, _: &[u8]| values.get(c).map_or(&b""[..], |&(a, b)| &text[a..b]);
+        filler.emit(value, number, row)?;
+    }
+    filler.summary()
+}
+
+/// Bytes read from an XML dataset at a time.
+const XML_CHUNK: usize = 1 << 20;
+
+fn load_xml(
+    mut file: File,
+    root: &[u8],
+    args: &[Vec<u8>],
+    max_rows: Option<u64>,
+    row: &mut impl FnMut(&[Vec<u8>]),
+) -> Result<Summary, DatasetError> {
+    use std::io::Read;
+    let mut buf: Vec<u8> = Vec::new();
+    // Where the unread part of `buf` starts; `line` is the line that `counted` of `buf` is on.
+    let (mut at, mut counted, mut line) = (0usize, 0usize, 1u64);
+    let mut eof = false;
+    let mut filler: Option<Filler> = None;
+    let lines = |b: &[u8]| memchr::memchr_iter(b'\n', b).count() as u64;
+    while max_rows.is_none_or(|m| filler.as_ref().map_or(0, |f| f.rows) < m) {
+        let Some(doc) = crate::workload::xml::next_document(&buf, root, at) else {
+            if eof {
+                break;
             }
-        }
-        for (arg, parts) in out.iter_mut().zip(&template) {
-            arg.clear();
-            for p in parts {
-                match p {
-                    Part::Lit(b) => arg.extend_from_slice(b),
-                    Part::Field(i, _) => arg.extend_from_slice(&decoded[*i]),
-                }
+            if at > buf.len() / 2 {
+                line += lines(&buf[counted..at]);
+                buf.drain(..at);
+                (at, counted) = (0, 0);
             }
-        }
-        row(&out);
-        rows += 1;
+            let len = buf.len();
+            buf.resize(len + XML_CHUNK, 0);
+            let n = file.read(&mut buf[len..]).map_err(DatasetError::Read)?;
+            buf.truncate(len + n);
+            eof = n == 0;
+            continue;
+        };
+        line += lines(&buf[counted..doc.start]);
+        counted = doc.start;
+        let text = &buf[doc.clone()];
+        let f = match &mut filler {
+            Some(f) => f,
+            None => {
+                let names =
+                    crate::workload::xml::field_names(text).map_err(DatasetError::TooManyFields)?;
+                filler.insert(Filler::new(args, names)?)
+            }
+        };
+        f.emit(
+            |_, name| crate::workload::xml::field_value(text, name),
+            line,
+            row,
+        )?;
+        at = doc.end;
     }
-    if rows == 0 {
-        return Err(DatasetError::NoRows);
+    match filler {
+        Some(f) => f.summary(),
+        None => Err(DatasetError::NoDocuments(
+            String::from_utf8_lossy(root).into_owned(),
+        )),
     }
-    let mut fields: Vec<(usize, String)> = Vec::new();
-    for &(c, _) in &used {
-        let name = String::from_utf8_lossy(&names[c]).into_owned();
-        if !fields.iter().any(|(_, n)| *n == name) {
-            fields.push((c, name));
-        }
-    }
-    fields.sort();
-    Ok(Summary {
-        rows,
-        fields: fields.into_iter().map(|(_, n)| n).collect(),
-        columns: names.len(),
-    })
 }
 
 /// A line without its `\n` and then its `\r`.
@@ -327,7 +483,7 @@ mod tests {
 
     fn rows(path: &Path, a: &[&str], max: Option<u64>) -> Result<Vec<Vec<String>>, DatasetError> {
         let mut got = Vec::new();
-        load(path, &args(a), max, |r| {
+        load(path, &args(a), max, None, |r| {
             got.push(
                 r.iter()
                     .map(|x| String::from_utf8_lossy(x).into_owned())
@@ -374,6 +530,7 @@ mod tests {
             f.path(),
             &args(&["SET", "__field:content__", "__field:title__"]),
             Some(1),
+            None,
             |_| {},
         )
         .unwrap();
@@ -422,7 +579,7 @@ mod tests {
         let e = rows(f.path(), &["SET", "__field:nope__"], None).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "field placeholder '__field:nope__' not found in dataset fields (the header has name, value)"
+            "field placeholder '__field:nope__' not found in dataset fields (its fields: name, value)"
         );
         let empty = file("e.csv", b"");
         assert!(matches!(
@@ -466,10 +623,83 @@ mod tests {
     }
 
     #[test]
+    fn xml_documents_are_rows() {
+        let f = file(
+            "wiki.xml",
+            b"<mediawiki>\n<page>\n <title>A</title>\n <id>1</id>\n <revision><id>7</id><text>x &amp; y</text></revision>\n</page>\n\
+              <page><title>B</title><id>2</id></page>\n<page><title>C</title></page>\n</mediawiki>\n",
+        );
+        let got = rows_xml(
+            f.path(),
+            "page",
+            &[
+                "HSET",
+                "p:__field:id__",
+                "t",
+                "__field:title__",
+                "x",
+                "__field:text__",
+            ],
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            got,
+            [
+                ["HSET", "p:1", "t", "A", "x", "x &amp; y"],
+                ["HSET", "p:2", "t", "B", "x", ""],
+                ["HSET", "p:", "t", "C", "x", ""],
+            ]
+        );
+        let got = rows_xml(f.path(), "page", &["SET", "__field:title__"], Some(2)).unwrap();
+        assert_eq!(got.len(), 2);
+        // The fields are the first document's tags.
+        let e = rows_xml(f.path(), "page", &["SET", "__field:nope__"], None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "field placeholder '__field:nope__' not found in dataset fields (its fields: title, id, revision, text)"
+        );
+        assert!(matches!(
+            rows_xml(f.path(), "doc", &["SET", "__field:a__"], None),
+            Err(DatasetError::NoDocuments(_))
+        ));
+        assert!(matches!(
+            rows(f.path(), &["SET", "__field:title__"], None),
+            Err(DatasetError::XmlRoot)
+        ));
+    }
+
+    fn rows_xml(
+        path: &Path,
+        root: &str,
+        a: &[&str],
+        max: Option<u64>,
+    ) -> Result<Vec<Vec<String>>, DatasetError> {
+        let mut got = Vec::new();
+        load(path, &args(a), max, Some(root.as_bytes()), |r| {
+            got.push(
+                r.iter()
+                    .map(|x| String::from_utf8_lossy(x).into_owned())
+                    .collect(),
+            )
+        })?;
+        Ok(got)
+    }
+
+    #[test]
     fn formats_follow_the_name() {
-        assert_eq!(delimiter_of(Path::new("/a/b.tsv")), b'\t');
-        assert_eq!(delimiter_of(Path::new("/a/b.csv.tsv")), b',');
-        assert_eq!(delimiter_of(Path::new("/a/b")), b',');
+        assert_eq!(format_of(Path::new("/a/b.tsv")), Format::Delimited(b'\t'));
+        assert_eq!(
+            format_of(Path::new("/a/b.csv.tsv")),
+            Format::Delimited(b',')
+        );
+        assert_eq!(format_of(Path::new("/a/b.xml")), Format::Xml);
+        assert_eq!(
+            format_of(Path::new("/a/b.csv.xml")),
+            Format::Delimited(b',')
+        );
+        assert_eq!(format_of(Path::new("/a/b")), Format::Delimited(b','));
+        assert!(needs_xml_root(Path::new("/a/b.csv.xml")));
         assert!(has_fields(&args(&["SET", "k", "x__field:a__"])));
         assert!(!has_fields(&args(&["SET", "k", "v"])));
     }

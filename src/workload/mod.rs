@@ -4,6 +4,7 @@ pub(crate) mod compose;
 pub(crate) mod dataset;
 pub(crate) mod keys;
 pub(crate) mod template;
+pub(crate) mod xml;
 
 pub use template::{PipelineBuffer, RAND_INT, RequestTemplate};
 
