@@ -268,6 +268,11 @@ pub fn run(
         threads_note: threads_note(&cfg),
         tls: cfg.tls.as_ref().map(|t| t.checks.clone()),
         cluster_nodes: None,
+        replay: cfg
+            .tests
+            .iter()
+            .find_map(|t| t.replay.as_deref())
+            .map(config::replay::describe),
     };
     // A server that wants a password (or has no room for another client) would answer every request
     // of the run with an error: stop here with its own message.

@@ -56,6 +56,38 @@ fn allocations_do_not_grow_with_the_number_of_requests() {
 }
 
 #[test]
+fn a_replay_allocates_nothing_per_command() {
+    // The file is read and encoded by Config::resolve; the run copies each command from the arena.
+    let _turn = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let s = RedisServer::start();
+    let file = |n: usize| {
+        let path =
+            std::env::temp_dir().join(format!("ringbench-alloc-replay-{}-{n}", std::process::id()));
+        let mut text = String::from("OK\n");
+        for i in 0..n {
+            text.push_str(&format!(
+                "1.{:06} [0 10.0.0.{}:1] \"SET\" \"k{}\" \"v\"\n",
+                i % 1_000_000,
+                i % 8,
+                i % 100
+            ));
+        }
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let (a, b) = (file(10_000), file(200_000));
+    let base = ["-c", "8", "-P", "16", "--replay"];
+    let small = allocations_of_run(&s, &[&base[..], &[a.to_str().unwrap()]].concat());
+    let large = allocations_of_run(&s, &[&base[..], &[b.to_str().unwrap()]].concat());
+    let _ = (std::fs::remove_file(a), std::fs::remove_file(b));
+    eprintln!("allocations of a replay: 10000 commands: {small}, 200000: {large}");
+    assert!(
+        large <= small + 50,
+        "allocations grew with the capture: {small} -> {large}"
+    );
+}
+
+#[test]
 fn hdr_out_intervals_keep_the_per_batch_bound() {
     // With --hdr-out every executor also checks for a second boundary per read event; it allocates only
     // when a second ends (one encoded interval), so the per-batch bound above still holds.

@@ -1434,3 +1434,190 @@ fn seven_failovers_each_promoting_a_new_replica_are_followed() {
     let executed: u64 = masters.iter().map(|&p| c.calls_on(p, "set")).sum();
     assert_eq!(executed, n, "{stdout}");
 }
+
+/// A master that stops answering new connections (its SYNs dropped in a network namespace made here)
+/// and whose connections are killed: the slot-map re-read that follows is asked of that master first
+/// (it owns slot 0) and waits on the ring for its `--connect-timeout` before the next node answers,
+/// while the traffic to the other master goes on at full speed. (Before, the re-read went through a
+/// blocking control connection: the executor stopped for the whole `--connect-timeout`.)
+#[test]
+fn a_slot_map_re_read_from_a_black_holed_master_does_not_stop_the_traffic() {
+    let ns = common::netns::NetNs::new();
+    let dir = std::env::temp_dir().join(format!("{}-conf", ns.name));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ports = [7101u16, 7102, 7103];
+    let nodes: Vec<_> = ports
+        .iter()
+        .map(|&p| {
+            let conf = dir.join(format!("nodes-{p}.conf"));
+            ns.redis_with(
+                p,
+                &[
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    conf.to_str().unwrap(),
+                    "--cluster-node-timeout",
+                    "60000",
+                ],
+            )
+        })
+        .collect();
+    let create = ns
+        .command("redis-cli")
+        .args(["--cluster", "create"])
+        .args(ports.iter().map(|p| format!("127.0.0.1:{p}")))
+        .args(["--cluster-yes"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        create.status.success(),
+        "{}",
+        String::from_utf8_lossy(&create.stdout)
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !nodes
+        .iter()
+        .all(|n| n.cli(&["cluster", "info"]).contains("cluster_state:ok"))
+    {
+        assert!(Instant::now() < deadline, "the cluster did not form");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Node 1 owns slot 0 (so it is the first master a re-read asks); every key of the run has a hash
+    // tag whose slot node 2 owns.
+    let owns = |n: &common::netns::NsRedis, slot: u64| {
+        n.cli(&["cluster", "countkeysinslot", &slot.to_string()]) == "0"
+            && !n
+                .cli(&["cluster", "getkeysinslot", &slot.to_string(), "1"])
+                .contains("MOVED")
+    };
+    let (tag, slot) = (0..100)
+        .map(|k| format!("t{k}"))
+        .map(|t| {
+            let slot: u64 = nodes[0].cli(&["cluster", "keyslot", &t]).parse().unwrap();
+            (t, slot)
+        })
+        .find(|&(_, slot)| (5461..=10922).contains(&slot))
+        .expect("a hash tag in node 2's slots");
+    assert!(owns(&nodes[1], slot), "node 2 owns slot {slot}");
+    let slots_of = |n: &common::netns::NsRedis| n.calls("cluster|slots");
+    for n in &nodes {
+        n.cli(&["config", "resetstat"]);
+    }
+    let key = format!("{{{tag}}}:__rand_int__");
+    let child = ns
+        .ringbench()
+        .args(["--cluster", "-h", "127.0.0.1", "-p", "7101", "-r", "100000"])
+        .args(["-c", "10", "--threads", "1", "--duration", "5"])
+        .args(["--connect-timeout", "3000", "-q", "--", "GET", &key])
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while nodes[1].calls("get") < 20_000 {
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "no load reached node 2"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let re_reads = slots_of(&nodes[1]) + slots_of(&nodes[2]);
+    // From now on node 1 answers no new connection on 127.0.0.1; then ringbench's are killed.
+    ns.iptables(&[
+        "-A",
+        "INPUT",
+        "-p",
+        "tcp",
+        "-d",
+        "127.0.0.1",
+        "--dport",
+        "7101",
+        "--syn",
+        "-j",
+        "DROP",
+    ]);
+    let killed = nodes[0].cli(&["client", "kill", "type", "normal", "skipme", "yes"]);
+    assert_ne!(killed, "0", "ringbench's connections to node 1 were killed");
+    let before = nodes[1].calls("get");
+    std::thread::sleep(Duration::from_millis(1500));
+    let during = nodes[1].calls("get") - before;
+    eprintln!("{during} GETs on node 2 in the 1.5 s after node 1 went dark");
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    );
+    assert!(
+        during > 5_000,
+        "{during} GETs on node 2 while a re-read waited for node 1\n{stdout}\n{stderr}"
+    );
+    // The re-read asked node 1, got no answer within --connect-timeout, and asked another master.
+    assert!(
+        slots_of(&nodes[1]) + slots_of(&nodes[2]) > re_reads,
+        "no other master was asked for the slot map\n{stderr}"
+    );
+    assert!(
+        stderr.contains("127.0.0.1:7101"),
+        "the loss of node 1 is reported: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--rfr yes` sends every read to a replica of its slot's master (each replica's connections sent
+/// READONLY) and every write to the master; `--rfr all` spreads the reads over masters and replicas.
+/// Checked against each node's own commandstats.
+#[test]
+fn reads_from_replicas_reach_the_replicas_and_writes_never_do() {
+    let c = Cluster::start_with(1, 5000);
+    let replicas = c.listed_replicas();
+    let (masters, _) = c.roles(c.ports[0]);
+    assert_eq!((masters.len(), replicas.len()), (3, 3));
+    c.reset_stats();
+    let on = |ports: &[u16], cmd: &str| ports.iter().map(|&p| c.calls_on(p, cmd)).sum::<u64>();
+    let (ok, out, err) = run(
+        &c,
+        &["--rfr", "yes", "-t", "set,get", "-r", "1000", "-n", "20000"],
+    );
+    assert!(ok && err.is_empty(), "{out}\n{err}");
+    assert_eq!(on(&masters, "set"), 20000, "{out}");
+    assert_eq!(on(&masters, "get"), 0, "{out}");
+    assert_eq!(on(&replicas, "get"), 20000, "{out}");
+    for &r in &replicas {
+        // Each replica served reads, and refused nothing: no write was sent to it (a replica answers
+        // one with MOVED, counted as a rejected call).
+        assert!(
+            c.calls_on(r, "get") > 0,
+            "replica {r} served no read\n{out}"
+        );
+        let stats = c.cli(r, &["info", "commandstats"]);
+        assert!(
+            stats
+                .lines()
+                .filter(|l| l.starts_with("cmdstat_set:"))
+                .all(|l| l.contains("rejected_calls=0")),
+            "{stats}"
+        );
+    }
+    assert_eq!(redirect_count(&out, "MOVED"), 0, "{out}");
+    c.reset_stats();
+    let (ok, out, err) = run(&c, &["--rfr", "all", "-t", "get", "-n", "30000"]);
+    assert!(ok && err.is_empty(), "{out}\n{err}");
+    let (m, r) = (on(&masters, "get"), on(&replicas, "get"));
+    assert_eq!(m + r, 30000, "{out}");
+    assert!(
+        m > 5000 && r > 5000,
+        "reads spread: {m} on masters, {r} on replicas"
+    );
+    // Without --cluster, or with a value it does not know, --rfr is a usage error.
+    let port = c.ports[0].to_string();
+    for args in [
+        &["-p", &port, "--rfr", "yes", "-n", "10"][..],
+        &["-p", &port, "--cluster", "--rfr", "maybe", "-n", "10"][..],
+    ] {
+        let out = ringbench(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("--rfr") && err.lines().count() == 1, "{err}");
+    }
+}

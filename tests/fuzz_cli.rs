@@ -488,6 +488,14 @@ fn value_for(flag: &str, rng: &mut SmallRng, dead_port: &str) -> OsString {
         "-d" => pick(rng, SIZES).to_string(),
         "-t" => pick(rng, TESTS).to_string(),
         "--mix" => pick(rng, MIXES).to_string(),
+        "--replay" => pick(
+            rng,
+            &["/nonexistent/capture.txt", "/", "/dev/null", "Cargo.toml"],
+        )
+        .to_string(),
+        "--replay-pace" => {
+            pick(rng, &["max", "recorded", "2x", "0x", "-1x", "1e9x", "fast"]).to_string()
+        }
         "--distribution" => pick(rng, DISTRIBUTIONS).to_string(),
         "--shard" => pick(rng, SHARDS).to_string(),
         "--shards" => pick(rng, NUMBERS).to_string(),
@@ -514,7 +522,7 @@ fn value_for(flag: &str, rng: &mut SmallRng, dead_port: &str) -> OsString {
         }
         "--json" | "--plot" | "--hdr-out" | "--cacert" | "--cacertdir" | "--cert" | "--key"
         | "--sni" | "--tls-ciphers" | "--tls-ciphersuites" | "--tls-groups" | "--user" | "-a"
-        | "--dataset" => pick(rng, TEXTS).to_string(),
+        | "--dataset" | "--xml-root-element" => pick(rng, TEXTS).to_string(),
         _ => pick(rng, NUMBERS).to_string(),
     };
     v.into()
@@ -560,6 +568,8 @@ const VALUED: &[&str] = &[
     "--warmup",
     "--distribution",
     "--mix",
+    "--replay",
+    "--replay-pace",
     "--dataset",
     "--maxdocs",
     "--xml-root-element",

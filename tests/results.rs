@@ -570,3 +570,84 @@ fn plot_to_a_png_name_draws_a_png() {
     let dark = pixels.iter().filter(|p| p.iter().all(|&c| c < 60)).count();
     assert!(dark > 2000, "{dark} dark pixels: no text or axes");
 }
+
+/// `compare A... vs B...` judges each test's change against the noise of the runs on each side: a
+/// pipeline of 16 over 20 connections against one connection without one is a change no noise explains
+/// (the verdict says "faster" with an interval above 0), one run a side cannot judge noise, and a
+/// misplaced `vs` is a usage error.
+#[test]
+fn compare_says_whether_a_difference_is_beyond_the_noise_of_repeated_runs() {
+    let s = RedisServer::start();
+    let dir = Scratch::new("significance");
+    let side = |name: &str, flags: &[&str]| -> Vec<String> {
+        (0..3)
+            .map(|i| {
+                let path = dir.path(&format!("{name}{i}.json"));
+                let mut args = vec!["-t", "get", "-n", "20000", "-q", "--json", &path];
+                args.extend(flags);
+                ringbench_ok(&s, &args);
+                path
+            })
+            .collect()
+    };
+    let a = side("a", &["-c", "1"]);
+    let b = side("b", &["-c", "20", "-P", "16"]);
+    let mut args = vec!["compare"];
+    args.extend(a.iter().map(String::as_str));
+    args.push("vs");
+    args.extend(b.iter().map(String::as_str));
+    let out = ringbench(&args);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rps = |f: &str| load(f).1.tests[0].rps;
+    let (ma, mb) = (
+        median(a.iter().map(|f| rps(f)).collect()),
+        median(b.iter().map(|f| rps(f)).collect()),
+    );
+    assert!(
+        text.contains(&format!("A        3  {ma:>14.2}")),
+        "side A's median rps {ma:.2}\n{text}"
+    );
+    let verdict = text.lines().find(|l| l.starts_with("rps: ")).unwrap();
+    let gain = (mb / ma - 1.0) * 100.0;
+    assert!(
+        verdict.starts_with(&format!("rps: B is {gain:.1}% faster (95% CI +")),
+        "{verdict}\n{text}"
+    );
+    assert!(
+        text.contains("(significance: bootstrap of the median"),
+        "{text}"
+    );
+    // One run a side: the change, and no verdict on noise.
+    let out = ringbench(&["compare", &a[0], "vs", &b[0]]);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        text.contains("one run per side: noise cannot be judged"),
+        "{text}"
+    );
+    // `vs` first, last or twice.
+    for bad in [
+        vec!["compare", "vs", &a[0], &b[0]],
+        vec!["compare", &a[0], &b[0], "vs"],
+        vec!["compare", &a[0], "vs", &a[1], "vs", &b[0]],
+    ] {
+        let out = ringbench(&bad);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("'vs'") && err.lines().count() == 1, "{err}");
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}

@@ -98,6 +98,10 @@ pub struct Cli {
     /// Redis Cluster mode: discover the masters and send each request to its key's slot owner
     #[arg(long = "cluster", action = ArgAction::SetTrue)]
     pub cluster: bool,
+    /// --cluster: read from replicas: no (masters only), yes (reads to replicas only), all (reads spread
+    /// over masters and replicas); writes always go to masters
+    #[arg(long = "rfr", value_name = "no|yes|all")]
+    pub rfr: Option<String>,
     /// --cluster: how many seconds requests for slots no master answers are retried before the run gives up
     #[arg(
         long = "failover-timeout",
@@ -244,6 +248,12 @@ pub struct Cli {
     /// The element each document of an XML --dataset is (needed for a name with .xml), e.g. page
     #[arg(long = "xml-root-element", value_name = "name")]
     pub xml_root_element: Option<String>,
+    /// Send the commands of a redis-cli MONITOR capture (or a file of one command a line), each once, in order
+    #[arg(long = "replay", visible_alias = "monitor-input", value_name = "FILE")]
+    pub replay: Option<String>,
+    /// --replay's pace: max (closed loop, the default), recorded (the capture's own times) or a speed-up such as 2x
+    #[arg(long = "replay-pace", value_name = "max|recorded|Nx")]
+    pub replay_pace: Option<String>,
     /// Whether -n was given on the command line (not a flag: filled in by `parse_args`)
     #[arg(skip)]
     pub requests_given: bool,

@@ -7,6 +7,7 @@ pub(crate) mod dataset;
 pub mod error;
 pub(crate) mod limits;
 pub mod paths;
+pub mod replay;
 pub mod settings;
 pub(crate) mod shape;
 pub(crate) mod shard;
@@ -22,7 +23,7 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, ToSocketAddrs};
 
 pub use error::{ConfigError, ResolveError, UsageError};
-pub use settings::{Env, OutputMode, RunSettings, Settings, parse_uri};
+pub use settings::{Env, OutputMode, ReadFrom, RunSettings, Settings, parse_uri};
 
 /// Everything a run needs, validated.
 #[derive(Debug, Clone)]
@@ -214,7 +215,20 @@ impl Config {
         stdin: &mut dyn Read,
         stderr: &mut dyn Write,
     ) -> Result<Config, ConfigError> {
-        let s = settings;
+        let mut s = settings;
+        // `--replay`: the file is the run's one test; its commands set the count (and the pace's
+        // average rate, the report's target, when it is paced).
+        let replayed = match &s.suite.replay {
+            Some(flags) => {
+                let test = replay::load(flags, s.run.clients)?;
+                if let Some(r) = &test.replay {
+                    s.run.requests = r.len() as u64;
+                    s.run.shape.rps = replay::target_rate(r);
+                }
+                Some(test)
+            }
+            None => None,
+        };
         if let Some(j) = s.run.json.as_deref().filter(|j| *j != "-") {
             check_writable("--json", j, j)?;
         }
@@ -249,7 +263,7 @@ impl Config {
                 .collect()
         };
         let value = s.run.shape.value;
-        if s.suite.command.is_empty() && value.max > 2 {
+        if replayed.is_none() && s.suite.command.is_empty() && value.max > 2 {
             // The default suite and --mix hold `-d` bytes per value: in every compiled request with a
             // fixed -d, in each test's value pool when values vary (`-d MIN-MAX`, `--random-data`). They
             // are sized from two builds with fixed 1- and 2-byte values and checked before the real
@@ -284,7 +298,10 @@ impl Config {
                 .collect();
             limits::check_memory(&scaled, held, load, &room)?;
         }
-        let tests = build(&s.run.shape, stdin, stderr)?;
+        let tests = match replayed {
+            Some(t) => vec![t],
+            None => build(&s.run.shape, stdin, stderr)?,
+        };
         let held = tests.iter().map(|t| t.template.bytes().len() as u64).sum();
         limits::check_memory(&sizes(&tests), held, load, &room)?;
         if let Some(p) = &s.run.hdr_out {
@@ -313,6 +330,7 @@ impl Config {
                 dbnum: s.dbnum,
                 resp3: s.resp3,
                 tracking: s.tracking,
+                readonly: s.run.cluster && s.run.read_from != ReadFrom::Masters,
             },
             tests,
             tls,

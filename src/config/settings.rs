@@ -75,6 +75,8 @@ pub struct SuiteFlags {
     pub maxdocs: Option<u64>,
     /// `--xml-root-element`: the element each document of an XML dataset is.
     pub xml_root: Option<String>,
+    /// `--replay`: the file whose commands are the run's one test, and their pace.
+    pub replay: Option<crate::config::replay::ReplayFlags>,
 }
 
 /// The flags, validated: everything a [`Config`](crate::config::Config) holds before anything is looked
@@ -95,6 +97,19 @@ pub struct Settings {
     pub tls: Option<TlsOptions>,
     pub suite: SuiteFlags,
     pub run: RunSettings,
+}
+
+/// `--rfr`: where a `--cluster` run sends its reads (commands that only read; writes always go to
+/// the slot's master).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReadFrom {
+    /// `no`: to the master.
+    #[default]
+    Masters,
+    /// `yes`: to the master's replicas (to the master when it has none).
+    Replicas,
+    /// `all`: spread over the master and its replicas.
+    All,
 }
 
 /// How the run goes once connected: load, pacing, timeouts, output. Decided by [`Settings::parse`] alone
@@ -121,6 +136,8 @@ pub struct RunSettings {
     pub show_errors: bool,
     /// `--cluster`: route every request to the master that owns its key's slot.
     pub cluster: bool,
+    /// `--rfr`: with `--cluster`, where reads go.
+    pub read_from: ReadFrom,
     /// `--failover-timeout`: with `--cluster`, how long a request for a slot that no master answers
     /// (its master lost, no replica promoted yet) is retried before the run gives up.
     pub failover_timeout: Duration,
@@ -317,6 +334,7 @@ impl Settings {
         let mut clients = in_range("-c", cli.clients, 1, MAX_CLIENTS)? as usize;
         let mut requests = in_range("-n", cli.requests, 1, i64::MAX)? as u64;
         let mut shape = Shape::from_cli(cli)?;
+        let replay = crate::config::replay::from_cli(cli, shape.rps)?;
         let shard = Shard::from_flags(
             cli.shard.as_deref(),
             cli.shards.as_deref(),
@@ -394,6 +412,21 @@ impl Settings {
                 )));
             }
         };
+        let read_from = match cli.rfr.as_deref() {
+            None | Some("no") => ReadFrom::Masters,
+            Some("yes") => ReadFrom::Replicas,
+            Some("all") => ReadFrom::All,
+            Some(v) => {
+                return Err(usage(format!(
+                    "invalid value '{v}' for '--rfr': must be no, yes or all"
+                )));
+            }
+        };
+        if read_from != ReadFrom::Masters && !cli.cluster {
+            return Err(usage(
+                "--rfr reads from a cluster's replicas: it needs --cluster".to_string(),
+            ));
+        }
         let mut port = in_range("-p", cli.port, 0, 65535)? as u16;
         // `-h [::1]`: an IPv6 address may come bracketed, as in a URI.
         let mut host = match cli.host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
@@ -490,6 +523,7 @@ impl Settings {
                 dataset,
                 maxdocs: cli.maxdocs,
                 xml_root: cli.xml_root_element.clone(),
+                replay,
             },
             run: RunSettings {
                 clients,
@@ -508,6 +542,7 @@ impl Settings {
                 precision,
                 show_errors: cli.show_errors,
                 cluster: cli.cluster,
+                read_from,
                 failover_timeout,
                 timeout,
                 connect_timeout,

@@ -36,7 +36,11 @@ struct Slot {
     buf: Box<[u8]>,
     connect_pending: bool,
     recv_pending: bool,
-    send_pending: bool,
+    /// The bytes of the send in the kernel ([`Opening::lend`]), given back at its completion, and
+    /// how many of them went.
+    lent: Option<Vec<u8>>,
+    /// Set when the lent bytes (or their rest, after a partial send) are to be sent.
+    resend: bool,
     cancel_sent: bool,
     sent: usize,
     ready: bool,
@@ -44,7 +48,7 @@ struct Slot {
 
 impl Slot {
     fn pending(&self) -> bool {
-        self.connect_pending || self.recv_pending || self.send_pending
+        self.connect_pending || self.recv_pending || self.lent.is_some()
     }
 }
 
@@ -190,7 +194,8 @@ impl Connector<'_> {
             buf: vec![0u8; RECV_LEN].into_boxed_slice(),
             connect_pending: true,
             recv_pending: false,
-            send_pending: false,
+            lent: None,
+            resend: false,
             cancel_sent: false,
             sent: 0,
             ready: false,
@@ -241,15 +246,19 @@ impl Connector<'_> {
                     }
                 }
                 OP_SEND => {
-                    s.send_pending = false;
+                    let whole = s.lent.as_ref().map_or(0, Vec::len);
+                    let done = res < 0 || s.sent + res as usize >= whole;
+                    if done && let Some(v) = s.lent.take() {
+                        // The kernel is done with the bytes: they go back to the opening.
+                        s.opening.sent(v);
+                        s.sent = 0;
+                    }
                     if res < 0 {
                         Err(lost(addr(), -res))
                     } else {
-                        s.sent += res as usize;
-                        let whole = s.opening.output().map_or(0, <[u8]>::len);
-                        if s.sent >= whole {
-                            s.opening.sent();
-                            s.sent = 0;
+                        if !done {
+                            s.sent += res as usize;
+                            s.resend = true;
                         }
                         Ok(())
                     }
@@ -288,18 +297,19 @@ impl Connector<'_> {
         if s.connect_pending {
             return false;
         }
-        if !s.send_pending
-            && let Some(out) = s.opening.output()
-        {
-            let rest = &out[s.sent..];
-            let sqe = opcode::Send::new(Fd(s.fd.as_raw_fd()), rest.as_ptr(), rest.len() as u32)
-                .build()
-                .user_data(ud(i, OP_SEND));
-            s.send_pending = true;
-            self.push(sqe);
-            return false;
+        if s.lent.is_none() {
+            s.lent = s.opening.lend();
+            s.resend = s.lent.is_some();
         }
-        if s.send_pending {
+        if let Some(out) = s.lent.as_ref() {
+            if std::mem::take(&mut s.resend) {
+                let rest = &out[s.sent..];
+                let sqe = opcode::Send::new(Fd(s.fd.as_raw_fd()), rest.as_ptr(), rest.len() as u32)
+                    .build()
+                    .user_data(ud(i, OP_SEND));
+                // The bytes stay in `s.lent` until the send's completion.
+                self.push(sqe);
+            }
             return false;
         }
         if s.opening.ready() {
@@ -363,7 +373,7 @@ impl Connector<'_> {
                 if let Some(s) = self.slots.get_mut(i).and_then(Option::as_mut) {
                     match op {
                         OP_CONNECT => s.connect_pending = false,
-                        OP_SEND => s.send_pending = false,
+                        OP_SEND => s.lent = None,
                         OP_RECV => s.recv_pending = false,
                         _ => {}
                     }

@@ -163,7 +163,15 @@ pub fn run_phase(
     }
     let base_rss = crate::stats::ClientMemory::start();
     let clients = split(cfg.run.clients as u64, shards);
-    let shares = split(requests, shards);
+    let mut shares = split(requests, shards);
+    if let Some(r) = &test.replay {
+        // Each connection sends its own share of the capture: a shard, its connections' commands.
+        let mut first = 0;
+        for (share, n) in shares.iter_mut().zip(&clients) {
+            *share = r.share(first..first + *n as usize);
+            first += *n as usize;
+        }
+    }
     let gate = Arc::new(StartGate::default());
     let error_clock = Arc::new(AtomicU64::new(0));
     let first_error: Arc<Mutex<Option<ConnError>>> = Arc::new(Mutex::new(None));

@@ -1,7 +1,9 @@
 //! A connection being opened on its executor's ring, after its `CONNECT` completed: the TLS handshake
 //! and the set-up commands (AUTH, SELECT, HELLO, CLIENT TRACKING) as bytes to send and bytes received,
-//! with no I/O of its own. The ring (`ring/`) sends what [`Opening::output`] holds and feeds every
+//! with no I/O of its own. The ring (`ring/`) sends what [`Opening::lend`] gives and feeds every
 //! received buffer to [`Opening::received`]; once [`Opening::ready`] holds the connection is live.
+//! An opening may end in one query instead ([`Opening::ask`]: the `--cluster` layer's `CLUSTER SLOTS`
+//! and `CLUSTER INFO`): its reply is kept whole ([`Opening::take_answer`]) and the connection closes.
 
 use crate::net::target::Setup;
 use crate::net::tls::{self, TlsClient};
@@ -21,13 +23,19 @@ pub(crate) struct Opening {
     setup: Vec<u8>,
     /// The set-up commands whose replies are due, by name, oldest first.
     names: VecDeque<&'static str>,
-    /// Bytes being sent (the kernel reads them while a send is in flight: they do not change then)
-    /// and bytes to send after them.
+    /// Bytes to send next (emptied into `sending` when it is given to a send), a buffer to send them
+    /// from, and whether that buffer is lent to a send in the kernel ([`Self::lend`]).
     sending: Vec<u8>,
     next: Vec<u8>,
+    lent: bool,
     /// Set-up replies received and not yet decoded (plaintext under TLS).
     inbox: Vec<u8>,
+    /// The reply to the query asked after the set-up ([`Self::ask`]), once it is in.
+    answer: Option<Value>,
 }
+
+/// The name the query's reply goes by among the set-up replies due.
+const QUERY: &str = "query";
 
 impl Opening {
     /// The opening of a connection to `addr` (as messages name it), with a TLS client when the run
@@ -64,8 +72,22 @@ impl Opening {
             names,
             sending: Vec::new(),
             next: Vec::new(),
+            lent: false,
             inbox: Vec::new(),
+            answer: None,
         })
+    }
+
+    /// Asks `args` once the set-up commands are answered: the opening is then a query, ready when its
+    /// reply is in. Called before [`Self::connected`].
+    pub fn ask(&mut self, args: &[&[u8]]) {
+        resp::encode_command(&mut self.setup, args);
+        self.names.push_back(QUERY);
+    }
+
+    /// The query's reply ([`Self::ask`]), once: `None` for an opening that asked nothing.
+    pub fn take_answer(&mut self) -> Option<Value> {
+        self.answer.take()
     }
 
     /// The socket is connected: the handshake starts, or the set-up commands go out.
@@ -113,18 +135,27 @@ impl Opening {
         }
     }
 
-    /// The bytes to send now, when there are any and nothing is being sent: they stay put until
-    /// [`Self::sent`] says the kernel is done with them.
-    pub fn output(&mut self) -> Option<&[u8]> {
+    /// The bytes to send now, when there are any and none are being sent: the buffer moves to the
+    /// send, and comes back with [`Self::sent`] once the kernel is done with it.
+    pub fn lend(&mut self) -> Option<Vec<u8>> {
+        if self.lent {
+            return None;
+        }
         if self.sending.is_empty() {
             std::mem::swap(&mut self.sending, &mut self.next);
         }
-        (!self.sending.is_empty()).then_some(&self.sending[..])
+        if self.sending.is_empty() {
+            return None;
+        }
+        self.lent = true;
+        Some(std::mem::take(&mut self.sending))
     }
 
-    /// The bytes [`Self::output`] gave were sent.
-    pub fn sent(&mut self) {
-        self.sending.clear();
+    /// The buffer [`Self::lend`] gave was sent.
+    pub fn sent(&mut self, mut buf: Vec<u8>) {
+        buf.clear();
+        self.sending = buf;
+        self.lent = false;
     }
 
     /// True once the handshake is done, every set-up reply is in and nothing is left to send: the
@@ -135,6 +166,7 @@ impl Opening {
             .as_ref()
             .is_some_and(|(c, _)| c.is_handshaking() || c.wants_write());
         !handshaking
+            && !self.lent
             && self.setup.is_empty()
             && self.names.is_empty()
             && self.sending.is_empty()
@@ -193,6 +225,10 @@ impl Opening {
                     self.addr
                 )));
             };
+            if name == QUERY {
+                self.answer = Some(v);
+                continue;
+            }
             net::check_setup_reply(name, &v)?;
         }
     }
@@ -224,7 +260,7 @@ mod tests {
     fn without_set_up_commands_a_plain_connection_is_ready_at_once() {
         let mut o = opening(&Setup::default());
         o.connected().unwrap();
-        assert!(o.output().is_none());
+        assert!(o.lend().is_none());
         assert!(o.ready());
     }
 
@@ -237,10 +273,10 @@ mod tests {
         };
         let mut o = opening(&setup);
         o.connected().unwrap();
-        let out = o.output().unwrap().to_vec();
+        let out = o.lend().unwrap();
         assert!(out.starts_with(b"*2\r\n$4\r\nAUTH\r\n$2\r\npw\r\n*2\r\n$6\r\nSELECT\r\n"));
         assert!(!o.ready());
-        o.sent();
+        o.sent(out);
         o.received(b"+O").unwrap();
         o.received(b"K\r\n+OK").unwrap();
         assert!(!o.ready());
@@ -249,8 +285,8 @@ mod tests {
 
         let mut o = opening(&setup);
         o.connected().unwrap();
-        o.output();
-        o.sent();
+        let out = o.lend().unwrap();
+        o.sent(out);
         let e = o
             .received(b"-WRONGPASS invalid username-password pair\r\n")
             .unwrap_err();
@@ -261,17 +297,53 @@ mod tests {
     }
 
     #[test]
-    fn output_stays_put_while_it_is_being_sent() {
+    fn a_query_after_the_set_up_keeps_its_whole_reply() {
+        let setup = Setup {
+            dbnum: 1,
+            ..Setup::default()
+        };
+        let mut o = opening(&setup);
+        o.ask(&[b"CLUSTER", b"INFO"]);
+        o.connected().unwrap();
+        let out = o.lend().unwrap();
+        assert!(out.ends_with(b"*2\r\n$7\r\nCLUSTER\r\n$4\r\nINFO\r\n"));
+        o.sent(out);
+        o.received(b"+OK\r\n$16\r\ncluster_st").unwrap();
+        assert!(!o.ready());
+        assert!(o.take_answer().is_none());
+        o.received(b"ate:ok\r\n").unwrap();
+        assert!(o.ready());
+        match o.take_answer() {
+            Some(Value::Bulk(b)) => assert_eq!(b, b"cluster_state:ok"),
+            other => panic!("unexpected answer {other:?}"),
+        }
+        // An error reply is an answer too, not a set-up failure.
+        let mut o = opening(&Setup::default());
+        o.ask(&[b"CLUSTER", b"SLOTS"]);
+        o.connected().unwrap();
+        let out = o.lend().unwrap();
+        o.sent(out);
+        o.received(b"-ERR This instance has cluster support disabled\r\n")
+            .unwrap();
+        assert!(o.ready());
+        assert!(matches!(o.take_answer(), Some(Value::Error(_))));
+    }
+
+    #[test]
+    fn the_bytes_being_sent_are_lent_once_and_the_opening_waits_for_them() {
         let setup = Setup {
             resp3: true,
             ..Setup::default()
         };
         let mut o = opening(&setup);
         o.connected().unwrap();
-        let first = o.output().unwrap().as_ptr();
-        // Asked again before `sent`, the same bytes at the same place.
-        assert_eq!(o.output().unwrap().as_ptr(), first);
-        o.sent();
-        assert!(o.output().is_none());
+        let out = o.lend().unwrap();
+        // While the send has them, nothing more is lent and the opening is not ready.
+        assert!(o.lend().is_none());
+        o.received(b"%0\r\n").unwrap();
+        assert!(!o.ready());
+        o.sent(out);
+        assert!(o.lend().is_none());
+        assert!(o.ready());
     }
 }

@@ -68,6 +68,13 @@ impl ShardPlan {
 
     /// The `--rps` schedule of this shard's connection `i`, from `began`.
     pub(crate) fn pacing(&self, began: Instant, i: usize) -> Option<Pacing> {
+        if let Some(r) = &self.test.replay {
+            // A paced replay follows its capture's times (or --rps over the file's order).
+            return r
+                .stream(self.first_client + i)
+                .due()
+                .map(|d| Pacing::replay(began, d.clone()));
+        }
         let cfg = &self.cfg;
         cfg.run
             .shape

@@ -18,7 +18,8 @@ pub enum DiscoveryError {
     Conn(#[from] ConnError),
 }
 
-/// Reads the cluster's layout over a blocking control connection to `target`.
+/// Reads the cluster's layout over a blocking control connection to `target` (with the masters'
+/// replicas when the connections are to read from them).
 pub fn discover(
     target: &Target,
     tls: Option<&TlsClient>,
@@ -32,12 +33,13 @@ pub fn discover(
         // Through a unix socket the node's own address is unknown; loopback is where such a node runs.
         Target::Unix(_) => SocketAddr::from(([127, 0, 0, 1], 0)),
     };
-    Ok(SlotMap::from_cluster_slots(
-        &v,
-        seed,
-        &target.display(),
-        &resolve_node,
-    )?)
+    // Reads from replicas (`--rfr`, whose connections send READONLY) need them in the map.
+    let read = if setup.readonly {
+        SlotMap::with_replicas
+    } else {
+        SlotMap::from_cluster_slots
+    };
+    Ok(read(&v, seed, &target.display(), &resolve_node)?)
 }
 
 /// `save` and `appendonly` of one master, for the report header.

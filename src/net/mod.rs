@@ -91,6 +91,9 @@ pub fn setup_commands(setup: &Setup) -> Vec<(&'static str, Vec<Vec<u8>>)> {
             vec![b"CLIENT".to_vec(), b"TRACKING".to_vec(), b"on".to_vec()],
         ));
     }
+    if setup.readonly {
+        cmds.push(("READONLY", vec![b"READONLY".to_vec()]));
+    }
     cmds
 }
 

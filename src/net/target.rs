@@ -44,6 +44,8 @@ pub struct Setup {
     pub dbnum: u32,
     pub resp3: bool,
     pub tracking: bool,
+    /// `--cluster --rfr`: `READONLY`, so a replica serves reads for its master's slots.
+    pub readonly: bool,
 }
 
 impl std::fmt::Debug for Setup {
@@ -55,6 +57,7 @@ impl std::fmt::Debug for Setup {
             .field("dbnum", &self.dbnum)
             .field("resp3", &self.resp3)
             .field("tracking", &self.tracking)
+            .field("readonly", &self.readonly)
             .finish()
     }
 }

@@ -1,4 +1,4 @@
-//! A connection's TLS session fed from and into a ring's buffers: requests are sealed into one buffer
+//! A connection's TLS session fed from and into a ring's buffers: requests are sealed into a buffer
 //! the ring sends from, and each receive buffer is opened into plaintext for the scanner.
 
 use std::io;
@@ -17,35 +17,30 @@ pub(crate) enum TlsError {
 /// A connection's TLS session fed from and into the ring's buffers.
 pub(crate) struct TlsSession {
     conn: rustls::ClientConnection,
-    /// Records to send; the ring sends from here.
-    pub(crate) sealed: Vec<u8>,
 }
 
 impl TlsSession {
     pub(crate) fn new(conn: rustls::ClientConnection) -> Box<TlsSession> {
-        Box::new(TlsSession {
-            conn,
-            sealed: Vec::new(),
-        })
+        Box::new(TlsSession { conn })
     }
 
-    /// Encrypts `plain` (and anything else rustls has to send) into [`Self::sealed`]; returns its length.
-    /// rustls takes plaintext only up to its buffer limit, so the records are drained as it goes: a
-    /// request of any size, or a batch of any depth, is sealed whole.
-    pub(crate) fn seal(&mut self, plain: &[u8]) -> Result<usize, TlsError> {
+    /// Encrypts `plain` (and anything else rustls has to send) into `sealed` (replacing its contents);
+    /// returns its length. rustls takes plaintext only up to its buffer limit, so the records are
+    /// drained as it goes: a request of any size, or a batch of any depth, is sealed whole.
+    pub(crate) fn seal(&mut self, plain: &[u8], sealed: &mut Vec<u8>) -> Result<usize, TlsError> {
         use std::io::Write;
-        self.sealed.clear();
+        sealed.clear();
         let mut rest = plain;
         loop {
             let took = self.conn.writer().write(rest)?;
             rest = &rest[took..];
             let mut drained = false;
             while self.conn.wants_write() {
-                self.conn.write_tls(&mut self.sealed)?;
+                self.conn.write_tls(sealed)?;
                 drained = true;
             }
             if rest.is_empty() {
-                return Ok(self.sealed.len());
+                return Ok(sealed.len());
             }
             if took == 0 && !drained {
                 return Err(TlsError::Io(io::Error::new(

@@ -180,6 +180,9 @@ pub struct SlotMap {
     pub nodes: Vec<Node>,
     /// Per slot: the index of its owner in `nodes`, or [`UNASSIGNED`].
     pub owner: Vec<u16>,
+    /// Per node (indexed like `nodes`): its replicas, when the map was read with them
+    /// ([`SlotMap::with_replicas`]); empty otherwise.
+    pub replicas: Vec<Vec<u16>>,
 }
 
 /// Why the cluster's layout could not be read.
@@ -215,16 +218,38 @@ impl SlotMap {
         SlotMap {
             nodes: Vec::new(),
             owner: vec![UNASSIGNED; SLOTS],
+            replicas: Vec::new(),
         }
     }
 
     /// Reads a `CLUSTER SLOTS` reply. `seed` is the node that answered: an empty host in the reply
-    /// means "the address you reached me at".
+    /// means "the address you reached me at". Replicas are left out.
     pub fn from_cluster_slots(
         v: &Value,
         seed: SocketAddr,
         addr: &str,
         resolve: Resolve<'_>,
+    ) -> Result<Self, ClusterError> {
+        Self::read(v, seed, addr, resolve, false)
+    }
+
+    /// As [`Self::from_cluster_slots`], with each master's replicas as nodes of the map too
+    /// (`--rfr`), listed in [`Self::replicas`].
+    pub fn with_replicas(
+        v: &Value,
+        seed: SocketAddr,
+        addr: &str,
+        resolve: Resolve<'_>,
+    ) -> Result<Self, ClusterError> {
+        Self::read(v, seed, addr, resolve, true)
+    }
+
+    fn read(
+        v: &Value,
+        seed: SocketAddr,
+        addr: &str,
+        resolve: Resolve<'_>,
+        replicas: bool,
     ) -> Result<Self, ClusterError> {
         let bad = |why: &str| ClusterError::BadReply {
             addr: addr.to_string(),
@@ -240,40 +265,57 @@ impl SlotMap {
             Value::Array(a) => a,
             _ => return Err(bad("not an array")),
         };
+        // A node entry of a range (`[host, port, id, ...]`) as a node.
+        let node = |entry: &Value, what: &str| -> Result<Node, ClusterError> {
+            let Value::Array(entry) = entry else {
+                return Err(bad(&format!("a {what} is not an array")));
+            };
+            let host = entry.first().and_then(Value::as_str).unwrap_or("");
+            let port = entry
+                .get(1)
+                .and_then(Value::as_int)
+                .and_then(|p| u16::try_from(p).ok())
+                .ok_or_else(|| bad(&format!("a {what} has no port")))?;
+            Ok(if host.is_empty() || host == "?" {
+                Node {
+                    name: node_name(&seed.ip().to_string(), port),
+                    addr: SocketAddr::new(seed.ip(), port),
+                }
+            } else {
+                let sock = resolve(host, port)
+                    .ok_or_else(|| bad(&format!("cannot resolve the {what} {host}:{port}")))?;
+                Node {
+                    name: node_name(host, port),
+                    addr: sock,
+                }
+            })
+        };
         let mut map = SlotMap::empty();
         for r in ranges {
             let Value::Array(parts) = r else {
                 return Err(bad("a slot range is not an array"));
             };
-            let (Some(start), Some(end), Some(Value::Array(master))) = (
+            let (Some(start), Some(end), Some(master)) = (
                 parts.first().and_then(Value::as_int),
                 parts.get(1).and_then(Value::as_int),
-                parts.get(2),
+                parts.get(2).filter(|m| matches!(m, Value::Array(_))),
             ) else {
                 return Err(bad("a slot range lacks its bounds or master"));
             };
             if !(0..SLOTS as i64).contains(&start) || !(start..SLOTS as i64).contains(&end) {
                 return Err(bad("a slot range is out of bounds"));
             }
-            let host = master.first().and_then(Value::as_str).unwrap_or("");
-            let port = master
-                .get(1)
-                .and_then(Value::as_int)
-                .and_then(|p| u16::try_from(p).ok())
-                .ok_or_else(|| bad("a master has no port"))?;
-            let (name, sock) = if host.is_empty() || host == "?" {
-                (
-                    node_name(&seed.ip().to_string(), port),
-                    SocketAddr::new(seed.ip(), port),
-                )
-            } else {
-                let sock = resolve(host, port)
-                    .ok_or_else(|| bad(&format!("cannot resolve the master {host}:{port}")))?;
-                (node_name(host, port), sock)
-            };
-            let idx = map.add_node(Node { name, addr: sock });
+            let idx = map.add_node(node(master, "master")?);
             for s in start..=end {
                 map.owner[s as usize] = idx;
+            }
+            if replicas {
+                for entry in &parts[3..] {
+                    let r = map.add_node(node(entry, "replica")?);
+                    if r != idx && !map.replicas[idx as usize].contains(&r) {
+                        map.replicas[idx as usize].push(r);
+                    }
+                }
             }
         }
         if map.owner.iter().all(|&o| o == UNASSIGNED) {
@@ -288,6 +330,7 @@ impl SlotMap {
             return i as u16;
         }
         self.nodes.push(node);
+        self.replicas.push(Vec::new());
         (self.nodes.len() - 1) as u16
     }
 
@@ -321,6 +364,13 @@ impl SlotMap {
             } else {
                 remap[theirs as usize]
             };
+        }
+        for r in self.replicas.iter_mut() {
+            r.clear();
+        }
+        for (theirs, reps) in fresh.replicas.iter().enumerate() {
+            self.replicas[remap[theirs] as usize] =
+                reps.iter().map(|&r| remap[r as usize]).collect();
         }
     }
 
@@ -614,5 +664,43 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("not a cluster node"), "{err}");
+    }
+
+    #[test]
+    fn replicas_are_read_only_when_asked_for() {
+        let seed: SocketAddr = "127.0.0.1:7000".parse().unwrap();
+        let with = |mut r: Value, host: &str, port: i64| {
+            if let Value::Array(parts) = &mut r {
+                parts.push(Value::Array(vec![
+                    Value::Bulk(host.as_bytes().to_vec()),
+                    Value::Int(port),
+                    Value::Bulk(b"rid".to_vec()),
+                ]));
+            }
+            r
+        };
+        let v = Value::Array(vec![
+            with(range(0, 8191, "127.0.0.1", 7000), "127.0.0.1", 7003),
+            with(range(8192, 16383, "127.0.0.1", 7001), "", 7004),
+        ]);
+        let plain = SlotMap::from_cluster_slots(&v, seed, "x", &literal).unwrap();
+        assert_eq!(plain.nodes.len(), 2);
+        let mut m = SlotMap::with_replicas(&v, seed, "x", &literal).unwrap();
+        assert_eq!(m.nodes.len(), 4);
+        assert_eq!(m.masters(), [0, 2]);
+        assert_eq!(m.replicas[0], [1]);
+        assert_eq!(m.replicas[2], [3]);
+        assert_eq!(m.nodes[1].name, "127.0.0.1:7003");
+        assert_eq!(m.nodes[3].name, "127.0.0.1:7004");
+        // A failover: 7003 is now the master of the first range, 7000 its replica.
+        let fresh = Value::Array(vec![
+            with(range(0, 8191, "127.0.0.1", 7003), "127.0.0.1", 7000),
+            with(range(8192, 16383, "127.0.0.1", 7001), "", 7004),
+        ]);
+        m.update_from(&SlotMap::with_replicas(&fresh, seed, "x", &literal).unwrap());
+        assert_eq!(m.masters(), [1, 2]);
+        assert_eq!(m.replicas[1], [0]);
+        assert!(m.replicas[0].is_empty());
+        assert_eq!(m.replicas[2], [3]);
     }
 }

@@ -1,5 +1,6 @@
 //! The wire format, no I/O: the RESP reply scanner and decoder, cluster slots and redirects.
 
 pub(crate) mod cluster;
+pub(crate) mod commands;
 pub(crate) mod in_place;
 pub(crate) mod resp;

@@ -251,6 +251,8 @@ pub fn merge(files: &[(String, RunFile)]) -> Result<Merged, MergeError> {
             cluster: None,
             // Each client machine's memory is its own.
             client_memory: None,
+            // Per-command figures are not merged.
+            commands: Vec::new(),
         });
     }
     let hosts: Vec<&str> = files.iter().map(|(_, f)| f.client_host.as_str()).collect();

@@ -7,6 +7,7 @@ pub(crate) mod plot;
 pub(crate) mod rate_report;
 pub(crate) mod result_file;
 pub(crate) mod results;
+mod significance;
 pub(crate) mod subcommands;
 
 use crate::stats::{TestResult, ns_to_ms};
@@ -33,6 +34,8 @@ pub struct Header {
     pub tls: Option<String>,
     /// `--cluster`: each master's configuration, in node order (replaces the host configuration lines).
     pub cluster_nodes: Option<Vec<crate::net::discovery::NodeConfig>>,
+    /// `--replay`: what is replayed and how (replaces the payload line).
+    pub replay: Option<String>,
 }
 
 /// The CSV header line (with its newline).
@@ -116,6 +119,9 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
     );
     let _ = writeln!(s, "  {} parallel clients", h.clients);
     match h.data_min {
+        _ if h.replay.is_some() => {
+            let _ = writeln!(s, "  {}", h.replay.as_deref().unwrap_or_default());
+        }
         Some(min) if min != h.data_size => {
             let _ = writeln!(s, "  {min}-{} bytes payload", h.data_size);
         }
@@ -447,6 +453,7 @@ mod tests {
             threads_note: Some("sharing 1 cores".into()),
             tls: None,
             cluster_nodes: None,
+            replay: None,
         };
         let b = normal_block(&result(), &h);
         for want in [

@@ -113,6 +113,16 @@ pub fn summary_lines(r: &TestResult) -> String {
                 ns_to_ms(h.max())
             );
         }
+        let failing: Vec<String> = r
+            .stats
+            .parts
+            .iter()
+            .filter(|p| p.errors > 0)
+            .map(|p| format!("{} {}", p.title, p.errors))
+            .collect();
+        if !failing.is_empty() {
+            let _ = writeln!(s, "  error replies per command: {}", failing.join(", "));
+        }
     }
     s
 }

@@ -265,6 +265,25 @@ pub struct TestEntry {
     /// The client's memory in this test (Linux), when it was measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_memory: Option<MemoryEntry>,
+    /// A mix or a replay: each command's own figures, in the report's order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<CommandEntry>,
+}
+
+/// One command of a mix or a replay: its replies, error replies, rate and latency.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CommandEntry {
+    /// The command as the test names it (`GET`, ...).
+    pub title: String,
+    /// The upper-case command name, as `INFO commandstats` names it.
+    pub command: String,
+    /// Replies received, error replies included.
+    pub requests: u64,
+    /// Error replies.
+    pub errors: u64,
+    pub rps: f64,
+    pub latency_ms: LatencySummary,
+    pub histogram: EncodedHistogram,
 }
 
 /// The client's resident memory in one test.
@@ -536,6 +555,29 @@ impl TestEntry {
                 peak_rss_bytes: m.peak_rss,
                 bytes_per_connection: m.per_connection(),
             }),
+            commands: st
+                .parts
+                .iter()
+                .map(|p| CommandEntry {
+                    title: p.title.clone(),
+                    // A replay's titles are its command names; a mix's begin with them.
+                    command: p
+                        .title
+                        .split(' ')
+                        .next()
+                        .unwrap_or_default()
+                        .to_ascii_uppercase(),
+                    requests: p.completed,
+                    errors: p.errors,
+                    rps: if r.seconds > 0.0 {
+                        p.completed as f64 / r.seconds
+                    } else {
+                        0.0
+                    },
+                    latency_ms: LatencySummary::of(&p.hist),
+                    histogram: EncodedHistogram::encode(&p.hist),
+                })
+                .collect(),
         }
     }
 

@@ -77,8 +77,11 @@ pub struct ServerView {
 /// One master's side of a cluster test.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct NodeView {
-    /// `ip:port` of the master.
+    /// `ip:port` of the node: a master, or a replica that served reads (`--rfr`).
     pub node: String,
+    /// True for a replica (it served reads under `--rfr`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub replica: bool,
     #[serde(flatten)]
     pub view: ServerView,
 }
@@ -114,11 +117,18 @@ impl ServerView {
         if self.nodes.is_empty() {
             s.push_str("  server side (INFO before and after the test):\n");
         } else {
-            let _ = writeln!(
-                s,
-                "  server side (INFO before and after the test, summed over {} masters):",
-                self.nodes.len()
-            );
+            let replicas = self.nodes.iter().filter(|n| n.replica).count();
+            let masters = self.nodes.len() - replicas;
+            let _ = match replicas {
+                0 => writeln!(
+                    s,
+                    "  server side (INFO before and after the test, summed over {masters} masters):"
+                ),
+                r => writeln!(
+                    s,
+                    "  server side (INFO before and after the test, summed over {masters} masters and {r} replicas):"
+                ),
+            };
         }
         let per = match self.cpu_us_per_request {
             Some(us) => format!("{us:.3} usec per request"),
@@ -149,7 +159,8 @@ impl ServerView {
             };
             let _ = writeln!(
                 s,
-                "    master {}: commands processed: {}, CPU {:.3} s, {per}",
+                "    {} {}: commands processed: {}, CPU {:.3} s, {per}",
+                if n.replica { "replica" } else { "master" },
                 n.node,
                 v.commands_processed,
                 v.cpu_s()
@@ -320,6 +331,7 @@ impl Watches {
             match w.watch.end(share, stopped) {
                 Some(view) => nodes.push(NodeView {
                     node: w.name.clone(),
+                    replica: !w.master,
                     view,
                 }),
                 None => all = false,

@@ -3,6 +3,7 @@
 pub(crate) mod compose;
 pub(crate) mod dataset;
 pub(crate) mod keys;
+pub mod replay;
 pub(crate) mod template;
 pub(crate) mod xml;
 
@@ -20,6 +21,8 @@ pub struct TestSpec {
     /// Set when requests differ beyond `__rand_int__` digits (varying values, shared random numbers,
     /// a mix): each request is then composed on its own instead of patched in a fixed layout.
     pub compose: Option<std::sync::Arc<crate::workload::compose::Composer>>,
+    /// `--replay`: the captured commands this test sends, each once, instead of its template.
+    pub replay: Option<std::sync::Arc<crate::workload::replay::Replay>>,
 }
 
 /// A default-suite entry: its title, the `-t` names that select it, and how to build its command.
@@ -261,6 +264,7 @@ pub fn default_suite(
                 command: command.to_string(),
                 template,
                 compose: None,
+                replay: None,
             }
         })
         .collect())
@@ -273,6 +277,7 @@ pub fn custom_test(args: &[Vec<u8>], title: String, randomize: bool) -> TestSpec
         command: String::from_utf8_lossy(&args[0]).to_uppercase(),
         template: RequestTemplate::from_args(args, randomize),
         compose: None,
+        replay: None,
     }
 }
 

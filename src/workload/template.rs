@@ -42,6 +42,11 @@ impl RequestTemplate {
         Self::from_bytes(format!("{line}\r\n").into_bytes(), false)
     }
 
+    /// A request sent exactly as these bytes (no placeholders).
+    pub fn raw(bytes: Vec<u8>) -> Self {
+        Self::from_bytes(bytes, false)
+    }
+
     fn from_bytes(bytes: Vec<u8>, randomize: bool) -> Self {
         let rand_offsets = if randomize {
             memmem::find_iter(&bytes, RAND_INT).collect()

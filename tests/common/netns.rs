@@ -61,6 +61,11 @@ impl NetNs {
     /// answers. It listens on 127.0.0.1, where tests send load and drop packets, and on 127.0.0.2,
     /// where [`NsRedis::cli`] reaches it whatever the rules do to the first.
     pub fn redis(&self, port: u16) -> NsRedis {
+        self.redis_with(port, &[])
+    }
+
+    /// As [`Self::redis`], with more of redis-server's flags (`--cluster-enabled yes`, ...).
+    pub fn redis_with(&self, port: u16, extra: &[&str]) -> NsRedis {
         let dir = std::env::temp_dir().join(format!("{}-redis-{port}", self.name));
         std::fs::create_dir_all(&dir).unwrap();
         let child = self
@@ -68,6 +73,7 @@ impl NetNs {
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1 127.0.0.2"])
             .args(["--save", "", "--appendonly", "no", "--dir"])
             .arg(&dir)
+            .args(extra)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()

@@ -1,45 +1,10 @@
-//! Redirects, losses and failovers: the slot map re-read, a lost master noted and the node that answers
-//! for its slots found, requests that wait for their slot retried with backoff, and the give-up after
+//! Redirects, losses and failovers: a lost master noted and the node that answers for its slots found
+//! (the slot map is re-read by `query.rs`), requests that wait for their slot retried with backoff, and the give-up after
 //! `--failover-timeout`.
 
 use super::*;
 
 impl ClusterLayer<'_> {
-    /// Re-reads the slot map unless it was read just now.
-    pub(super) fn refresh(&mut self, now: Instant) {
-        if self
-            .last_refresh
-            .is_some_and(|t| now.saturating_duration_since(t) < REFRESH_GAP)
-        {
-            return;
-        }
-        let mut candidates: Vec<SocketAddr> = self
-            .map
-            .masters()
-            .iter()
-            .map(|&i| self.map.nodes[i as usize].addr)
-            .collect();
-        for n in &self.map.nodes {
-            if !candidates.contains(&n.addr) {
-                candidates.push(n.addr);
-            }
-        }
-        for addr in candidates {
-            if let Ok(fresh) = discovery::discover(
-                &node_target(addr),
-                self.cfg.tls.as_ref(),
-                &self.cfg.setup,
-                self.cfg.run.connect_timeout,
-            ) {
-                self.map.update_from(&fresh);
-                self.masters = masters_of(&self.map);
-                self.grow_nodes();
-                break;
-            }
-        }
-        self.last_refresh = Some(Instant::now());
-    }
-
     /// Notes that a connection to `node` was lost or refused, for a node that owns slots (what follows
     /// is a failover, or a give-up): once per loss, so a node lost again after another node answered
     /// for its slots (it became a master again, and failed again) is listed again.
@@ -89,7 +54,8 @@ impl ClusterLayer<'_> {
     }
 
     /// Ends this shard's run: `slot` has had no answering master for `--failover-timeout` (or `silent`
-    /// did not reply within it). Asks the other nodes for the cluster's state for the message.
+    /// did not reply within it). Asks the other nodes for the cluster's state for the message
+    /// ([`Self::give_up_message`]).
     pub(super) fn give_up(&mut self, slot: u16, silent: Option<usize>) {
         if self.abort.is_some() {
             return;
@@ -104,25 +70,6 @@ impl ClusterLayer<'_> {
                 .map_or(self.map.owner[slot as usize], |l| l.node) as usize
         });
         let owner = self.map.nodes.get(o).map(|n| n.name.clone());
-        let mut state = String::from("cluster_state unknown (no other node answered CLUSTER INFO)");
-        for (_, n) in self.map.nodes.iter().enumerate().filter(|&(i, _)| i != o) {
-            let target = node_target(n.addr);
-            let reply = ControlClient::connect(
-                &target,
-                self.cfg.tls.as_ref(),
-                &self.cfg.setup,
-                self.cfg.run.connect_timeout,
-            )
-            .and_then(|mut c| c.command(&[b"CLUSTER", b"INFO"]));
-            if let Ok(Value::Bulk(b) | Value::Verbatim(_, b)) = reply
-                && let Some(line) = String::from_utf8_lossy(&b)
-                    .lines()
-                    .find(|l| l.starts_with("cluster_state:"))
-            {
-                state = format!("{} (says {})", line.trim(), target.display());
-                break;
-            }
-        }
         let secs = self.cfg.run.failover_timeout.as_secs_f64();
         let what = match (silent, owner) {
             (Some(_), Some(n)) => format!("{n} sent no reply for {secs} s"),
@@ -131,9 +78,23 @@ impl ClusterLayer<'_> {
             }
             (_, None) => format!("slot {slot} has had no master for {secs} s"),
         };
-        self.abort = Some(format!(
+        self.abort = Some(what);
+        // The message names the cluster's state as another node sees it: asked on the ring, the run
+        // ends once it is answered (or no node could answer).
+        self.ask_state(o);
+    }
+
+    /// Why the shard gave up, whole: what was silent, the cluster's state, the flag.
+    pub(super) fn give_up_message(&self) -> Option<String> {
+        let what = self.abort.as_ref()?;
+        let state = self
+            .queries
+            .state
+            .as_deref()
+            .unwrap_or("cluster_state unknown (no other node answered CLUSTER INFO)");
+        Some(format!(
             "--cluster: {what}; {state}; giving up (--failover-timeout)"
-        ));
+        ))
     }
 
     /// Moves client `c`'s redirected and lost requests to its list to route again; false when the
@@ -210,7 +171,7 @@ impl ClusterLayer<'_> {
         cl.lost = false;
         cl.wait = false;
         if moved || lost {
-            self.refresh(now);
+            self.refresh();
         }
         let cl = &mut self.clients[c];
         if (wait || lost) && !cl.todo.is_empty() {

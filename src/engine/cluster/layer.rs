@@ -103,6 +103,10 @@ impl Layer for ClusterLayer<'_> {
     }
 
     fn on_open_failed(&mut self, conn: usize, e: &ConnError, now: Instant) {
+        if self.queries.owns(conn) {
+            self.on_question_failed();
+            return;
+        }
         // Like a node that could not be reached: what waited for it is routed again after the
         // backoff (and a re-read of the slot map).
         let (c, node) = self.ends[conn];
@@ -119,16 +123,23 @@ impl Layer for ClusterLayer<'_> {
         self.note_lost(node, now);
     }
 
+    fn on_answer(&mut self, _conn: usize, answer: Value) {
+        self.on_question_answered(answer);
+    }
+
     fn wake(&mut self, conn: usize) {
         // Called after each received buffer (and each finished send): its replies go into the
         // shard's counters together.
         self.publish();
-        self.mark(self.ends[conn].0);
+        if !self.queries.owns(conn) {
+            self.mark(self.ends[conn].0);
+        }
     }
 
     fn pump(&mut self, d: &mut Driver<'_>, now: Instant) {
         self.publish();
         self.watch(d, now);
+        self.ask(d, now);
         if !self.renew.is_empty() {
             let owed = &self.owed;
             // A connection whose send is still in the kernel closes once it is done.
@@ -173,7 +184,8 @@ impl Layer for ClusterLayer<'_> {
     }
 
     fn finished(&self) -> bool {
-        self.clients.iter().all(|c| c.finished)
+        // A give-up waits for its CLUSTER INFO (bounded by --connect-timeout per node asked).
+        self.clients.iter().all(|c| c.finished) && !self.queries.asking_info()
     }
 
     fn finish(&mut self, stats: &mut ShardStats) {
@@ -213,11 +225,11 @@ impl Layer for ClusterLayer<'_> {
             }
         }
         self.publish_into(stats);
-        if let Some(why) = &self.abort
-            && !stats.conn_errors.contains(why)
+        if let Some(why) = self.give_up_message()
+            && !stats.conn_errors.contains(&why)
         {
             // Why the run ended comes first, whatever else was noted (the list is capped).
-            stats.conn_errors.insert(0, why.clone());
+            stats.conn_errors.insert(0, why);
             stats.conn_errors.truncate(crate::stats::MAX_CONN_ERRORS);
         }
         // Every reply was recorded once, in its node's histogram: the shard's is their sum.

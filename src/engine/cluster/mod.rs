@@ -14,33 +14,35 @@
 //! read where the request is built (the template's key digits, or where the composer wrote the key),
 //! and its bytes are built once, in the client's pool, and copied once, into the connection's send.
 //!
-//! A lost master: its slots' requests are retried with backoff and the slot map is re-read (over the
-//! blocking control client) until a promoted replica (or another master) answers for them. When none
+//! A lost master: its slots' requests are retried with backoff and the slot map is re-read (a
+//! `CLUSTER SLOTS` on a ring connection of its own, `query.rs`) until a promoted replica (or another master) answers for them. When none
 //! does within `--failover-timeout`, the shard gives up with a message naming the node and the
 //! cluster's state; the run never hangs.
 
 mod failover;
 mod figures;
 mod layer;
+mod query;
 mod route;
 mod send;
 
-use crate::config::Config;
+use crate::config::{Config, ReadFrom};
 use crate::engine::connect;
 use crate::engine::ring::{Driver, Layer, Socket};
 use crate::engine::schedule::{DueQueue, LATE, Pacing};
 use crate::engine::shared::{ShardPlan, ShardState, note_error};
 use crate::net::ConnError;
-use crate::net::control::ControlClient;
 use crate::net::discovery::{self, DiscoveryError};
 use crate::net::target::Target;
 use crate::protocol::cluster::{self, DigitSlots, Redirect, SLOTS, SlotMap, UNASSIGNED};
+use crate::protocol::commands;
 use crate::protocol::resp::Value;
 use crate::stats::cluster::{ClusterStats, Failover};
 use crate::stats::{ShardStats, new_histogram};
 use crate::workload::PipelineBuffer;
 use crate::workload::compose::{Composer, KeyAt};
 use crate::workload::keys::{KeyGen, bounded};
+use crate::workload::replay::Replay;
 use hdrhistogram::Histogram;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -199,6 +201,8 @@ struct Client {
     /// Open loop: the next request's number in this client's schedule, and whether the next request
     /// fell due with the pool full (its lateness is then the pipelines', not the client's).
     seq: u64,
+    /// `--replay`: how many commands of this client's share have been built.
+    replayed: usize,
     was_full: bool,
     /// No more requests will be claimed; and the client is done altogether.
     done: bool,
@@ -217,6 +221,8 @@ struct Client {
     /// owner). Closed loop: while there are any the client draws no new keys, as a client whose
     /// request waits does not go on (a failover stalls it).
     stalled: u32,
+    /// `--rfr`: the client's count of reads, which turns them over a slot's replicas.
+    turn: u32,
 }
 
 impl Client {
@@ -238,8 +244,12 @@ struct ClusterLayer<'a> {
     /// What request times are stamped from (see [`Req`]).
     base: Instant,
     map: SlotMap,
-    /// The nodes that own slots: the ones a client fills batches for.
+    /// The nodes requests go to, the ones a client fills batches for: the masters (the nodes that own
+    /// slots), and under `--rfr` the replicas that take reads.
     masters: Vec<usize>,
+    /// `--rfr`, and per kind of request (the mix's command; 0 without a mix) whether it only reads.
+    read_from: ReadFrom,
+    reads: Vec<bool>,
     initial: Vec<String>,
     tallies: Vec<NodeTally>,
     parts: Vec<PartTally>,
@@ -254,13 +264,15 @@ struct ClusterLayer<'a> {
     moved: u64,
     ask: u64,
     retries: u64,
-    last_refresh: Option<Instant>,
+    /// `CLUSTER SLOTS` re-reads and a give-up's `CLUSTER INFO`, asked on the ring.
+    queries: query::Queries,
     /// Replies per second of the test (from the run's epoch, shared by every executor).
     per_second: Vec<u64>,
     lost: Vec<LostNode>,
     /// True while a lost master's slots have not been answered by another node.
     watching: bool,
-    /// Set when the shard gave up (a slot without an answering master for `--failover-timeout`): why.
+    /// Set when the shard gave up (a slot without an answering master for `--failover-timeout`): what
+    /// was silent (the message is [`ClusterLayer::give_up_message`]).
     abort: Option<String>,
     /// The connection of the last reply (a new one starts a run of prefetches).
     last_conn: usize,
@@ -268,6 +280,8 @@ struct ClusterLayer<'a> {
     owed: Vec<VecDeque<u32>>,
     clients: Vec<Client>,
     composer: Option<Arc<Composer>>,
+    /// `--replay`: the capture; client `c` sends share `plan.first_client + c` of it.
+    replay: Option<Arc<Replay>>,
     /// The fixed-layout template's routing key bytes (`None`: a command without a key), and when the
     /// key's only varying part is one placeholder: its index and the slots of its numbers.
     key: Option<Range<usize>>,
@@ -370,12 +384,31 @@ pub(crate) fn layer<'a>(
     let cfg = &*plan.cfg;
     let Topology { map, stride } = topology;
     let depth = cfg.run.pipeline;
-    let masters = masters_of(&map);
+    let read_from = cfg.run.read_from;
+    let reads: Vec<bool> = match &composer {
+        // A replay's kinds are its command names.
+        _ if let Some(r) = &plan.test.replay => {
+            r.names().iter().map(|n| commands::reads_only(n)).collect()
+        }
+        Some(comp) => comp
+            .variants()
+            .iter()
+            .map(|v| commands::reads_only(&v.command))
+            .collect(),
+        None => vec![commands::reads_only(&plan.test.command)],
+    };
+    let masters = serving(&map, read_from, &reads);
     // Room for a batch in flight and one waiting on every master, plus one more batch: what is in
     // flight and every node's partial batch never fill it, so a closed-loop batch always completes.
     let pool = (depth * (2 * masters.len().max(1) + 1)).min(ASKING_MARK as usize - 1);
     let cursor = Rc::new(Cell::new(0u64));
-    let max = composer.as_ref().map_or(0, |c| c.max_request_len());
+    let replay = plan.test.replay.clone();
+    let max = match (&composer, &replay) {
+        (_, Some(r)) => r.max_request_len(),
+        (Some(c), None) => c.max_request_len(),
+        (None, None) => 0,
+    };
+    let composed = composer.is_some() || replay.is_some();
     let clients = (0..plan.clients)
         .map(|i| {
             let seed = cfg
@@ -390,11 +423,8 @@ pub(crate) fn layer<'a>(
                 queue: (0..stride).map(|_| VecDeque::with_capacity(pool)).collect(),
                 todo: Vec::with_capacity(pool),
                 retry: Vec::with_capacity(pool),
-                pipe: PipelineBuffer::new(
-                    &plan.test.template,
-                    if composer.is_some() { 0 } else { pool },
-                ),
-                composed: if composer.is_some() {
+                pipe: PipelineBuffer::new(&plan.test.template, if composed { 0 } else { pool }),
+                composed: if composed {
                     (0..pool).map(|_| Vec::with_capacity(max)).collect()
                 } else {
                     Vec::new()
@@ -403,6 +433,7 @@ pub(crate) fn layer<'a>(
                 rng: SmallRng::seed_from_u64(seed),
                 pacing: plan.pacing(began, i),
                 seq: 0,
+                replayed: 0,
                 was_full: false,
                 done: false,
                 finished: false,
@@ -413,6 +444,7 @@ pub(crate) fn layer<'a>(
                 unreachable: vec![false; stride],
                 links: (i * stride..(i + 1) * stride).collect(),
                 stalled: 0,
+                turn: i as u32,
             }
         })
         .collect();
@@ -450,6 +482,8 @@ pub(crate) fn layer<'a>(
         base: began.min(plan.epoch),
         map,
         masters,
+        read_from,
+        reads,
         initial,
         tallies: Vec::new(),
         parts,
@@ -462,7 +496,7 @@ pub(crate) fn layer<'a>(
         moved: 0,
         ask: 0,
         retries: 0,
-        last_refresh: None,
+        queries: query::Queries::new(),
         per_second: Vec::new(),
         lost: Vec::new(),
         watching: false,
@@ -482,6 +516,7 @@ pub(crate) fn layer<'a>(
             .as_ref()
             .is_some_and(|c| c.literals_contain(cluster::SLOT_TAG)),
         composer,
+        replay,
         turn: Rc::new(Cell::new(plan.first_request)),
         next_watch: began,
         ready: (0..plan.clients).collect(),
@@ -492,9 +527,25 @@ pub(crate) fn layer<'a>(
     })
 }
 
-/// The nodes of `map` that own slots.
-fn masters_of(map: &SlotMap) -> Vec<usize> {
-    map.masters().into_iter().map(usize::from).collect()
+/// The nodes of `map` requests go to: the masters unless every request is a read sent to replicas
+/// (`--rfr yes`), and the replicas when reads go there. A master without a replica takes its reads.
+fn serving(map: &SlotMap, read_from: ReadFrom, reads: &[bool]) -> Vec<usize> {
+    let any_read = reads.iter().any(|&r| r);
+    let any_write = reads.iter().any(|&r| !r);
+    if read_from == ReadFrom::Masters || !any_read {
+        return map.masters().into_iter().map(usize::from).collect();
+    }
+    let mut nodes = Vec::new();
+    for m in map.masters() {
+        let replicas = &map.replicas[m as usize];
+        if any_write || read_from == ReadFrom::All || replicas.is_empty() {
+            nodes.push(m as usize);
+        }
+        nodes.extend(replicas.iter().map(|&r| r as usize));
+    }
+    nodes.sort_unstable();
+    nodes.dedup();
+    nodes
 }
 
 /// An empty histogram with `h`'s bounds and precision.
@@ -505,6 +556,11 @@ fn new_histogram_like(h: &Histogram<u64>) -> Histogram<u64> {
 }
 
 impl ClusterLayer<'_> {
+    /// The nodes requests go to now (see [`serving`]).
+    fn serving(&self) -> Vec<usize> {
+        serving(&self.map, self.read_from, &self.reads)
+    }
+
     /// Gives every client a queue (and a place for a connection) for each node of the map: called
     /// when the map names a node it did not know (a refresh, a redirect).
     fn grow_nodes(&mut self) {

@@ -10,6 +10,14 @@ impl ClusterLayer<'_> {
     pub(super) fn build(&mut self, c: usize, i: usize) -> Option<usize> {
         let cl = &mut self.clients[c];
         let (slot, kind) = match self.composer.as_deref() {
+            _ if let Some(r) = self.replay.as_deref() => {
+                let (share, pos) = (self.plan.first_client + c, cl.replayed);
+                cl.replayed += 1;
+                let out = &mut cl.composed[i];
+                out.clear();
+                let kind = r.write(share, pos, out);
+                (r.slot(share, pos), kind as u16)
+            }
             Some(comp) => {
                 let out = &mut cl.composed[i];
                 out.clear();
@@ -71,7 +79,15 @@ impl ClusterLayer<'_> {
         let node = if r.target != UNASSIGNED {
             r.target
         } else {
-            self.map.owner[r.slot as usize]
+            let owner = self.map.owner[r.slot as usize];
+            if self.read_from != ReadFrom::Masters
+                && owner != UNASSIGNED
+                && self.reads[r.kind as usize]
+            {
+                self.read_node(c, owner)
+            } else {
+                owner
+            }
         } as usize;
         if node < self.map.nodes.len() && node >= self.clients[c].queue.len() {
             // A node a redirect just named: every client gets room for it.
@@ -90,6 +106,22 @@ impl ClusterLayer<'_> {
             cl.queue[node].push_back(i);
         }
         Some(node)
+    }
+
+    /// `--rfr`: the node client `c`'s next read of a slot `master` owns goes to: its replicas in
+    /// turn (`yes`), or the master and its replicas in turn (`all`); the master when it has none.
+    fn read_node(&mut self, c: usize, master: u16) -> u16 {
+        let replicas = &self.map.replicas[master as usize];
+        let cl = &mut self.clients[c];
+        cl.turn = cl.turn.wrapping_add(1);
+        match (self.read_from, replicas.len()) {
+            (_, 0) => master,
+            (ReadFrom::All, n) => match cl.turn as usize % (n + 1) {
+                0 => master,
+                k => replicas[k - 1],
+            },
+            (_, n) => replicas[cl.turn as usize % n],
+        }
     }
 
     /// True when client `c`'s connection to node `n` can take a whole batch now (or once it is
@@ -138,7 +170,7 @@ impl ClusterLayer<'_> {
             let Some(i) = self.clients[c].free.pop() else {
                 break;
             };
-            if self.state.claim(1) == 0 {
+            if self.replay_done(c) || self.state.claim(1) == 0 {
                 let cl = &mut self.clients[c];
                 cl.free.push(i);
                 cl.done = true;
@@ -158,15 +190,26 @@ impl ClusterLayer<'_> {
         }
     }
 
+    /// `--replay`: whether client `c` has built every command of its share.
+    fn replay_done(&self, c: usize) -> bool {
+        self.replay
+            .as_deref()
+            .is_some_and(|r| self.clients[c].replayed >= r.stream(self.plan.first_client + c).len())
+    }
+
     /// Open loop: takes every request of client `c` that is due, while its pool has room.
     pub(super) fn admit(&mut self, c: usize, now: Instant) {
         let deadline = self.state.deadline;
-        let Some(p) = self.clients[c].pacing else {
-            return;
-        };
         while !self.clients[c].done {
+            let replay_done = self.replay_done(c);
             let cl = &mut self.clients[c];
-            let at = p.intended(cl.seq);
+            let Some(at) = cl.pacing.as_ref().map(|p| p.intended(cl.seq)) else {
+                return;
+            };
+            if replay_done {
+                cl.done = true;
+                break;
+            }
             if deadline.is_some_and(|d| at >= d || now >= d) {
                 cl.done = true;
                 break;

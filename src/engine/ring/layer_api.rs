@@ -19,7 +19,9 @@ impl Driver<'_> {
             phase: Phase::Done,
             recv_armed: false,
             send_pending: false,
+            lent: None,
             out: Vec::new(),
+            sealed: Vec::new(),
             out_len: 0,
             out_at: 0,
             requests: Requests::Raw,
@@ -73,15 +75,16 @@ impl Driver<'_> {
     }
 
     /// Connection `i`'s send buffer, for a layer to write `replies` more requests into before [`Self::send`].
-    /// Panics while a send of that buffer is in the kernel ([`Self::is_sending`]): the kernel reads
-    /// it then, so it must not change.
+    /// Panics while a send is in the kernel ([`Self::is_sending`]): the bytes being sent are the
+    /// send's then (out of reach: see `lent.rs`), and what comes back at its completion would replace
+    /// what was written meanwhile.
     pub(crate) fn out(&mut self, i: usize, replies: usize) -> &mut Vec<u8> {
         let c = &mut self.conns[i];
         assert!(
             !c.send_pending,
             "connection {i}'s send buffer is in the kernel"
         );
-        if c.out_len > 0 && !c.send_pending {
+        if c.out_len > 0 {
             // The last send is done: its bytes go.
             c.out.clear();
             c.out_len = 0;

@@ -1,7 +1,8 @@
 //! A connection's life on the ring: opening it (a `CONNECT` with `--connect-timeout` linked, then
 //! the TLS handshake and set-up commands of [`crate::engine::opening`]), losing it (what it had in
 //! flight fails), draining it until the kernel is done with its buffers, and reconnecting after the
-//! backoff. Nothing here blocks the executor, except [`Driver::open`], the cluster layer's lazy connect.
+//! backoff; and a layer's queries (`--cluster`'s slot-map re-reads), each on a connection of its own
+//! that closes once it is answered. Nothing here blocks the executor.
 
 use super::*;
 
@@ -280,14 +281,33 @@ impl Driver<'_> {
         if c.phase != Phase::Opening || c.send_pending {
             return;
         }
-        let Some(o) = c.opening.as_mut() else { return };
-        if let Some(bytes) = o.output() {
-            c.out_len = bytes.len();
+        if c.opening.is_none() {
+            return;
+        }
+        if self.lend(i) {
+            let c = &mut self.conns[i];
+            c.out_len = c.lent.as_ref().map_or(0, |l| l.bytes().len());
             c.out_at = 0;
             self.send_rest(i);
             return;
         }
+        let c = &mut self.conns[i];
+        let Some(o) = c.opening.as_mut() else { return };
         if !o.ready() {
+            return;
+        }
+        if let Some(answer) = o.take_answer() {
+            // A query's connection: its answer goes to the layer and the connection closes.
+            c.opening = None;
+            if let Some(l) = self.layer.as_mut() {
+                l.on_answer(i, answer);
+            }
+            self.set_phase(i, Phase::Draining);
+            let c = &mut self.conns[i];
+            if let Some(fd) = &c.fd {
+                uring::shutdown(fd);
+            }
+            self.maybe_reconnect(i);
             return;
         }
         let o = c.opening.take().expect("an opening");
@@ -314,6 +334,22 @@ impl Driver<'_> {
     /// closed until the opening ends; then the layer's `wake` (live) or `on_open_failed` says how.
     pub(crate) fn open_async(&mut self, i: usize, target: &Target) -> Result<(), ConnError> {
         self.start_open(i, target, Instant::now())
+    }
+
+    /// Opens slot `i` (closed) to `target` on the ring to ask `args` once it is set up, for a layer:
+    /// the reply goes to the layer's `on_answer` and the connection closes; a failure (connect, set-up,
+    /// `--connect-timeout`) goes to its `on_open_failed`. The executor does not wait for either.
+    pub(crate) fn ask_async(
+        &mut self,
+        i: usize,
+        target: &Target,
+        args: &[&[u8]],
+    ) -> Result<(), ConnError> {
+        self.start_open(i, target, Instant::now())?;
+        if let Some(o) = self.conns[i].opening.as_mut() {
+            o.ask(args);
+        }
+        Ok(())
     }
 
     /// True while connection `i` is being opened.

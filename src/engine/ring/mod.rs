@@ -8,6 +8,7 @@
 //! sleep), `-k 0`, `--timeout` and reconnects, over TCP and unix sockets.
 
 mod layer_api;
+mod lent;
 mod lifecycle;
 mod receive;
 mod send;
@@ -25,11 +26,12 @@ use crate::net::ConnError;
 use crate::net::target::Target;
 use crate::net::tls_session::{TlsError, TlsSession};
 use crate::protocol::in_place::InPlaceScanner;
-use crate::protocol::resp::Scanned;
+use crate::protocol::resp::{Scanned, Value};
 use crate::stats::ShardStats;
 use crate::workload::PipelineBuffer;
 use crate::workload::compose::Composer;
 use crate::workload::keys::KeyGen;
+use crate::workload::replay::Replay;
 use io_uring::types::{Fd, Fixed, SubmitArgs, Timespec};
 use io_uring::{IoUring, cqueue, opcode, squeue};
 use rand::SeedableRng;
@@ -105,6 +107,11 @@ enum Requests {
     Composed(Arc<Composer>),
     /// Bytes a [`Layer`] wrote into the connection's `out` (`--cluster`).
     Raw,
+    /// The fixed-layout requests are in the kernel's send ([`lent::Lent::Pipe`]).
+    Lent,
+    /// `--replay`: the captured commands of this share (the run's connection number), copied from
+    /// the capture's arena one after the other; the connection's `seq` is its place in the share.
+    Replay(Arc<Replay>, usize),
 }
 
 /// What a driver layered on the ring does instead of the single-node closed and open loops: it decides
@@ -119,6 +126,9 @@ pub(crate) trait Layer {
     fn on_lost(&mut self, conn: usize, e: &ConnError, now: Instant);
     /// Opening connection `conn` ([`Driver::open_async`]) failed with `e`; nothing was sent on it.
     fn on_open_failed(&mut self, conn: usize, e: &ConnError, now: Instant);
+    /// The query asked on connection `conn` ([`Driver::ask_async`]) was answered with `answer`; the
+    /// connection closes.
+    fn on_answer(&mut self, conn: usize, answer: Value);
     /// Connection `conn` finished a send, or closed: what waited for it may go on.
     fn wake(&mut self, conn: usize);
     /// Queues whatever is due now, on any connection (called once per turn of the loop).
@@ -153,10 +163,14 @@ struct Conn {
     phase: Phase,
     recv_armed: bool,
     send_pending: bool,
-    /// Send buffer and the part of it still to go.
-    out: Vec<u8>,
+    /// The bytes of the send in the kernel (moved here while it reads them), how many it sends and
+    /// how many went.
+    lent: Option<lent::Lent>,
     out_len: usize,
     out_at: usize,
+    /// Composed requests (or a layer's) for the next send, and a buffer for TLS records.
+    out: Vec<u8>,
+    sealed: Vec<u8>,
     requests: Requests,
     /// Fixed closed loop: replies still due from the current batch, sent at `batch_sent`.
     due: usize,
@@ -308,9 +322,12 @@ impl<'a> Driver<'a> {
             .filter(|_| socks.iter().flatten().all(|(fd, _)| RxStamps::enable(fd)));
         let cursor = Rc::new(Cell::new(0u64));
         let depth = cfg.run.pipeline;
-        let mixed = composer.as_ref().is_some_and(|c| c.variants().len() > 1);
-        let shared = (composer.is_none() && !plan.test.template.has_placeholders())
-            .then(|| Rc::new(PipelineBuffer::new(&plan.test.template, depth)));
+        let mixed =
+            composer.as_ref().is_some_and(|c| c.variants().len() > 1) || plan.test.replay.is_some();
+        let shared = (composer.is_none()
+            && plan.test.replay.is_none()
+            && !plan.test.template.has_placeholders())
+        .then(|| Rc::new(PipelineBuffer::new(&plan.test.template, depth)));
         let conns = socks
             .into_iter()
             .enumerate()
@@ -322,6 +339,11 @@ impl<'a> Driver<'a> {
                 let seed = crate::workload::keys::connection_seed(cfg.run.seed, plan.index, i);
                 let (requests, out, flights) = match &composer {
                     _ if layer.is_some() => (Requests::Raw, Vec::new(), VecDeque::new()),
+                    _ if let Some(r) = &plan.test.replay => (
+                        Requests::Replay(r.clone(), plan.first_client + i),
+                        Vec::with_capacity(depth * r.max_request_len()),
+                        VecDeque::with_capacity(depth),
+                    ),
                     Some(c) => (
                         Requests::Composed(c.clone()),
                         Vec::with_capacity(depth * c.max_request_len()),
@@ -350,7 +372,9 @@ impl<'a> Driver<'a> {
                     generation: 0,
                     recv_armed: false,
                     send_pending: false,
+                    lent: None,
                     out,
+                    sealed: Vec::new(),
                     out_len: 0,
                     out_at: 0,
                     requests,
@@ -360,7 +384,7 @@ impl<'a> Driver<'a> {
                     reader: InPlaceScanner::default(),
                     keys: plan.keys(&cursor),
                     rng: SmallRng::seed_from_u64(seed),
-                    next_due: pacing.map(|p| p.intended(0)),
+                    next_due: pacing.as_ref().map(|p| p.intended(0)),
                     pacing,
                     seq: 0,
                     done_sending: false,
@@ -425,8 +449,10 @@ impl<'a> Driver<'a> {
     }
 
     fn push(&mut self, sqe: squeue::Entry) {
-        // SAFETY: every buffer an SQE points at lives in a connection that is not dropped or
-        // reallocated while the operation is in flight (`send_pending`).
+        // SAFETY: every buffer an SQE points at is held where nothing else reaches it until the
+        // operation's completion: a send's bytes in its connection's `lent` (moved there by
+        // `Driver::lend`, back by `Driver::give_back`), a `CONNECT`'s address in `connect_args`, the
+        // receive buffers in the buffer ring; a driver dropped before those completions leaks them.
         while unsafe { self.ring.submission().push(&sqe) }.is_err() {
             let _ = self.ring.submit();
         }
@@ -703,6 +729,9 @@ impl<'a> Driver<'a> {
 /// connection, or per executor when every connection sends the same bytes.
 pub(crate) fn request_memory(cfg: &Config, test: &crate::workload::TestSpec, shards: usize) -> u64 {
     let depth = cfg.run.pipeline as u64;
+    if let Some(r) = &test.replay {
+        return cfg.run.clients as u64 * depth * r.max_request_len() as u64;
+    }
     match crate::engine::schedule::composer_for(cfg, test) {
         Some(c) => cfg.run.clients as u64 * depth * c.max_request_len() as u64,
         None if test.template.has_placeholders() => {

@@ -7,27 +7,18 @@ impl Driver<'_> {
     pub(super) fn send_rest(&mut self, i: usize) {
         let fixed = self.is_fixed(i);
         let c = &mut self.conns[i];
-        let Some(fd) = c.fd.as_ref() else { return };
-        let ptr = match (&c.tls, &c.requests) {
-            _ if c.opening.is_some() => match c.opening.as_mut().and_then(|o| o.output()) {
-                Some(bytes) => bytes.as_ptr(),
-                None => return,
-            },
-            (Some(t), _) => t.sealed.as_ptr(),
-            (None, Requests::Fixed(p)) => p.buffer().as_ptr(),
-            (None, Requests::Shared(p)) => p.buffer().as_ptr(),
-            (None, Requests::Composed(_) | Requests::Raw) => c.out.as_ptr(),
+        let (Some(fd), Some(lent)) = (c.fd.as_ref(), c.lent.as_ref()) else {
+            return;
         };
-        let rest = c.out_len - c.out_at;
-        // SAFETY: the bytes live in the connection's own buffers (see `push`).
-        let at = unsafe { ptr.add(c.out_at) };
+        let rest = &lent.bytes()[c.out_at..c.out_len];
         let sqe = if fixed {
-            opcode::Send::new(Fixed(i as u32), at, rest as u32).build()
+            opcode::Send::new(Fixed(i as u32), rest.as_ptr(), rest.len() as u32).build()
         } else {
-            opcode::Send::new(Fd(fd.as_raw_fd()), at, rest as u32).build()
+            opcode::Send::new(Fd(fd.as_raw_fd()), rest.as_ptr(), rest.len() as u32).build()
         }
         .user_data(user_data(i, c.generation, OP_SEND));
         c.send_pending = true;
+        // The bytes are in `c.lent` until the send's completion gives them back (see `push`).
         self.push(sqe);
     }
 
@@ -44,15 +35,21 @@ impl Driver<'_> {
         }
         let past_deadline = |t: Instant| state.deadline.is_some_and(|d| t >= d);
         let mut k = 0usize;
-        match c.pacing {
+        match &c.pacing {
             None => {
                 if c.waiting() > 0 {
                     return;
                 }
-                let n = if past_deadline(now) {
+                // A replayed connection sends its own share of the capture, no more.
+                let want = match &c.requests {
+                    Requests::Replay(r, s) => r.stream(*s).len().saturating_sub(c.seq as usize),
+                    _ => depth,
+                }
+                .min(depth);
+                let n = if past_deadline(now) || want == 0 {
                     0
                 } else {
-                    state.claim(depth)
+                    state.claim(want)
                 };
                 if n == 0 {
                     c.done_sending = true;
@@ -71,7 +68,19 @@ impl Driver<'_> {
                         c.due = n;
                         c.batch_sent = now;
                     }
-                    Requests::Raw => return,
+                    Requests::Raw | Requests::Lent => return,
+                    Requests::Replay(r, s) => {
+                        c.out.clear();
+                        for _ in 0..n {
+                            let kind = r.write(*s, c.seq as usize, &mut c.out);
+                            c.seq += 1;
+                            c.flights.push_back(Flight {
+                                intended: now,
+                                sent: now,
+                                kind,
+                            });
+                        }
+                    }
                     Requests::Composed(comp) => {
                         c.out.clear();
                         for _ in 0..n {
@@ -88,9 +97,9 @@ impl Driver<'_> {
                 k = n;
             }
             Some(p) => {
-                let Requests::Composed(comp) = &c.requests else {
+                if !matches!(c.requests, Requests::Composed(_) | Requests::Replay(..)) {
                     return;
-                };
+                }
                 c.out.clear();
                 while c.flights.len() < depth {
                     let due = c.next_due.unwrap_or(now);
@@ -99,6 +108,12 @@ impl Driver<'_> {
                         break;
                     }
                     if due > now {
+                        break;
+                    }
+                    if let Requests::Replay(r, s) = &c.requests
+                        && c.seq as usize >= r.stream(*s).len()
+                    {
+                        c.done_sending = true;
                         break;
                     }
                     if state.claim(1) == 0 {
@@ -113,7 +128,13 @@ impl Driver<'_> {
                             st.late_free += 1;
                         }
                     }
-                    let kind = comp.write_request(&mut c.out, &mut c.keys, &mut c.rng, &self.turn);
+                    let kind = match &c.requests {
+                        Requests::Composed(comp) => {
+                            comp.write_request(&mut c.out, &mut c.keys, &mut c.rng, &self.turn)
+                        }
+                        Requests::Replay(r, s) => r.write(*s, c.seq as usize, &mut c.out),
+                        _ => 0,
+                    };
                     c.flights.push_back(Flight {
                         intended: due,
                         sent: now,
@@ -188,20 +209,22 @@ impl Driver<'_> {
     pub(super) fn start_send(&mut self, i: usize) -> Result<(), ConnError> {
         let c = &mut self.conns[i];
         c.out_at = 0;
-        if let Requests::Composed(_) | Requests::Raw = c.requests {
+        if let Requests::Composed(_) | Requests::Raw | Requests::Replay(..) = c.requests {
             c.out_len = c.out.len();
         }
         if let Some(t) = c.tls.as_mut() {
             let plain = match &c.requests {
                 Requests::Fixed(p) => &p.buffer()[..c.out_len],
                 Requests::Shared(p) => &p.buffer()[..c.out_len],
-                Requests::Composed(_) | Requests::Raw => &c.out[..],
+                Requests::Composed(_) | Requests::Raw | Requests::Replay(..) => &c.out[..],
+                Requests::Lent => unreachable!("no send is in flight"),
             };
-            match t.seal(plain) {
+            match t.seal(plain, &mut c.sealed) {
                 Ok(n) => c.out_len = n,
                 Err(e) => return Err(self.tls_lost(e)),
             }
         }
+        self.lend(i);
         self.send_rest(i);
         Ok(())
     }
@@ -209,19 +232,21 @@ impl Driver<'_> {
     pub(super) fn on_send(&mut self, i: usize, res: i32, now: Instant) {
         let c = &mut self.conns[i];
         c.send_pending = false;
+        let partial = res >= 0 && c.out_at + (res as usize) < c.out_len;
+        if partial && matches!(c.phase, Phase::Opening | Phase::Live) {
+            // The rest goes from the same bytes, still lent.
+            c.out_at += res as usize;
+            self.send_rest(i);
+            return;
+        }
+        // The kernel is done with the bytes.
+        self.give_back(i);
+        let c = &mut self.conns[i];
         if c.phase == Phase::Opening {
             if res < 0 {
                 let e = self.io_lost(-res);
                 self.fail_open(i, e);
                 return;
-            }
-            c.out_at += res as usize;
-            if c.out_at < c.out_len {
-                self.send_rest(i);
-                return;
-            }
-            if let Some(o) = c.opening.as_mut() {
-                o.sent();
             }
             c.out_len = 0;
             self.open_progress(i);
@@ -236,11 +261,7 @@ impl Driver<'_> {
             self.lose(i, &e);
             return;
         }
-        c.out_at += res as usize;
-        if c.out_at < c.out_len {
-            self.send_rest(i);
-            return;
-        }
+        c.out_at = c.out_len;
         self.after_progress(i, now);
     }
 }
