@@ -83,9 +83,11 @@ done
 
 tls_ok=0
 if [[ " $modes " == *" tls "* ]]; then
-    if ! ldd "$valkey/src/valkey-server" 2>/dev/null | grep -q libssl; then
+    # ldd's whole output first: `grep -q` may end the pipe early, which pipefail reads as no match.
+    libs=$(ldd "$valkey/src/valkey-server" 2>/dev/null || true)
+    if [[ $libs != *libssl* ]]; then
         echo "valkey-tcl: $valkey/src/valkey-server was built without TLS (BUILD_TLS=yes): the tls mode is skipped"
-    elif ! echo 'package require tls' | tclsh >/dev/null 2>&1; then
+    elif ! tclsh <<<'package require tls' >/dev/null 2>&1; then
         echo "valkey-tcl: Tcl's tls package is missing (apt-get install tcl-tls): the tls mode is skipped"
     elif ! (cd "$work" && mkdir -p tests/tls && bash "$valkey/utils/gen-test-certs.sh" >"$work/certs.log" 2>&1); then
         echo "valkey-tcl: making the test certificates failed (see $work/certs.log): the tls mode is skipped"
