@@ -424,3 +424,45 @@ fn cluster_tag_becomes_a_hash_tag_per_request() {
     }
     assert_eq!(total, 3000);
 }
+
+#[test]
+fn shards_go_on_where_the_shard_before_them_stops() {
+    // --shard 0/3 .. 2/3 of -n 31 over a 7-row file: each process starts at its share's place in the
+    // run, so key i (sequential keys are sliced the same way) holds row i % 7, as from one process.
+    let s = RedisServer::start();
+    s.reset();
+    let dir = Scratch::new("dataset-shards");
+    let mut text = String::from("v\n");
+    for i in 0..7 {
+        text.push_str(&format!("row{i}\n"));
+    }
+    let csv = write(&dir, "rows.csv", &text);
+    for k in 0..3 {
+        let shard = format!("{k}/3");
+        run_quiet(
+            &s,
+            &[
+                "--shard",
+                &shard,
+                "--dataset",
+                &csv,
+                "-n",
+                "31",
+                "-c",
+                "3",
+                "-r",
+                "31",
+                "--sequential",
+                "-q",
+                "SET",
+                "k:__rand_int__",
+                "__field:v__",
+            ],
+        );
+    }
+    assert_eq!(s.calls("set"), 31);
+    for i in 0..31 {
+        let key = format!("k:{i:012}");
+        assert_eq!(s.cli(&["get", &key]), format!("row{}", i % 7), "{key}");
+    }
+}

@@ -118,6 +118,9 @@ pub enum ReadFrom {
 pub struct RunSettings {
     pub clients: usize,
     pub requests: u64,
+    /// `--shard`: where this process's share of `-n` starts among all the shards' (0 without), so
+    /// composed requests (mix cycles, dataset rows) go on where the shard before it stops.
+    pub first_request: u64,
     pub data_size: usize,
     pub keyspace: Option<u64>,
     pub pipeline: usize,
@@ -340,10 +343,12 @@ impl Settings {
             cli.shards.as_deref(),
             env.shard_index.as_deref(),
         )?;
+        let mut first_request = 0;
         if let Some(sh) = shard {
             // This process runs its share; the shares of all shards add up to the flags' totals.
             clients = sh.nonzero_share("-c", clients as u64)? as usize;
             if shape.duration.is_none() {
+                first_request = crate::workload::keys::share_slice(requests, sh.index, sh.count).0;
                 requests = sh.nonzero_share("-n", requests)?;
             }
             if let Some(rps) = shape.rps {
@@ -528,6 +533,7 @@ impl Settings {
             run: RunSettings {
                 clients,
                 requests,
+                first_request,
                 data_size,
                 keyspace,
                 pipeline,
