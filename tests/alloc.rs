@@ -105,6 +105,49 @@ fn hdr_out_intervals_keep_the_per_batch_bound() {
 }
 
 #[test]
+fn a_mix_of_commands_with_ttls_keeps_the_per_batch_bound() {
+    // Composed requests (memtier's --command with its own key patterns, values of varying length, TTLs
+    // from --expiry-range) are written into each connection's buffer; the per-command figures are
+    // recorded into histograms made before the run.
+    let _turn = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let s = RedisServer::start();
+    let base = [
+        "--command",
+        "SET __key__ __data__",
+        "--command-ratio",
+        "2",
+        "--command",
+        "GET __key__",
+        "--command-key-pattern",
+        "Z",
+        "--command",
+        "HSET h:__rand_1st__ f __rand_int__",
+        "--command-key-pattern",
+        "S",
+        "-c",
+        "8",
+        "-P",
+        "16",
+        "-r",
+        "1000",
+        "-d",
+        "4-40",
+        "--expiry-range",
+        "100-200",
+    ];
+    let small = allocations_of_run(&s, &[&base[..], &["-n", "10000"]].concat());
+    let large = allocations_of_run(&s, &[&base[..], &["-n", "200000"]].concat());
+    let batches = (200_000 - 10_000) / 16;
+    eprintln!(
+        "allocations of a mix: -n 10000: {small}, -n 200000: {large} ({batches} more batches)"
+    );
+    assert!(
+        large <= small + 50,
+        "allocations grew with -n: {small} -> {large} over {batches} more batches"
+    );
+}
+
+#[test]
 fn request_fill_and_reply_scan_allocate_nothing() {
     let _turn = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     use ringbench::{PipelineBuffer, RequestTemplate};
@@ -132,7 +175,7 @@ fn request_fill_and_reply_scan_allocate_nothing() {
     let before = THREAD_ALLOCS.with(|c| c.get());
     let mut counted = 0;
     for _ in 0..1000 {
-        let bytes = pipe.fill(64, || {
+        let bytes = pipe.fill(64, |_| {
             x = x.wrapping_add(7919);
             x
         });

@@ -292,7 +292,26 @@ const MIXES: &[&str] = &[
     "\u{e9}:1",
     "get:1,get:1",
     "set:1,",
+    "GET __key__:80,SET __key__ __data__:20",
+    "SET \"a,b\" v:1",
+    "SET \"a:1",
+    "'DBSIZE':1",
+    "HSET h:__rand_1st__ f __rand_9th__:3,get:1",
 ];
+
+/// memtier_benchmark's `--command` lines, `--command-ratio` and `--command-key-pattern` values.
+const COMMAND_LINES: &[&str] = &[
+    "SET __key__ __data__",
+    "GET __key__",
+    "",
+    "   ",
+    "SET \"k",
+    "SET 'k'v",
+    "HSET \"\\x41\" f __data__",
+    "\u{e9} __key__",
+];
+const PATTERNS: &[&str] = &["R", "S", "P", "G", "Z", "r", "X", "RS", ""];
+const EXPIRIES: &[&str] = &["1-10", "10-1", "0-5", "5", "1-", "-", "1-1000000001", "7-7"];
 
 const DISTRIBUTIONS: &[&str] = &[
     "uniform",
@@ -445,86 +464,91 @@ fn value_for(flag: &str, rng: &mut SmallRng, dead_port: &str) -> OsString {
         3 | 4 => return random_text(rng).into(),
         _ => {}
     }
-    let v: String = match flag {
-        "-h" => pick(
-            rng,
-            &[
-                "127.0.0.1",
-                "::1",
-                "[::1]",
-                "localhost",
-                "",
-                "[",
-                "[]",
-                "::",
-            ],
-        )
-        .to_string(),
-        "-p" => pick(
-            rng,
-            &[
-                dead_port,
-                "0",
-                "-1",
-                "65536",
-                "",
-                "\u{e9}",
-                "99999999999999999999",
-            ],
-        )
-        .to_string(),
-        "-s" => pick(rng, &["/nonexistent/redis.sock", "", "/", "\u{e9}.sock"]).to_string(),
-        "-u" => {
-            let base = pick(rng, URIS).to_string();
-            // A URI with a host but no port would take the default one: point it at the dead port.
-            match rng.random_range(0..3) {
-                0 if base.ends_with("127.0.0.1") || base.ends_with("[::1]") => {
-                    format!("{base}:{dead_port}")
-                }
-                _ => base,
-            }
-        }
-        "--cpus" => pick(rng, CPUS).to_string(),
-        "-d" => pick(rng, SIZES).to_string(),
-        "-t" => pick(rng, TESTS).to_string(),
-        "--mix" => pick(rng, MIXES).to_string(),
-        "--replay" => pick(
-            rng,
-            &["/nonexistent/capture.txt", "/", "/dev/null", "Cargo.toml"],
-        )
-        .to_string(),
-        "--replay-pace" => {
-            pick(rng, &["max", "recorded", "2x", "0x", "-1x", "1e9x", "fast"]).to_string()
-        }
-        "--distribution" => pick(rng, DISTRIBUTIONS).to_string(),
-        "--shard" => pick(rng, SHARDS).to_string(),
-        "--shards" => pick(rng, NUMBERS).to_string(),
-        "--start-at" => {
-            let now = ringbench::unix_now();
-            let t = *pick(
+    let v: String =
+        match flag {
+            "-h" => pick(
                 rng,
                 &[
-                    now - 0.5,
-                    now - 5.0,
-                    now + 200_000.0,
-                    0.0,
-                    -1.0,
-                    now * 1000.0,
+                    "127.0.0.1",
+                    "::1",
+                    "[::1]",
+                    "localhost",
+                    "",
+                    "[",
+                    "[]",
+                    "::",
                 ],
-            );
-            match rng.random_range(0..3) {
-                0 => pick(rng, NUMBERS).to_string(),
-                _ => format!("{t:.3}"),
+            )
+            .to_string(),
+            "-p" => pick(
+                rng,
+                &[
+                    dead_port,
+                    "0",
+                    "-1",
+                    "65536",
+                    "",
+                    "\u{e9}",
+                    "99999999999999999999",
+                ],
+            )
+            .to_string(),
+            "-s" => pick(rng, &["/nonexistent/redis.sock", "", "/", "\u{e9}.sock"]).to_string(),
+            "-u" => {
+                let base = pick(rng, URIS).to_string();
+                // A URI with a host but no port would take the default one: point it at the dead port.
+                match rng.random_range(0..3) {
+                    0 if base.ends_with("127.0.0.1") || base.ends_with("[::1]") => {
+                        format!("{base}:{dead_port}")
+                    }
+                    _ => base,
+                }
             }
-        }
-        "--duration" | "--warmup" | "--failover-timeout" | "--timeout" | "--connect-timeout" => {
-            pick(rng, DURATIONS).to_string()
-        }
-        "--json" | "--plot" | "--hdr-out" | "--cacert" | "--cacertdir" | "--cert" | "--key"
-        | "--sni" | "--tls-ciphers" | "--tls-ciphersuites" | "--tls-groups" | "--user" | "-a"
-        | "--dataset" | "--xml-root-element" => pick(rng, TEXTS).to_string(),
-        _ => pick(rng, NUMBERS).to_string(),
-    };
+            "--cpus" => pick(rng, CPUS).to_string(),
+            "-d" => pick(rng, SIZES).to_string(),
+            "-t" => pick(rng, TESTS).to_string(),
+            "--mix" => pick(rng, MIXES).to_string(),
+            "--command" => pick(rng, COMMAND_LINES).to_string(),
+            "--command-ratio" => pick(rng, NUMBERS).to_string(),
+            "--command-key-pattern" => pick(rng, PATTERNS).to_string(),
+            "--expiry-range" => pick(rng, EXPIRIES).to_string(),
+            "--dataset" | "--xml-root-element" => pick(rng, TEXTS).to_string(),
+            "--replay" => pick(
+                rng,
+                &["/nonexistent/capture.txt", "/", "/dev/null", "Cargo.toml"],
+            )
+            .to_string(),
+            "--replay-pace" => {
+                pick(rng, &["max", "recorded", "2x", "0x", "-1x", "1e9x", "fast"]).to_string()
+            }
+            "--distribution" => pick(rng, DISTRIBUTIONS).to_string(),
+            "--shard" => pick(rng, SHARDS).to_string(),
+            "--shards" => pick(rng, NUMBERS).to_string(),
+            "--start-at" => {
+                let now = ringbench::unix_now();
+                let t = *pick(
+                    rng,
+                    &[
+                        now - 0.5,
+                        now - 5.0,
+                        now + 200_000.0,
+                        0.0,
+                        -1.0,
+                        now * 1000.0,
+                    ],
+                );
+                match rng.random_range(0..3) {
+                    0 => pick(rng, NUMBERS).to_string(),
+                    _ => format!("{t:.3}"),
+                }
+            }
+            "--duration" | "--warmup" | "--failover-timeout" | "--timeout"
+            | "--connect-timeout" => pick(rng, DURATIONS).to_string(),
+            "--json" | "--plot" | "--hdr-out" | "--cacert" | "--cacertdir" | "--cert" | "--key"
+            | "--sni" | "--tls-ciphers" | "--tls-ciphersuites" | "--tls-groups" | "--user"
+            | "-a" => pick(rng, TEXTS).to_string(),
+            _ => pick(rng, NUMBERS).to_string(),
+        };
     v.into()
 }
 
@@ -568,6 +592,10 @@ const VALUED: &[&str] = &[
     "--warmup",
     "--distribution",
     "--mix",
+    "--command",
+    "--command-ratio",
+    "--command-key-pattern",
+    "--expiry-range",
     "--replay",
     "--replay-pace",
     "--dataset",
@@ -575,6 +603,8 @@ const VALUED: &[&str] = &[
     "--xml-root-element",
     "--timeout",
     "--connect-timeout",
+    "--run-count",
+    "--rfr",
 ];
 
 /// Flags that stand alone.

@@ -651,3 +651,90 @@ fn median(mut v: Vec<f64>) -> f64 {
         (v[n / 2 - 1] + v[n / 2]) / 2.0
     }
 }
+
+/// `--run-count 3` runs the suite three times: every run is in the JSON (and reached the server), and
+/// each test is summed up once the last run is over: the medians, min and max in the text, the medians
+/// standing for the runs in `-q` and CSV, and `repeats` in the JSON (which `compare` reads as runs).
+#[test]
+fn run_count_repeats_the_suite_and_sums_each_test_up() {
+    let s = RedisServer::start();
+    s.reset();
+    let dir = Scratch::new("run-count");
+    let json = dir.path("runs.json");
+    let text = ringbench_ok(
+        &s,
+        &[
+            "-t",
+            "set,get",
+            "-n",
+            "5000",
+            "--run-count",
+            "3",
+            "--json",
+            &json,
+        ],
+    );
+    assert_eq!(s.calls("set"), 15000);
+    assert_eq!(s.calls("get"), 15000);
+    let (doc, file) = load(&json);
+    assert_valid(&doc);
+    assert_eq!(file.tests.len(), 6);
+    let repeats = doc["repeats"].as_array().unwrap();
+    assert_eq!(repeats.len(), 2);
+    for (i, title) in ["SET", "GET"].into_iter().enumerate() {
+        let mut rps: Vec<f64> = file
+            .tests
+            .iter()
+            .filter(|t| t.title == title)
+            .map(|t| t.rps)
+            .collect();
+        rps.sort_by(f64::total_cmp);
+        let r = &repeats[i];
+        assert_eq!(r["title"], title);
+        assert_eq!(r["runs"], 3);
+        assert_eq!(r["rps"]["median"].as_f64().unwrap(), rps[1]);
+        assert_eq!(r["rps"]["min"].as_f64().unwrap(), rps[0]);
+        assert_eq!(r["rps"]["max"].as_f64().unwrap(), rps[2]);
+        assert_eq!(text.matches(&format!("====== {title} ======")).count(), 3);
+        assert!(
+            text.contains(&format!(
+                "====== {title}: 3 runs ======\n  requests per second: median {:.2}, min {:.2}, max {:.2}",
+                rps[1], rps[0], rps[2]
+            )),
+            "{text}"
+        );
+    }
+    // -q and CSV: one line per test, the medians.
+    let q = ringbench_ok(
+        &s,
+        &["-t", "set,get", "-n", "2000", "--run-count", "3", "-q"],
+    );
+    let lines: Vec<&str> = q.lines().collect();
+    assert_eq!(lines.len(), 2, "{q}");
+    assert!(lines[0].starts_with("SET: ") && lines[0].contains("(median of 3 runs; rps "));
+    let csv = ringbench_ok(
+        &s,
+        &["-t", "get", "-n", "2000", "--run-count", "2", "--csv"],
+    );
+    assert_eq!(csv.lines().count(), 2, "{csv}");
+    assert!(
+        csv.lines().nth(1).unwrap().starts_with("\"GET\",\""),
+        "{csv}"
+    );
+    // The file's runs are runs for compare.
+    let out = ringbench(&["compare", &json, "vs", &json]);
+    let cmp = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        cmp.contains("rps: no significant difference (+0.0%"),
+        "{cmp}"
+    );
+    // With -l, or 0 runs: a usage error.
+    let port = s.port.to_string();
+    for bad in [&["--run-count", "2", "-l"][..], &["--run-count", "0"][..]] {
+        let mut args = vec!["-p", port.as_str(), "-n", "10"];
+        args.extend(bad);
+        let out = ringbench(&args);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--run-count"));
+    }
+}

@@ -4,6 +4,7 @@
 use crate::config::error::{ConfigError, UsageError, usage};
 use crate::workload::compose::{self, RowsBuilder, ValueSpec};
 use crate::workload::dataset::{self, FIELD_PREFIX};
+use crate::workload::expiry::Expiry;
 use crate::workload::{self, TestSpec};
 use std::path::Path;
 use std::sync::Arc;
@@ -100,6 +101,7 @@ pub fn test(
     raw: &[Vec<u8>],
     title: String,
     randomize: bool,
+    expiry: Option<Expiry>,
 ) -> Result<TestSpec, ConfigError> {
     let wrong = |why: String| {
         ConfigError::from(usage(format!(
@@ -114,7 +116,7 @@ pub fn test(
         random: false,
     };
     let args = compose::expand_args(raw, &fixed);
-    let mut rows = RowsBuilder::new(randomize);
+    let mut rows = RowsBuilder::new(randomize, expiry);
     let mut first: Option<TestSpec> = None;
     let mut too_large = None;
     let root = xml_root.map(str::as_bytes);
@@ -162,17 +164,17 @@ mod tests {
         use crate::workload::keys::{Distribution, KeyGen};
         use rand::SeedableRng;
         use std::cell::Cell;
-        use std::rc::Rc;
         let dir = std::env::temp_dir().join(format!("ringbench-ds-config-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("rows.tsv");
         std::fs::write(&path, "a\tb\nx\t1\nyy\t22\nzzz\t333\n").unwrap();
         let raw = args(&["HSET", "h:__key__", "__field:b__", "<__field:a__>"]);
-        let t = test(&path, Some(0), None, &raw, "T".into(), true).unwrap();
+        let t = test(&path, Some(0), None, &raw, "T".into(), true, None).unwrap();
         let _ = std::fs::remove_dir_all(&dir);
         let c = t.compose.as_deref().unwrap();
         assert_eq!((t.command.as_str(), c.variants().len()), ("HSET", 1));
-        let mut keys = KeyGen::new(Distribution::Uniform, 10, 0, 1, &Rc::new(Cell::new(0)));
+        let cursors = crate::workload::keys::Cursors::new(1);
+        let mut keys = KeyGen::new(Distribution::Uniform, 10, 0, 1, &cursors, &[]);
         let mut rng = rand::rngs::SmallRng::seed_from_u64(1);
         // An executor whose share starts at request 4 of the run sends rows 1, 2, 0, 1.
         let turn = Cell::new(4);

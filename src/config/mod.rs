@@ -24,6 +24,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 
 pub use error::{ConfigError, ResolveError, UsageError};
 pub use settings::{Env, OutputMode, ReadFrom, RunSettings, Settings, parse_uri};
+pub use shape::command_title;
 
 /// Everything a run needs, validated.
 #[derive(Debug, Clone)]
@@ -35,46 +36,6 @@ pub struct Config {
     pub tls: Option<crate::net::tls::TlsClient>,
     /// How the run goes: load, timeouts, output (everything `Settings::parse` decides alone).
     pub run: RunSettings,
-}
-
-/// The longest title a custom command gets (in characters, `...` included).
-const MAX_TITLE: usize = 60;
-
-/// A custom command's title: its arguments joined by spaces, bytes that are not printable text escaped
-/// (`\r`, `\n`, `\t`, `\xNN`), shortened to `MAX_TITLE` characters with `...`.
-pub fn command_title(args: &[Vec<u8>]) -> String {
-    let mut out = String::new();
-    for (i, a) in args.iter().enumerate() {
-        if i > 0 {
-            out.push(' ');
-        }
-        for chunk in a.utf8_chunks() {
-            for c in chunk.valid().chars() {
-                match c {
-                    '\r' => out.push_str("\\r"),
-                    '\n' => out.push_str("\\n"),
-                    '\t' => out.push_str("\\t"),
-                    c if c.is_control() => {
-                        let mut buf = [0u8; 4];
-                        for b in c.encode_utf8(&mut buf).bytes() {
-                            out.push_str(&format!("\\x{b:02x}"));
-                        }
-                    }
-                    c => out.push(c),
-                }
-            }
-            for b in chunk.invalid() {
-                out.push_str(&format!("\\x{b:02x}"));
-            }
-        }
-        if out.chars().count() > MAX_TITLE {
-            break;
-        }
-    }
-    if out.chars().count() > MAX_TITLE {
-        out = out.chars().take(MAX_TITLE - 3).collect::<String>() + "...";
-    }
-    out
 }
 
 fn lookup(host: &str, port: u16) -> Result<SocketAddr, ResolveError> {
@@ -108,6 +69,13 @@ fn build_suite(
         tag: String::new(),
         cluster,
     };
+    if !flags.commands.is_empty() {
+        return Ok(vec![shape.command_mix_test(
+            &flags.commands,
+            &params(),
+            seed,
+        )]);
+    }
     if let Some(mix) = &flags.mix {
         if !flags.command.is_empty() || flags.tests.is_some() {
             return Err(usage(
@@ -147,6 +115,7 @@ fn build_suite(
             raw,
             title,
             keyspace.is_some(),
+            shape.expiry,
         )?]);
     }
     if !raw.iter().any(|a| a == b";") {
@@ -163,9 +132,14 @@ fn build_suite(
         {
             // valkey-benchmark's `{tag}`: a hash tag per request, written where each request is composed.
             test.compose = Some(std::sync::Arc::new(workload::compose::Composer::new(
-                &[(test.title.clone(), test.command.clone(), &test.template, 1)],
+                &[workload::compose::Entry::one(
+                    &test.title,
+                    &test.command,
+                    &test.template,
+                )],
                 keyspace.is_some(),
                 shape.value,
+                shape.expiry,
                 seed,
             )));
         }
@@ -308,6 +282,12 @@ impl Config {
             // Every test's log, so a name taken by a folder is found before the run.
             for t in &tests {
                 check_writable("--hdr-out", p, &log_path(p, &t.title))?;
+                // A mix's commands have a log each.
+                let variants = t.compose.as_ref().map_or(&[][..], |c| c.variants());
+                for (i, v) in variants.iter().enumerate().filter(|_| variants.len() > 1) {
+                    let title = crate::config::paths::part_log_title(&t.title, i, &v.title);
+                    check_writable("--hdr-out", p, &log_path(p, &title))?;
+                }
             }
         }
         let tls = match &s.tls {
@@ -353,7 +333,7 @@ mod tests {
             "set a\\r\\n\\t\\x01\\xff\\x7f"
         );
         let long = command_title(&[b"set".to_vec(), vec![b'v'; 120_000]]);
-        assert_eq!(long.chars().count(), MAX_TITLE);
+        assert_eq!(long.chars().count(), shape::MAX_TITLE);
         assert!(
             long.starts_with("set vvv") && long.ends_with("..."),
             "{long}"
@@ -592,6 +572,39 @@ mod tests {
             e.contains("core 5 is not one this process may use (0-1)"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn memtier_commands_take_their_shard_slice_and_make_one_mix() {
+        use crate::workload::keys::Distribution;
+        let args = [
+            "--shard",
+            "1/2",
+            "-r",
+            "100",
+            "--command",
+            "SET __key__ v",
+            "--command-key-pattern",
+            "S",
+            "--command",
+            "GET __key__",
+            "--command-ratio",
+            "3",
+        ];
+        let s = Settings::parse(&cli(&args), &quiet_env()).unwrap();
+        let c = &s.suite.commands;
+        assert_eq!(c.len(), 2);
+        assert_eq!(
+            c[0].pattern,
+            Some(Distribution::Sequential { part: 1, parts: 2 })
+        );
+        assert_eq!((c[1].ratio, c[1].pattern), (3, None));
+        let cfg = Config::resolve(s, &mut std::io::empty(), &mut std::io::sink()).unwrap();
+        assert_eq!(cfg.tests.len(), 1);
+        assert_eq!(cfg.tests[0].title, "MIX SET __key__ v:1,GET __key__:3");
+        let comp = cfg.tests[0].compose.as_ref().unwrap();
+        let names: Vec<&str> = comp.variants().iter().map(|v| v.command.as_str()).collect();
+        assert_eq!(names, ["SET", "GET"]);
     }
 
     #[test]

@@ -50,6 +50,15 @@ pub fn from_cli(cli: &Cli, rps: Option<f64>) -> Result<Option<ReplayFlags>, Usag
             "the file holds the commands",
         );
     }
+    if !cli.command_flags.is_empty() {
+        return refuse("--command", "the file holds the commands");
+    }
+    if cli.expiry_range.is_some() {
+        return refuse(
+            "--expiry-range",
+            "captured commands are sent as they were recorded",
+        );
+    }
     if cli.duration.is_some() {
         return refuse("--duration", "a replay ends with the file's last command");
     }
@@ -237,6 +246,8 @@ mod tests {
             err(&["--replay", "f", "-n", "5"]).starts_with("'-n' cannot be used with '--replay'")
         );
         assert!(err(&["--replay", "f", "--mix", "get:1"]).starts_with("'--mix'"));
+        assert!(err(&["--replay", "f", "--command", "GET k"]).starts_with("'--command'"));
+        assert!(err(&["--replay", "f", "--expiry-range", "1-2"]).starts_with("'--expiry-range'"));
         assert!(err(&["--replay", "f", "get", "k"]).starts_with("'a command'"));
         assert!(err(&["--replay", "f", "--duration", "1"]).starts_with("'--duration'"));
         assert!(err(&["--replay", "f", "--shard", "1/2"]).starts_with("'--shard'"));

@@ -326,7 +326,7 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
         .run
         .hdr_out
         .is_some()
-        .then(|| IntervalRecorder::new(began, &stats.hist));
+        .then(|| IntervalRecorder::new(began, &stats.hist, stats.parts.len()));
     let state = ShardState {
         remaining: Cell::new(plan.requests),
         stats: RefCell::new(stats),
@@ -378,7 +378,9 @@ fn finish_shard(
     // Elapsed is wall time: a test that ended in a stall (server lost, reconnects) took that long too.
     stats.end = Some(Instant::now());
     if let Some(rec) = state.intervals.borrow_mut().take() {
-        stats.interval_logs.push(rec.finish(&stats.hist));
+        let (whole, parts) = rec.finish(&stats.hist, |i| stats.parts.get(i).map(|p| &p.hist));
+        stats.interval_logs.push(whole);
+        stats.part_interval_logs.push(parts);
     }
     let executor = ExecutorStats::of_shard(plan.index, &stats, cpu_start, began, io);
     stats.executors.push(executor);

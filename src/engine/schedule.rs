@@ -141,9 +141,14 @@ pub(crate) fn composer_for(cfg: &Config, test: &TestSpec) -> Option<Arc<Composer
     match (&test.compose, cfg.run.shape.rps) {
         (Some(c), _) => Some(c.clone()),
         (None, Some(_)) => Some(Arc::new(Composer::new(
-            &[(test.title.clone(), test.command.clone(), &test.template, 1)],
+            &[crate::workload::compose::Entry::one(
+                &test.title,
+                &test.command,
+                &test.template,
+            )],
             cfg.run.keyspace.is_some(),
             cfg.run.shape.value,
+            cfg.run.shape.expiry,
             cfg.run.seed,
         ))),
         (None, None) => None,
@@ -163,6 +168,7 @@ pub(crate) fn prepare_stats(stats: &mut ShardStats, cfg: &Config, test: &TestSpe
             .iter()
             .map(|v| PartStats {
                 title: v.title.clone(),
+                command: v.command.clone(),
                 hist: new_histogram(cfg.run.precision),
                 completed: 0,
                 errors: 0,
@@ -175,6 +181,8 @@ pub(crate) fn prepare_stats(stats: &mut ShardStats, cfg: &Config, test: &TestSpe
             .iter()
             .map(|name| PartStats {
                 title: name.clone(),
+                // A replay's titles are its command names.
+                command: name.to_ascii_uppercase(),
                 hist: new_histogram(cfg.run.precision),
                 completed: 0,
                 errors: 0,

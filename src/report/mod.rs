@@ -5,6 +5,7 @@ pub(crate) mod hdrlog;
 mod merge;
 pub(crate) mod plot;
 pub(crate) mod rate_report;
+pub(crate) mod repeats;
 pub(crate) mod result_file;
 pub(crate) mod results;
 mod significance;
@@ -34,6 +35,8 @@ pub struct Header {
     pub tls: Option<String>,
     /// `--cluster`: each master's configuration, in node order (replaces the host configuration lines).
     pub cluster_nodes: Option<Vec<crate::net::discovery::NodeConfig>>,
+    /// `--expiry-range`: the TTL range of SETs, in seconds.
+    pub expiry: Option<(u64, u64)>,
     /// `--replay`: what is replayed and how (replaces the payload line).
     pub replay: Option<String>,
 }
@@ -128,6 +131,9 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
         _ => {
             let _ = writeln!(s, "  {} bytes payload", h.data_size);
         }
+    }
+    if let Some((min, max)) = h.expiry {
+        let _ = writeln!(s, "  SETs expire: EX {min}-{max} seconds (--expiry-range)");
     }
     let _ = writeln!(s, "  keep alive: {}", u8::from(h.keepalive));
     if let Some(t) = &r.rate {
@@ -453,6 +459,7 @@ mod tests {
             threads_note: Some("sharing 1 cores".into()),
             tls: None,
             cluster_nodes: None,
+            expiry: None,
             replay: None,
         };
         let b = normal_block(&result(), &h);

@@ -181,6 +181,7 @@ pub fn run_merge(a: &MergeArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
             threads_note: None,
             tls: None,
             cluster_nodes: None,
+            expiry: None,
             replay: None,
         };
         let mut text = format!(
@@ -198,6 +199,7 @@ pub fn run_merge(a: &MergeArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
         for r in &results {
             if a.quiet {
                 text.push_str(&report::quiet_line(r));
+                text.push_str(&crate::report::rate_report::quiet_parts(r));
             } else {
                 text.push_str(&crate::report::results::normal_text(r, &header));
             }

@@ -2,7 +2,9 @@
 
 pub(crate) mod compose;
 pub(crate) mod dataset;
+pub(crate) mod expiry;
 pub(crate) mod keys;
+pub(crate) mod mix;
 pub mod replay;
 pub(crate) mod template;
 pub(crate) mod xml;
@@ -136,12 +138,14 @@ const SUITE: &[SuiteEntry] = &[
         title: "ZADD",
         names: &["zadd"],
         build: |p| {
+            // As in valkey-benchmark, the member is `__rand_1st__`, a stream of its own: under
+            // --sequential the members follow the key sequence instead of sharing it with the score.
             let score: &[u8] = if p.randomize { RAND_INT } else { b"0" };
             args(&[
                 b"ZADD",
                 &key(p, "myzset", ""),
                 score,
-                b"element:__rand_int__",
+                b"element:__rand_1st__",
             ])
         },
     },
@@ -370,7 +374,7 @@ mod tests {
         let mut buf = PipelineBuffer::new(t, 2);
         let mut n = 0;
         let out = buf
-            .fill(2, || {
+            .fill(2, |_| {
                 n += 1;
                 n
             })

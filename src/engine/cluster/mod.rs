@@ -401,7 +401,7 @@ pub(crate) fn layer<'a>(
     // Room for a batch in flight and one waiting on every master, plus one more batch: what is in
     // flight and every node's partial batch never fill it, so a closed-loop batch always completes.
     let pool = (depth * (2 * masters.len().max(1) + 1)).min(ASKING_MARK as usize - 1);
-    let cursor = Rc::new(Cell::new(0u64));
+    let cursor = plan.cursors();
     let replay = plan.test.replay.clone();
     let max = match (&composer, &replay) {
         (_, Some(r)) => r.max_request_len(),

@@ -38,8 +38,8 @@ impl ClusterLayer<'_> {
                     // The key's slot from the number its digits were patched with.
                     Some((index, slots)) => {
                         let (mut k, mut key) = (0, 0);
-                        cl.pipe.fill_request(i, || {
-                            let v = keys.next(rng);
+                        cl.pipe.fill_request(i, |g| {
+                            let v = keys.next_group(g, rng);
                             if k == *index {
                                 key = v;
                             }
@@ -49,7 +49,7 @@ impl ClusterLayer<'_> {
                         (Some(slots.slot(key)), 0)
                     }
                     None => {
-                        let bytes = cl.pipe.fill_request(i, || keys.next(rng));
+                        let bytes = cl.pipe.fill_request(i, |g| keys.next_group(g, rng));
                         (
                             self.key
                                 .as_ref()

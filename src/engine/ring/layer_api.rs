@@ -29,7 +29,7 @@ impl Driver<'_> {
             batch_sent: now,
             flights: VecDeque::new(),
             reader: InPlaceScanner::default(),
-            keys: self.plan.keys(&Rc::new(Cell::new(0))),
+            keys: self.plan.keys(&self.plan.cursors()),
             rng: SmallRng::seed_from_u64(0),
             pacing: None,
             seq: 0,

@@ -320,7 +320,7 @@ impl<'a> Driver<'a> {
         let stamps = (cfg.run.shape.rps.is_some() && layer.is_none() && !cfg.run.idle)
             .then(RxStamps::new)
             .filter(|_| socks.iter().flatten().all(|(fd, _)| RxStamps::enable(fd)));
-        let cursor = Rc::new(Cell::new(0u64));
+        let cursor = plan.cursors();
         let depth = cfg.run.pipeline;
         let mixed =
             composer.as_ref().is_some_and(|c| c.variants().len() > 1) || plan.test.replay.is_some();

@@ -59,7 +59,7 @@ impl Driver<'_> {
                 match &mut c.requests {
                     Requests::Fixed(p) => {
                         let (keys, rng) = (&mut c.keys, &mut c.rng);
-                        c.out_len = p.fill(n, || keys.next(rng)).len();
+                        c.out_len = p.fill(n, |g| keys.next_group(g, rng)).len();
                         c.due = n;
                         c.batch_sent = now;
                     }
