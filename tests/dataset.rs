@@ -466,3 +466,41 @@ fn shards_go_on_where_the_shard_before_them_stops() {
         assert_eq!(s.cli(&["get", &key]), format!("row{}", i % 7), "{key}");
     }
 }
+
+#[test]
+fn dataset_sets_take_the_expiry_range() {
+    let s = RedisServer::start();
+    s.reset();
+    let dir = Scratch::new("dataset-expiry");
+    let csv = write(&dir, "d.csv", "v\na\nb\n");
+    run_quiet(
+        &s,
+        &[
+            "--dataset",
+            &csv,
+            "--expiry-range",
+            "100-200",
+            "-n",
+            "20",
+            "-c",
+            "2",
+            "-r",
+            "20",
+            "--sequential",
+            "-q",
+            "SET",
+            "e:__rand_int__",
+            "__field:v__",
+        ],
+    );
+    assert_eq!(s.calls("set"), 20);
+    for i in 0..20 {
+        let key = format!("e:{i:012}");
+        let ttl: u64 = s.cli(&["ttl", &key]).parse().unwrap();
+        assert!((98..=200).contains(&ttl), "{key}: ttl {ttl}");
+        assert!(
+            ["a", "b"].contains(&s.cli(&["get", &key]).as_str()),
+            "{key}"
+        );
+    }
+}
