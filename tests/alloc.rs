@@ -200,3 +200,45 @@ fn request_fill_and_reply_scan_allocate_nothing() {
     assert_eq!(counted, 64_000);
     assert_eq!(after - before, 0, "the hot path allocated");
 }
+
+#[test]
+fn dataset_rows_are_compiled_before_the_run() {
+    // --dataset: each row's command is compiled when the config is built; the run copies a row's
+    // pieces into the connection's buffer, so a longer run allocates no more than a short one.
+    let _turn = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let s = RedisServer::start();
+    let dir = common::scratch::Scratch::new("alloc-dataset");
+    let csv = dir.path("rows.csv");
+    let mut text = String::from("title,body\n");
+    for i in 0..500 {
+        text.push_str(&format!("title {i},\"body, {}\"\n", "x".repeat(i % 40)));
+    }
+    std::fs::write(&csv, text).unwrap();
+    let base = [
+        "--dataset",
+        &csv,
+        "-c",
+        "8",
+        "-P",
+        "16",
+        "-r",
+        "1000",
+        "--",
+        "HSET",
+        "doc:__rand_int__",
+        "title",
+        "__field:title__",
+        "body",
+        "__field:body__",
+        "n",
+        "__rand_1st__",
+    ];
+    let small = allocations_of_run(&s, &[&["-n", "10000"], &base[..]].concat());
+    let large = allocations_of_run(&s, &[&["-n", "200000"], &base[..]].concat());
+    assert_eq!(s.calls("hset"), 210_000);
+    eprintln!("allocations with --dataset: -n 10000: {small}, -n 200000: {large}");
+    assert!(
+        large <= small + 50,
+        "allocations grew with -n: {small} -> {large}"
+    );
+}

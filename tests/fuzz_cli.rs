@@ -512,6 +512,7 @@ fn value_for(flag: &str, rng: &mut SmallRng, dead_port: &str) -> OsString {
             "--command-ratio" => pick(rng, NUMBERS).to_string(),
             "--command-key-pattern" => pick(rng, PATTERNS).to_string(),
             "--expiry-range" => pick(rng, EXPIRIES).to_string(),
+            "--dataset" | "--xml-root-element" => pick(rng, TEXTS).to_string(),
             "--replay" => pick(
                 rng,
                 &["/nonexistent/capture.txt", "/", "/dev/null", "Cargo.toml"],
@@ -597,6 +598,9 @@ const VALUED: &[&str] = &[
     "--expiry-range",
     "--replay",
     "--replay-pace",
+    "--dataset",
+    "--maxdocs",
+    "--xml-root-element",
     "--timeout",
     "--connect-timeout",
     "--run-count",

@@ -245,6 +245,15 @@ pub struct Cli {
     /// One test mixing tests or commands by weight, e.g. get:80,set:20 or 'GET __key__:80,SET __key__ __data__:20'
     #[arg(long = "mix", value_name = "name:weight,...")]
     pub mix: Option<String>,
+    /// CSV or TSV file whose rows fill the command's __field:name__ placeholders, one row per request (as valkey-benchmark's --dataset)
+    #[arg(long = "dataset", value_name = "file", value_parser = clap::builder::OsStringValueParser::new())]
+    pub dataset: Option<std::ffi::OsString>,
+    /// Use only the first N rows of --dataset (0: all, the default)
+    #[arg(long = "maxdocs", value_name = "num")]
+    pub maxdocs: Option<u64>,
+    /// The element each document of an XML --dataset is (needed for a name with .xml), e.g. page
+    #[arg(long = "xml-root-element", value_name = "name")]
+    pub xml_root_element: Option<String>,
     /// A command of the mix, as memtier_benchmark takes it (repeatable), e.g. "SET __key__ __data__"
     #[arg(long = "command", value_name = "\"CMD ARGS\"", action = ArgAction::Append)]
     pub mix_command: Vec<String>,

@@ -3,6 +3,7 @@
 //! the output files' checks, the memory check, building the suite). Errors are defined in `error.rs`.
 
 pub(crate) mod cpus;
+pub(crate) mod dataset;
 pub mod error;
 pub(crate) mod limits;
 pub mod paths;
@@ -106,6 +107,17 @@ fn build_suite(
     }
     let raw = &flags.command;
     let title = command_title(raw);
+    if let Some(path) = &flags.dataset {
+        return Ok(vec![dataset::test(
+            path,
+            flags.maxdocs,
+            flags.xml_root.as_deref(),
+            raw,
+            title,
+            keyspace.is_some(),
+            shape.expiry,
+        )?]);
+    }
     if !raw.iter().any(|a| a == b";") {
         let mut args = crate::workload::compose::expand_args(raw, &shape.value);
         if flags.stdin_last_arg {
@@ -113,11 +125,25 @@ fn build_suite(
             stdin.read_to_end(&mut last).map_err(ConfigError::Stdin)?;
             args.push(last);
         }
-        return Ok(vec![workload::custom_test(
-            &args,
-            title,
-            keyspace.is_some(),
-        )]);
+        let mut test = workload::custom_test(&args, title, keyspace.is_some());
+        if cluster
+            && memchr::memmem::find(test.template.bytes(), crate::protocol::cluster::SLOT_TAG)
+                .is_some()
+        {
+            // valkey-benchmark's `{tag}`: a hash tag per request, written where each request is composed.
+            test.compose = Some(std::sync::Arc::new(workload::compose::Composer::new(
+                &[workload::compose::Entry::one(
+                    &test.title,
+                    &test.command,
+                    &test.template,
+                )],
+                keyspace.is_some(),
+                shape.value,
+                shape.expiry,
+                seed,
+            )));
+        }
+        return Ok(vec![test]);
     }
     // valkey-benchmark's command sequence: `cmd1 ; 3 cmd2` sends cmd1 once and cmd2 three times per
     // round, each command one request.

@@ -71,6 +71,12 @@ pub struct SuiteFlags {
     pub command: Vec<Vec<u8>>,
     /// `-x`: the command's last argument is read from stdin.
     pub stdin_last_arg: bool,
+    /// `--dataset`: the file whose rows fill the command's `__field:name__` placeholders.
+    pub dataset: Option<PathBuf>,
+    /// `--maxdocs`: the dataset's first rows only (`None` or 0: all of them).
+    pub maxdocs: Option<u64>,
+    /// `--xml-root-element`: the element each document of an XML dataset is.
+    pub xml_root: Option<String>,
     /// `--replay`: the file whose commands are the run's one test, and their pace.
     pub replay: Option<crate::config::replay::ReplayFlags>,
 }
@@ -114,6 +120,9 @@ pub enum ReadFrom {
 pub struct RunSettings {
     pub clients: usize,
     pub requests: u64,
+    /// `--shard`: where this process's share of `-n` starts among all the shards' (0 without), so
+    /// composed requests (mix cycles, dataset rows) go on where the shard before it stops.
+    pub first_request: u64,
     pub data_size: usize,
     pub keyspace: Option<u64>,
     pub pipeline: usize,
@@ -349,10 +358,12 @@ impl Settings {
             cli.shards.as_deref(),
             env.shard_index.as_deref(),
         )?;
+        let mut first_request = 0;
         if let Some(sh) = shard {
             // This process runs its share; the shares of all shards add up to the flags' totals.
             clients = sh.nonzero_share("-c", clients as u64)? as usize;
             if shape.duration.is_none() {
+                first_request = crate::workload::keys::share_slice(requests, sh.index, sh.count).0;
                 requests = sh.nonzero_share("-n", requests)?;
             }
             if let Some(rps) = shape.rps {
@@ -541,6 +552,16 @@ impl Settings {
         tls::check_flags(&tls_options, tls_on, cli.socket.is_some())
             .map_err(|e| UsageError(e.0))?;
         use std::os::unix::ffi::OsStrExt;
+        let command: Vec<Vec<u8>> = cli.command.iter().map(|a| a.as_bytes().to_vec()).collect();
+        let dataset = cli.dataset.as_ref().map(PathBuf::from);
+        crate::config::dataset::check(&crate::config::dataset::DatasetFlags {
+            dataset: dataset.as_deref(),
+            maxdocs: cli.maxdocs,
+            xml_root: cli.xml_root_element.as_deref(),
+            command: &command,
+            mix: cli.mix.is_some(),
+            stdin_last_arg: cli.stdin_last_arg,
+        })?;
         Ok(Settings {
             host,
             port,
@@ -555,13 +576,17 @@ impl Settings {
                 tests: cli.tests.clone(),
                 mix: cli.mix.clone(),
                 commands,
-                command: cli.command.iter().map(|a| a.as_bytes().to_vec()).collect(),
+                command,
                 stdin_last_arg: cli.stdin_last_arg,
+                dataset,
+                maxdocs: cli.maxdocs,
+                xml_root: cli.xml_root_element.clone(),
                 replay,
             },
             run: RunSettings {
                 clients,
                 requests,
+                first_request,
                 data_size,
                 keyspace,
                 pipeline,

@@ -193,7 +193,7 @@ impl Shape {
         let duration = seconds("--duration", cli.duration)?;
         if duration.is_some() && cli.requests_given {
             return Err(UsageError(
-                "'--duration' and '-n' cannot be used together: give one of them".into(),
+                "Options -n and --duration are mutually exclusive: give one of them".into(),
             ));
         }
         let warmup = seconds("--warmup", cli.warmup)?;
@@ -402,7 +402,10 @@ mod tests {
         assert!(e(&["--warmup", "nan"]).contains("'--warmup'"));
         assert!(e(&["--distribution", "pareto"]).contains("'--distribution'"));
         assert!(e(&["-d", "9-3"]).contains("'-d'"));
-        assert!(e(&["-n", "5", "--duration", "2"]).contains("'--duration' and '-n'"));
+        assert!(
+            e(&["-n", "5", "--duration", "2"])
+                .contains("Options -n and --duration are mutually exclusive")
+        );
     }
 
     #[test]

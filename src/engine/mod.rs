@@ -196,6 +196,9 @@ pub fn run_phase(
             clients: clients[i] as usize,
             first_client: clients[..i].iter().sum::<u64>() as usize,
             requests: shares[i],
+            first_request: shares[..i]
+                .iter()
+                .fold(cfg.run.first_request, |a, &b| a.saturating_add(b)),
             duration: budget.duration,
             gate: gate.clone(),
             control: control.clone(),

@@ -39,6 +39,9 @@ pub(crate) struct ShardPlan {
     /// Global index of this shard's first connection (open-loop schedules are staggered by it).
     pub(crate) first_client: usize,
     pub(crate) requests: u64,
+    /// Where this shard's share of the requests starts among the test's (the shares before it summed):
+    /// a composer's turn starts there, so the shards' requests walk one mix cycle or dataset in turn.
+    pub(crate) first_request: u64,
     pub(crate) duration: Option<Duration>,
     pub(crate) gate: Arc<StartGate>,
     pub(crate) control: RunControl,

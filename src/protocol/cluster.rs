@@ -111,6 +111,32 @@ impl DigitSlots {
     }
 }
 
+/// valkey-benchmark's cluster placeholder: in `--cluster` mode each `{tag}` of a custom command becomes a
+/// hash tag of three characters drawn per request (the same at each place in the request).
+pub const SLOT_TAG: &[u8] = b"{tag}";
+
+/// Writes one hash tag into every [`SLOT_TAG`] of `req`: three characters of `[A-Za-z0-9_-]` from the
+/// low 18 bits of `random` (262144 tags, about 16 per slot, so requests spread over all slots), never
+/// `tag` itself.
+pub fn fill_slot_tags(req: &mut [u8], random: u64) {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
+    let mut tag = [
+        ALPHABET[(random & 63) as usize],
+        ALPHABET[((random >> 6) & 63) as usize],
+        ALPHABET[((random >> 12) & 63) as usize],
+    ];
+    // Never `{tag}` itself (1 in 262144): it would read as the placeholder left as written.
+    if &tag == b"tag" {
+        tag[2] = b'h';
+    }
+    let mut at = 0;
+    while let Some(i) = memchr::memmem::find(&req[at..], SLOT_TAG) {
+        let start = at + i + 1;
+        req[start..start + 3].copy_from_slice(&tag);
+        at = start + 4;
+    }
+}
+
 /// What a RESP-encoded request (`*<n>\r\n$<len>\r\n<name>\r\n$<len>\r\n<key>\r\n...`) is routed by:
 /// its first argument after the command name, narrowed to the inside of its `{hash tag}` when it has
 /// one. `None` for a request without arguments or one that is not a RESP array (an inline command).
@@ -458,6 +484,20 @@ fn slot_and_node(rest: &[u8]) -> Option<(u16, &[u8])> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn slot_tags_are_written_in_place_and_never_stay_tag() {
+        let mut req = b"*3\r\n$3\r\nSET\r\n$12\r\nk:{tag}:{tag}\r\n$5\r\n{tag}\r\n".to_vec();
+        super::fill_slot_tags(&mut req, 0b000011_000010_000001);
+        assert_eq!(
+            &req[..],
+            b"*3\r\n$3\r\nSET\r\n$12\r\nk:{BCD}:{BCD}\r\n$5\r\n{BCD}\r\n"
+        );
+        // `t`, `a`, `g` are letters 45, 26 and 32 of the alphabet.
+        let mut req = b"{tag}".to_vec();
+        super::fill_slot_tags(&mut req, 45 | (26 << 6) | (32 << 12));
+        assert_eq!(&req[..], b"{tah}");
+    }
+
     #[test]
     fn cluster_nodes_lists_each_node_and_whether_it_serves_slots() {
         use super::*;

@@ -183,6 +183,117 @@ pub struct Composer {
     expiry: Option<Expiry>,
     /// Bytes values are copied from: random letters and digits, or `x` without `--random-data`.
     pool: Vec<u8>,
+    /// `--dataset`: one command per row, sent in turn in place of the variant's pieces.
+    rows: Option<Rows>,
+}
+
+/// The commands of a `--dataset` run, one per row, each compiled once into pieces of the composer's
+/// arena: its fields in place, its `__rand_*__` placeholders left to fill per request.
+#[derive(Debug, Clone, Default)]
+struct Rows {
+    pieces: Vec<Piece>,
+    /// Where each row's pieces start in `pieces`, and one more entry for the end.
+    starts: Vec<usize>,
+}
+
+/// A dataset whose compiled commands passed the 4 GiB the composer's arena can address.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("its rows' commands take more than 4 GiB once encoded")]
+pub struct RowsTooLarge;
+
+/// Builds the composer of a `--dataset` run from each row's command.
+#[derive(Debug)]
+pub struct RowsBuilder {
+    lit: Vec<u8>,
+    rows: Rows,
+    max_len: usize,
+    randomize: bool,
+    expiry: Option<Expiry>,
+    encoded: Vec<u8>,
+}
+
+impl RowsBuilder {
+    /// Placeholders are filled per request only with `randomize` (`-r`), as in the other paths; a SET
+    /// gets a TTL with `expiry` (`--expiry-range`), as there.
+    pub fn new(randomize: bool, expiry: Option<Expiry>) -> RowsBuilder {
+        RowsBuilder {
+            lit: Vec::new(),
+            rows: Rows {
+                pieces: Vec::new(),
+                starts: vec![0],
+            },
+            max_len: 0,
+            randomize,
+            expiry,
+            encoded: Vec::new(),
+        }
+    }
+
+    /// Adds the next row's command.
+    pub fn push(&mut self, args: &[Vec<u8>]) -> Result<(), RowsTooLarge> {
+        let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
+        self.encoded.clear();
+        crate::protocol::resp::encode_command(&mut self.encoded, &refs);
+        if self.lit.len() + self.encoded.len() > u32::MAX as usize {
+            return Err(RowsTooLarge);
+        }
+        let fixed = ValueSpec {
+            min: 1,
+            max: 1,
+            random: false,
+        };
+        let pieces = compile(
+            &mut self.lit,
+            &self.encoded,
+            self.randomize,
+            &fixed,
+            false,
+            self.expiry,
+        );
+        let len: usize = pieces
+            .iter()
+            .map(|p| match p {
+                Piece::Lit(a, b) => (b - a) as usize,
+                Piece::Rand(_) => RAND_INT.len(),
+                Piece::Value => fixed.max + VALUE_FRAMING,
+                Piece::Expiry => VALUE_FRAMING,
+            })
+            .sum();
+        self.max_len = self.max_len.max(len);
+        self.rows.pieces.extend_from_slice(&pieces);
+        self.rows.starts.push(self.rows.pieces.len());
+        Ok(())
+    }
+
+    /// The composer: one command (`title`, `command`) whose request `t` of an executor is row
+    /// `t % rows` (`t` counted by the executor's turn, from its first request's place in the run).
+    /// `None` when no row was pushed.
+    pub fn finish(self, title: String, command: String) -> Option<Composer> {
+        if self.rows.starts.len() < 2 {
+            return None;
+        }
+        Some(Composer {
+            lit: self.lit,
+            variants: vec![Variant {
+                title,
+                command,
+                pattern: None,
+                pieces: Vec::new(),
+                max_len: self.max_len,
+                key: KeyAt::Varies,
+            }],
+            cumulative: vec![1],
+            order: Vec::new(),
+            value: ValueSpec {
+                min: 1,
+                max: 1,
+                random: false,
+            },
+            pool: Vec::new(),
+            expiry: self.expiry,
+            rows: Some(self.rows),
+        })
+    }
 }
 
 impl Composer {
@@ -263,6 +374,7 @@ impl Composer {
             value,
             expiry,
             pool,
+            rows: None,
         }
     }
 
@@ -274,6 +386,12 @@ impl Composer {
     /// The commands, in the order their statistics are kept.
     pub fn variants(&self) -> &[Variant] {
         &self.variants
+    }
+
+    /// Whether `needle` may appear in the literal bytes of a request (a match across two pieces
+    /// counts too: a false yes, never a false no).
+    pub fn literals_contain(&self, needle: &[u8]) -> bool {
+        memmem::find(&self.lit, needle).is_some()
     }
 
     /// The longest request, in bytes: a buffer of `depth * max_request_len()` never grows.
@@ -309,7 +427,16 @@ impl Composer {
         };
         // Numbers of groups 1..9 and [`SHARED_INT`], drawn on first use within this request.
         let mut shared = [u64::MAX; SHARED_INT as usize + 1];
-        for piece in &self.variants[kind].pieces {
+        let pieces = match &self.rows {
+            Some(rows) => {
+                let t = turn.get();
+                turn.set(t.wrapping_add(1));
+                let row = (t % (rows.starts.len() as u64 - 1)) as usize;
+                &rows.pieces[rows.starts[row]..rows.starts[row + 1]]
+            }
+            None => &self.variants[kind].pieces,
+        };
+        for piece in pieces {
             match *piece {
                 Piece::Lit(a, b) => out.extend_from_slice(&self.lit[a as usize..b as usize]),
                 Piece::Rand(g) => {

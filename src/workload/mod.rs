@@ -1,11 +1,13 @@
 //! The tests to run: the default suite, custom commands, and their compiled request templates.
 
 pub(crate) mod compose;
+pub(crate) mod dataset;
 pub(crate) mod expiry;
 pub(crate) mod keys;
 pub(crate) mod mix;
 pub mod replay;
 pub(crate) mod template;
+pub(crate) mod xml;
 
 pub use template::{PipelineBuffer, RAND_INT, RequestTemplate};
 

@@ -286,6 +286,8 @@ struct ClusterLayer<'a> {
     /// key's only varying part is one placeholder: its index and the slots of its numbers.
     key: Option<Range<usize>>,
     digits: Option<(usize, DigitSlots)>,
+    /// The command holds valkey-benchmark's `{tag}`: each composed request gets a hash tag of its own.
+    tagged: bool,
     /// The executor's position in the mix's cycle, shared by its clients.
     turn: Rc<Cell<u64>>,
     next_watch: Instant,
@@ -510,9 +512,12 @@ pub(crate) fn layer<'a>(
             let key = &t.bytes()[t.key_range()?];
             Some((index, DigitSlots::new(key, at)?))
         }),
+        tagged: composer
+            .as_ref()
+            .is_some_and(|c| c.literals_contain(cluster::SLOT_TAG)),
         composer,
         replay,
-        turn: Rc::new(Cell::new(0)),
+        turn: Rc::new(Cell::new(plan.first_request)),
         next_watch: began,
         ready: (0..plan.clients).collect(),
         pumping: Vec::with_capacity(plan.clients),

@@ -22,6 +22,9 @@ impl ClusterLayer<'_> {
                 let out = &mut cl.composed[i];
                 out.clear();
                 let kind = comp.write_request(out, &mut cl.keys, &mut cl.rng, &self.turn);
+                if self.tagged {
+                    cluster::fill_slot_tags(out, cl.rng.next_u64());
+                }
                 let slot = match comp.key(kind) {
                     KeyAt::Fixed(r) => Some(cluster::slot_of(&out[r.clone()])),
                     KeyAt::Varies => cluster::request_key(out).map(cluster::slot_of),

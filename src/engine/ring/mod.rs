@@ -425,7 +425,7 @@ impl<'a> Driver<'a> {
             state,
             cfg,
             addr: cfg.target.display(),
-            turn: Rc::new(Cell::new(0)),
+            turn: Rc::new(Cell::new(plan.first_request)),
             mixed,
             plain: Vec::new(),
             done: absent,
