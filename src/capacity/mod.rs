@@ -1538,6 +1538,7 @@ pub fn run(
             stopped,
             failed,
             error_replies,
+            verify_failed: false,
         },
         entry,
     })

@@ -239,6 +239,12 @@ pub struct Cli {
     /// One test mixing default-suite tests by weight, e.g. get:80,set:20
     #[arg(long = "mix", value_name = "name:weight,...")]
     pub mix: Option<String>,
+    /// Write every key of -r, then read each back and check its value (memtier_benchmark's flag)
+    #[arg(long = "data-verify", action = ArgAction::SetTrue)]
+    pub data_verify: bool,
+    /// Only the read pass of --data-verify: check the values an earlier --data-verify wrote (memtier_benchmark's flag)
+    #[arg(long = "verify-only", action = ArgAction::SetTrue)]
+    pub verify_only: bool,
     /// Whether -n was given on the command line (not a flag: filled in by `parse_args`)
     #[arg(skip)]
     pub requests_given: bool,

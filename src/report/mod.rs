@@ -8,6 +8,7 @@ pub(crate) mod rate_report;
 pub(crate) mod result_file;
 pub(crate) mod results;
 pub(crate) mod subcommands;
+pub(crate) mod verify;
 
 use crate::stats::{TestResult, ns_to_ms};
 use std::fmt::Write;

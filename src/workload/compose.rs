@@ -180,6 +180,11 @@ pub struct Variant {
     key: KeyAt,
 }
 
+/// The value each key number must hold (`--data-verify`: `workload::verify::Values`).
+pub trait KeyedValues: std::fmt::Debug + Send + Sync {
+    fn value(&self, n: u64) -> &[u8];
+}
+
 /// A compiled set of request shapes, chosen by weight, with the value pool they draw from.
 /// Shared read-only by every executor.
 #[derive(Debug, Clone)]
@@ -195,6 +200,9 @@ pub struct Composer {
     value: ValueSpec,
     /// Bytes values are copied from: random letters and digits, or `x` without `--random-data`.
     pool: Vec<u8>,
+    /// `--data-verify`'s write pass: each value is the one its key must hold (the request's last
+    /// `__rand_int__` number before it), not a random one.
+    keyed: Option<std::sync::Arc<dyn KeyedValues>>,
 }
 
 impl Composer {
@@ -263,7 +271,14 @@ impl Composer {
             order,
             value,
             pool,
+            keyed: None,
         }
+    }
+
+    /// Makes every value the one `values` gives the request's key (`--data-verify`'s write pass).
+    pub fn with_keyed_values(mut self, values: std::sync::Arc<dyn KeyedValues>) -> Self {
+        self.keyed = Some(values);
+        self
     }
 
     /// The commands, in the order their statistics are kept.
@@ -304,6 +319,7 @@ impl Composer {
         };
         // Numbers of groups 1..9 and [`SHARED_INT`], drawn on first use within this request.
         let mut shared = [u64::MAX; SHARED_INT as usize + 1];
+        let mut last = 0;
         for piece in &self.variants[kind].pieces {
             match *piece {
                 Piece::Lit(a, b) => out.extend_from_slice(&self.lit[a as usize..b as usize]),
@@ -320,6 +336,15 @@ impl Composer {
                     let at = out.len();
                     out.extend_from_slice(&[0u8; 12]);
                     write_12_digits(&mut out[at..], v);
+                    last = v;
+                }
+                Piece::Value if self.keyed.is_some() => {
+                    let v = self.keyed.as_ref().map_or(&[][..], |k| k.value(last));
+                    out.push(b'$');
+                    crate::protocol::resp::push_decimal(out, v.len() as u64);
+                    out.extend_from_slice(b"\r\n");
+                    out.extend_from_slice(v);
+                    out.extend_from_slice(b"\r\n");
                 }
                 Piece::Value => {
                     let v = &self.value;

@@ -3,6 +3,7 @@
 pub(crate) mod compose;
 pub(crate) mod keys;
 pub(crate) mod template;
+pub(crate) mod verify;
 
 pub use template::{PipelineBuffer, RAND_INT, RequestTemplate};
 

@@ -29,6 +29,7 @@ impl Driver<'_> {
             batch_sent: now,
             flights: VecDeque::new(),
             reader: InPlaceScanner::default(),
+            verify: None,
             keys: self.plan.keys(&Rc::new(Cell::new(0))),
             rng: SmallRng::seed_from_u64(0),
             pacing: None,

@@ -31,6 +31,7 @@ use crate::stats::ShardStats;
 use crate::workload::PipelineBuffer;
 use crate::workload::compose::Composer;
 use crate::workload::keys::KeyGen;
+use crate::workload::verify::{Values, Verifier};
 use io_uring::types::{Fd, Fixed, SubmitArgs, Timespec};
 use io_uring::{IoUring, cqueue, opcode, squeue};
 use rand::SeedableRng;
@@ -174,6 +175,8 @@ struct Conn {
     /// Composed requests and the open loop: one entry per request waiting for its reply.
     flights: VecDeque<Flight>,
     reader: InPlaceScanner,
+    /// `--data-verify`'s read pass: checks each reply's value (fed the same bytes as `reader`).
+    verify: Option<Box<Verifier>>,
     keys: KeyGen,
     rng: SmallRng,
     pacing: Option<Pacing>,
@@ -318,6 +321,12 @@ impl<'a> Driver<'a> {
             .filter(|_| socks.iter().flatten().all(|(fd, _)| RxStamps::enable(fd)));
         let cursor = Rc::new(Cell::new(0u64));
         let depth = cfg.run.pipeline;
+        // The executor's values, shared by its connections (a layer checks nothing).
+        let values = cfg
+            .run
+            .verify
+            .filter(|_| plan.test.command == "GET" && layer.is_none())
+            .map(|spec| Rc::new(Values::new(&spec)));
         let mixed = composer.as_ref().is_some_and(|c| c.variants().len() > 1);
         let shared = (composer.is_none() && !plan.test.template.has_placeholders())
             .then(|| Rc::new(PipelineBuffer::new(&plan.test.template, depth)));
@@ -370,6 +379,9 @@ impl<'a> Driver<'a> {
                     batch_sent: began,
                     flights,
                     reader: InPlaceScanner::default(),
+                    verify: values
+                        .as_ref()
+                        .map(|v| Box::new(Verifier::new(v.clone(), depth))),
                     keys: plan.keys(&cursor),
                     rng: SmallRng::seed_from_u64(seed),
                     next_due: pacing.map(|p| p.intended(0)),
@@ -603,6 +615,13 @@ impl<'a> Driver<'a> {
         }
         // Requests still in flight when the loop ends failed, unless the run was stopped on purpose
         // (a signal, or the end of --duration).
+        if self.conns.iter().any(|c| c.verify.is_some()) {
+            let mut st = self.state.stats.borrow_mut();
+            let counts = st.verify.get_or_insert_with(Default::default);
+            for v in self.conns.iter().filter_map(|c| c.verify.as_ref()) {
+                counts.merge(&v.counts);
+            }
+        }
         let left: u64 = self.conns.iter().map(|c| c.waiting() as u64).sum();
         if left > 0 && !layered {
             let mut st = self.state.stats.borrow_mut();
