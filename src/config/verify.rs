@@ -83,3 +83,87 @@ pub fn verify_spec(
         write: !cli.verify_only,
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::cli::Cli;
+    use crate::config::{Env, Settings};
+    use crate::workload::keys::Distribution;
+
+    fn parse(args: &[&str]) -> Result<Settings, String> {
+        let cli = Cli::parse_args(std::iter::once("ringbench").chain(args.iter().copied()))
+            .map_err(|e| e.to_string())?;
+        let env = Env {
+            now: std::time::Duration::from_secs(1_700_000_000),
+            ..Env::default()
+        };
+        Settings::parse(&cli, &env).map_err(|e| e.0)
+    }
+
+    #[test]
+    fn each_pass_is_one_request_per_key_in_order() {
+        let s = parse(&["--data-verify", "-r", "500"]).unwrap();
+        assert_eq!(s.run.requests, 500);
+        assert_eq!(
+            s.run.shape.distribution,
+            Distribution::Sequential { part: 0, parts: 1 }
+        );
+        let v = s.run.verify.unwrap();
+        assert!(v.write);
+        assert_eq!(v.seed, 0);
+        let s = parse(&["--verify-only", "-r", "500", "-n", "500", "--seed", "4"]).unwrap();
+        let v = s.run.verify.unwrap();
+        assert!(!v.write);
+        assert_eq!(v.seed, 4);
+        // A shard's share of the keyspace, and its own slice of the keys.
+        let s = parse(&["--data-verify", "-r", "501", "--shard", "1/2"]).unwrap();
+        assert_eq!(s.run.requests, 250);
+        assert_eq!(
+            s.run.shape.distribution,
+            Distribution::Sequential { part: 1, parts: 2 }
+        );
+        assert_eq!(s.run.verify.unwrap().seed, 0);
+        assert!(parse(&["-r", "5"]).unwrap().run.verify.is_none());
+    }
+
+    #[test]
+    fn what_it_cannot_be_combined_with_is_one_line_naming_the_flag() {
+        let e = |args: &[&str]| parse(args).unwrap_err();
+        assert_eq!(
+            e(&["--data-verify"]),
+            "'--data-verify' needs '-r <keyspacelen>': it checks every key of the keyspace"
+        );
+        assert!(e(&["--verify-only"]).starts_with("'--verify-only' needs '-r"));
+        assert_eq!(
+            e(&["--data-verify", "-r", "10", "-n", "20"]),
+            "invalid value '20' for '-n': --data-verify sends one request per key of '-r 10' (leave -n out)"
+        );
+        for (flag, args) in [
+            ("-t", &["-t", "get"][..]),
+            ("--mix", &["--mix", "get:1"]),
+            ("a command", &["get", "k"]),
+            ("--cluster", &["--cluster"]),
+            ("--rps", &["--rps", "100"]),
+            ("--duration", &["--duration", "1"]),
+            ("--warmup", &["--warmup", "1"]),
+            ("-l", &["-l"]),
+            ("-I", &["-I"]),
+            ("--enable-tracking", &["--enable-tracking"]),
+            ("'--distribution zipf'", &["--distribution", "zipf"]),
+        ] {
+            let mut all = vec!["--data-verify", "-r", "10"];
+            all.extend_from_slice(args);
+            let msg = e(&all);
+            assert!(
+                msg.starts_with(&format!("'--data-verify' cannot be combined with {flag}")),
+                "{args:?}: {msg}"
+            );
+            assert!(!msg.contains('\n'));
+        }
+        assert!(
+            e(&["--data-verify", "-r", "1000000000001"])
+                .starts_with("invalid value '1000000000001' for '-r'")
+        );
+        assert!(parse(&["--data-verify", "-r", "10", "--sequential"]).is_ok());
+    }
+}

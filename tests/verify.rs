@@ -1,0 +1,243 @@
+//! `--data-verify` / `--verify-only` against a real redis-server: the write pass's keys and values are
+//! read back from the server, and a value a side client changes between the passes is reported.
+
+mod common;
+use common::*;
+
+/// Runs ringbench against `s` with `args`; returns its exit code and stdout.
+fn run(s: &RedisServer, args: &[&str]) -> (i32, String, String) {
+    let mut all: Vec<String> = s.port_args();
+    all.extend(args.iter().map(|a| a.to_string()));
+    let refs: Vec<&str> = all.iter().map(|a| a.as_str()).collect();
+    let out = ringbench(&refs);
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The `data verify:` line of a report.
+fn verify_line(out: &str) -> &str {
+    out.lines()
+        .find(|l| l.starts_with("data verify:"))
+        .unwrap_or_else(|| panic!("no data verify line in\n{out}"))
+}
+
+fn dbsize(s: &RedisServer) -> u64 {
+    s.cli(&["dbsize"]).parse().unwrap()
+}
+
+#[test]
+fn data_verify_reports_a_value_changed_between_the_passes() {
+    let s = RedisServer::start();
+    s.reset();
+    let flags = [
+        "-r",
+        "5000",
+        "-d",
+        "20",
+        "-c",
+        "4",
+        "-P",
+        "8",
+        "--threads",
+        "2",
+        "-q",
+    ];
+    let mut args = vec!["--data-verify"];
+    args.extend_from_slice(&flags);
+    let (code, out, err) = run(&s, &args);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(err, "");
+    assert_eq!(
+        verify_line(&out),
+        "data verify: 5000 keys checked, 5000 verified, 0 mismatched, 0 missing, 0 errors"
+    );
+    // Every key of the keyspace written once and read once, with the value the read pass expects.
+    assert_eq!(s.calls("set"), 5000);
+    assert_eq!(s.calls("get"), 5000);
+    assert_eq!(dbsize(&s), 5000);
+    assert_eq!(s.cli(&["get", "key:000000004999"]), "x".repeat(20));
+
+    // A side client changes one value, deletes another and puts a list in a third's place.
+    s.cli(&["set", "key:000000000042", "xxxxxxxxxxxxxxxxxxxy"]);
+    s.cli(&["del", "key:000000003210"]);
+    s.cli(&["del", "key:000000004000"]);
+    s.cli(&["rpush", "key:000000004000", "x"]);
+    s.cli(&["config", "resetstat"]);
+    let mut args = vec!["--verify-only"];
+    args.extend_from_slice(&flags);
+    let (code, out, err) = run(&s, &args);
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(
+        verify_line(&out),
+        "data verify: 5000 keys checked, 4997 verified, 1 mismatched, 1 missing, 1 errors"
+    );
+    for example in [
+        "  key:000000000042 mismatched",
+        "  key:000000003210 missing",
+        "  key:000000004000 error",
+    ] {
+        assert!(out.lines().any(|l| l == example), "{example} in\n{out}");
+    }
+    // Only the read pass ran.
+    assert_eq!(s.calls("set"), 0);
+    assert_eq!(s.calls("get"), 5000);
+}
+
+#[test]
+fn data_verify_checks_random_values_of_varying_length() {
+    let s = RedisServer::start();
+    s.reset();
+    let flags = [
+        "-r",
+        "3000",
+        "-d",
+        "5-300",
+        "--random-data",
+        "--seed",
+        "9",
+        "-c",
+        "3",
+        "-P",
+        "4",
+        "-q",
+    ];
+    let mut args = vec!["--data-verify"];
+    args.extend_from_slice(&flags);
+    let (code, out, err) = run(&s, &args);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        verify_line(&out),
+        "data verify: 3000 keys checked, 3000 verified, 0 mismatched, 0 missing, 0 errors"
+    );
+    assert_eq!(
+        (s.calls("set"), s.calls("get"), dbsize(&s)),
+        (3000, 3000, 3000)
+    );
+    // The server holds values of many lengths within the range, of more than one byte value.
+    let mut lens = std::collections::BTreeSet::new();
+    for k in (0..3000).step_by(97) {
+        let len: usize = s.cli(&["strlen", &format!("key:{k:012}")]).parse().unwrap();
+        assert!((5..=300).contains(&len), "key {k}: {len}");
+        lens.insert(len);
+    }
+    assert!(lens.len() > 10, "{lens:?}");
+    let v = s.cli(&["get", "key:000000000007"]);
+    assert!(v.bytes().any(|b| b != v.as_bytes()[0]), "{v}");
+
+    // One byte more on one key; the same flags find exactly it.
+    s.cli(&["append", "key:000000001234", "z"]);
+    let mut args = vec!["--verify-only"];
+    args.extend_from_slice(&flags);
+    let (code, out, _) = run(&s, &args);
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(
+        verify_line(&out),
+        "data verify: 3000 keys checked, 2999 verified, 1 mismatched, 0 missing, 0 errors"
+    );
+    assert!(
+        out.lines().any(|l| l == "  key:000000001234 mismatched"),
+        "{out}"
+    );
+    // Another seed expects other values.
+    let other: Vec<&str> = args
+        .iter()
+        .map(|a| if *a == "9" { "10" } else { a })
+        .collect();
+    let (code, out, _) = run(&s, &other);
+    assert_eq!(code, 1, "{out}");
+    assert!(verify_line(&out).starts_with("data verify: 3000 keys checked, 0 verified"));
+}
+
+#[test]
+fn data_verify_shards_each_check_their_own_slice() {
+    let s = RedisServer::start();
+    s.reset();
+    for shard in ["0/2", "1/2"] {
+        let (code, out, err) = run(
+            &s,
+            &[
+                "--data-verify",
+                "-r",
+                "3001",
+                "--shard",
+                shard,
+                "-c",
+                "4",
+                "--threads",
+                "2",
+                "-q",
+            ],
+        );
+        assert_eq!(code, 0, "{out}{err}");
+        let want = if shard == "0/2" { 1501 } else { 1500 };
+        assert_eq!(
+            verify_line(&out),
+            format!(
+                "data verify: {want} keys checked, {want} verified, 0 mismatched, 0 missing, 0 errors"
+            )
+        );
+    }
+    // The shards' slices cover the keyspace once.
+    assert_eq!(
+        (s.calls("set"), s.calls("get"), dbsize(&s)),
+        (3001, 3001, 3001)
+    );
+    // A key of shard 1's slice (1501..3001) is missing for shard 1 only.
+    s.cli(&["del", "key:000000002000"]);
+    let only = |shard: &str| {
+        run(
+            &s,
+            &[
+                "--verify-only",
+                "-r",
+                "3001",
+                "--shard",
+                shard,
+                "-c",
+                "4",
+                "-q",
+            ],
+        )
+    };
+    let (code, out, _) = only("0/2");
+    assert_eq!(code, 0, "{out}");
+    let (code, out, _) = only("1/2");
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(
+        verify_line(&out),
+        "data verify: 1500 keys checked, 1499 verified, 0 mismatched, 1 missing, 0 errors"
+    );
+    assert!(
+        out.lines().any(|l| l == "  key:000000002000 missing"),
+        "{out}"
+    );
+}
+
+#[test]
+fn data_verify_usage_errors_exit_2_naming_the_flag() {
+    for (args, want) in [
+        (
+            &["--data-verify"][..],
+            "'--data-verify' needs '-r <keyspacelen>'",
+        ),
+        (
+            &["--data-verify", "-r", "10", "-t", "get"],
+            "'--data-verify' cannot be combined with -t",
+        ),
+        (
+            &["--verify-only", "-r", "10", "--cluster"],
+            "'--verify-only' cannot be combined with --cluster yet",
+        ),
+    ] {
+        let mut all = vec!["-p", "1"];
+        all.extend_from_slice(args);
+        let out = ringbench(&all);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}
