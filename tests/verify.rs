@@ -241,3 +241,82 @@ fn data_verify_usage_errors_exit_2_naming_the_flag() {
         assert!(err.contains(want), "{args:?}: {err}");
     }
 }
+
+fn schema_errors(doc: &serde_json::Value) -> Vec<String> {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("schema/ringbench-result.schema.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    let v = jsonschema::validator_for(&schema).expect("the schema compiles");
+    v.iter_errors(doc).map(|e| e.to_string()).collect()
+}
+
+fn json(path: &str) -> serde_json::Value {
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let errors = schema_errors(&doc);
+    assert!(errors.is_empty(), "schema errors: {errors:#?}");
+    doc
+}
+
+#[test]
+fn data_verify_figures_in_json_and_in_a_merge_of_shards() {
+    let dir = common::scratch::Scratch::new("verify-json");
+    let s = RedisServer::start();
+    s.reset();
+    let files = [dir.path("a.json"), dir.path("b.json")];
+    for (shard, file) in ["0/2", "1/2"].iter().zip(&files) {
+        let (code, out, err) = run(
+            &s,
+            &[
+                "--data-verify",
+                "-r",
+                "2001",
+                "--shard",
+                shard,
+                "-c",
+                "2",
+                "-q",
+                "--json",
+                file,
+            ],
+        );
+        assert_eq!(code, 0, "{out}{err}");
+    }
+    let a = json(&files[0]);
+    // The write pass has no figures of its own; the read pass has the shard's checks.
+    assert!(a["tests"][0].get("data_verify").is_none());
+    let v = &a["tests"][1]["data_verify"];
+    assert_eq!(v["checked"], 1001);
+    assert_eq!(v["verified"], 1001);
+    assert_eq!(v["examples"], serde_json::json!([]));
+    let merged = dir.path("m.json");
+    let out = ringbench(&["merge", &files[0], &files[1], "--json", &merged]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m = json(&merged);
+    let v = &m["tests"][1]["data_verify"];
+    assert_eq!(
+        (v["checked"].as_u64(), v["verified"].as_u64()),
+        (Some(2001), Some(2001))
+    );
+    assert_eq!(s.calls("get"), 2001);
+
+    s.cli(&["del", "key:000000000017"]);
+    let file = dir.path("c.json");
+    let (code, out, _) = run(&s, &["--verify-only", "-r", "2001", "-q", "--json", &file]);
+    assert_eq!(code, 1, "{out}");
+    let c = json(&file);
+    let v = &c["tests"][0]["data_verify"];
+    assert_eq!(
+        (v["checked"].as_u64(), v["missing"].as_u64()),
+        (Some(2001), Some(1))
+    );
+    assert_eq!(
+        v["examples"],
+        serde_json::json!([{"key": "key:000000000017", "problem": "missing"}])
+    );
+}

@@ -265,6 +265,9 @@ pub struct TestEntry {
     /// The client's memory in this test (Linux), when it was measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_memory: Option<MemoryEntry>,
+    /// `--data-verify`'s read pass: keys checked and what was wrong with them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_verify: Option<crate::report::verify::VerifyEntry>,
 }
 
 /// The client's resident memory in one test.
@@ -536,6 +539,10 @@ impl TestEntry {
                 peak_rss_bytes: m.peak_rss,
                 bytes_per_connection: m.per_connection(),
             }),
+            data_verify: st
+                .verify
+                .as_ref()
+                .map(crate::report::verify::VerifyEntry::of),
         }
     }
 
@@ -550,6 +557,7 @@ impl TestEntry {
         stats.timed_out = self.errors.timed_out;
         stats.not_sent = self.errors.not_sent;
         stats.in_flight = self.errors.in_flight;
+        stats.verify = self.data_verify.as_ref().map(|v| v.counts());
         stats.first_error = self.errors.first.clone();
         stats.error_kinds = self
             .errors

@@ -142,6 +142,13 @@ pub enum Problem {
 }
 
 impl Problem {
+    /// The word for it, as the report prints it.
+    pub fn from_word(w: &str) -> Option<Problem> {
+        [Problem::Mismatched, Problem::Missing, Problem::Error]
+            .into_iter()
+            .find(|p| p.word() == w)
+    }
+
     pub fn word(self) -> &'static str {
         match self {
             Problem::Mismatched => "mismatched",
