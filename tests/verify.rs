@@ -231,9 +231,14 @@ fn data_verify_usage_errors_exit_2_naming_the_flag() {
             &["--verify-only", "-r", "10", "--cluster"],
             "'--verify-only' cannot be combined with --cluster yet",
         ),
+        (
+            &["capacity", "--verify-only", "-r", "10", "--slo", "p99=2ms"],
+            "'capacity' cannot be combined with --data-verify or --verify-only",
+        ),
     ] {
-        let mut all = vec!["-p", "1"];
-        all.extend_from_slice(args);
+        // Nothing listens on port 1: the mistake is found before connecting.
+        let mut all = args.to_vec();
+        all.extend_from_slice(&["-p", "1"]);
         let out = ringbench(&all);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
