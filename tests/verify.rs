@@ -228,8 +228,8 @@ fn data_verify_usage_errors_exit_2_naming_the_flag() {
             "'--data-verify' cannot be combined with -t",
         ),
         (
-            &["--verify-only", "-r", "10", "--cluster"],
-            "'--verify-only' cannot be combined with --cluster yet",
+            &["--verify-only", "-r", "10", "-n", "5", "--cluster"],
+            "invalid value '5' for '-n': --verify-only sends one request per key",
         ),
         (
             &["capacity", "--verify-only", "-r", "10", "--slo", "p99=2ms"],
@@ -324,4 +324,72 @@ fn data_verify_figures_in_json_and_in_a_merge_of_shards() {
         v["examples"],
         serde_json::json!([{"key": "key:000000000017", "problem": "missing"}])
     );
+}
+
+#[test]
+fn cluster_data_verify_checks_every_key_on_its_master() {
+    use common::cluster::Cluster;
+    let c = Cluster::start();
+    let run_c = |args: &[&str]| {
+        let mut all = c.addr();
+        all.push("--cluster".into());
+        all.extend(args.iter().map(|a| a.to_string()));
+        let refs: Vec<&str> = all.iter().map(|a| a.as_str()).collect();
+        let out = ringbench(&refs);
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let flags = [
+        "-r",
+        "6000",
+        "-d",
+        "5-200",
+        "--random-data",
+        "--seed",
+        "3",
+        "-c",
+        "6",
+        "-P",
+        "8",
+        "--threads",
+        "2",
+        "-q",
+    ];
+    let (code, out, err) = run_c(&[&["--data-verify"][..], &flags].concat());
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(err, "");
+    assert_eq!(
+        verify_line(&out),
+        "data verify: 6000 keys checked, 6000 verified, 0 mismatched, 0 missing, 0 errors"
+    );
+    assert_eq!((c.calls("set"), c.calls("get")), (6000, 6000));
+    assert_eq!(c.dbsizes().iter().sum::<u64>(), 6000);
+    // Every master holds its share of the keys.
+    assert!(c.dbsizes().iter().all(|&n| n > 1000), "{:?}", c.dbsizes());
+
+    // A side client changes a key and deletes another, each on the master that owns it.
+    let owner = |key: &str| c.owner(ringbench::key_slot(key.as_bytes()));
+    let changed = "key:000000000777";
+    let gone = "key:000000005555";
+    c.cli(owner(changed), &["set", changed, "not the value"]);
+    c.cli(owner(gone), &["del", gone]);
+    c.reset_stats();
+    let (code, out, err) = run_c(&[&["--verify-only"][..], &flags].concat());
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(
+        verify_line(&out),
+        "data verify: 6000 keys checked, 5998 verified, 1 mismatched, 1 missing, 0 errors"
+    );
+    assert!(
+        out.lines().any(|l| l == "  key:000000000777 mismatched"),
+        "{out}"
+    );
+    assert!(
+        out.lines().any(|l| l == "  key:000000005555 missing"),
+        "{out}"
+    );
+    assert_eq!((c.calls("set"), c.calls("get")), (0, 6000));
 }

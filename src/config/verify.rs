@@ -50,9 +50,6 @@ pub fn verify_spec(
     if !cli.command.is_empty() {
         return conflict("a command: it runs its own tests (SET, then GET of every key)");
     }
-    if cli.cluster {
-        return conflict("--cluster yet: it is not supported in cluster mode");
-    }
     if cli.rps.is_some() {
         return conflict("--rps");
     }
@@ -142,7 +139,6 @@ mod tests {
             ("-t", &["-t", "get"][..]),
             ("--mix", &["--mix", "get:1"]),
             ("a command", &["get", "k"]),
-            ("--cluster", &["--cluster"]),
             ("--rps", &["--rps", "100"]),
             ("--duration", &["--duration", "1"]),
             ("--warmup", &["--warmup", "1"]),

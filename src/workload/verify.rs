@@ -207,6 +207,15 @@ impl VerifyCounts {
     }
 }
 
+/// The key number of a request made by [`verify_tests`] (its first `key:` and 12 digits).
+pub fn key_number(request: &[u8]) -> Option<u64> {
+    let at = memchr::memmem::find(request, KEY_PREFIX.as_bytes())? + KEY_PREFIX.len();
+    let digits = request.get(at..at + 12)?;
+    digits.iter().try_fold(0u64, |n, &d| {
+        d.is_ascii_digit().then(|| n * 10 + u64::from(d - b'0'))
+    })
+}
+
 /// The key name of number `n`.
 pub fn key_name(n: u64) -> String {
     format!("{KEY_PREFIX}{:012}", n % 1_000_000_000_000)
@@ -239,7 +248,15 @@ enum State {
     Tail { left: u8, problem: Option<Problem> },
     /// The rest of a one-line reply, up to its `\n`.
     Line,
+    /// An error reply's line: its first bytes are kept, to tell a redirect from an answer.
+    Error { n: u8 },
 }
+
+/// The error replies a cluster layer answers by sending the request again (see
+/// `protocol::cluster::parse_redirect`): not the key's answer.
+const RETRIED: [&[u8]; 4] = [b"MOVED ", b"ASK ", b"TRYAGAIN", b"CLUSTERDOWN"];
+/// What [`Verifier::skip`] queues: a reply that answers no key (`ASKING`'s).
+const SKIP: u64 = u64::MAX;
 
 /// The read pass's comparator for one connection: fed every byte it receives (plaintext), it walks the
 /// GET replies (`$<len>\r\n<value>\r\n`, `$-1\r\n`, `_\r\n`, `-ERR ...\r\n`) and compares each value with
@@ -251,18 +268,24 @@ pub struct Verifier {
     state: State,
     /// The key of the reply being read.
     key: u64,
+    /// Whether redirect errors are retried elsewhere (`--cluster`): they are then not counted.
+    retried: bool,
+    /// The first bytes of an error reply's line.
+    head: [u8; 12],
     pub counts: VerifyCounts,
 }
 
 impl Verifier {
     /// A comparator for a connection with up to `depth` requests in flight; `values` is its
     /// executor's, shared by its connections.
-    pub fn new(values: Rc<Values>, depth: usize) -> Verifier {
+    pub fn new(values: Rc<Values>, depth: usize, retried: bool) -> Verifier {
         Verifier {
             values,
             keys: VecDeque::with_capacity(depth),
             state: State::Start,
             key: 0,
+            retried,
+            head: [0; 12],
             counts: VerifyCounts::default(),
         }
     }
@@ -271,6 +294,12 @@ impl Verifier {
     #[inline]
     pub fn expect(&mut self, n: u64) {
         self.keys.push_back(n);
+    }
+
+    /// The next request sent answers no key (a cluster's `ASKING`): its one-line reply is skipped.
+    #[inline]
+    pub fn skip(&mut self) {
+        self.keys.push_back(SKIP);
     }
 
     /// Forgets what a lost connection had in flight: those requests are counted as failed, not here.
@@ -299,6 +328,10 @@ impl Verifier {
                     self.key = key;
                     let b = data[0];
                     data = &data[1..];
+                    if key == SKIP {
+                        self.state = State::Line;
+                        continue;
+                    }
                     self.state = match b {
                         b'$' | b'!' => State::Header {
                             blob_error: b == b'!',
@@ -310,11 +343,7 @@ impl Verifier {
                             self.counts.note(key, Problem::Missing);
                             State::Line
                         }
-                        b'-' => {
-                            self.counts.checked += 1;
-                            self.counts.note(key, Problem::Error);
-                            State::Line
-                        }
+                        b'-' => State::Error { n: 0 },
                         // Any other one-line reply is no value.
                         _ => {
                             self.counts.checked += 1;
@@ -407,6 +436,25 @@ impl Verifier {
                         self.state = State::Tail { left, problem };
                     }
                 }
+                State::Error { n } => {
+                    let b = data[0];
+                    data = &data[1..];
+                    if b != b'\n' {
+                        if (n as usize) < self.head.len() {
+                            self.head[n as usize] = b;
+                        }
+                        self.state = State::Error {
+                            n: n.saturating_add(1),
+                        };
+                        continue;
+                    }
+                    let head = &self.head[..(n as usize).min(self.head.len())];
+                    if !(self.retried && RETRIED.iter().any(|r| head.starts_with(r))) {
+                        self.counts.checked += 1;
+                        self.counts.note(self.key, Problem::Error);
+                    }
+                    self.state = State::Start;
+                }
                 State::Line => match memchr::memchr(b'\n', data) {
                     Some(i) => {
                         data = &data[i + 1..];
@@ -476,7 +524,7 @@ mod tests {
         wrong[0] ^= 1;
         stream.extend(reply(&wrong));
         for cut in 0..stream.len() {
-            let mut v = Verifier::new(Rc::new(Values::new(&s)), 8);
+            let mut v = Verifier::new(Rc::new(Values::new(&s)), 8, false);
             for n in 0..7 {
                 v.expect(n);
             }
@@ -499,7 +547,7 @@ mod tests {
                 ]
             );
         }
-        let mut v = Verifier::new(Rc::new(Values::new(&s)), 8);
+        let mut v = Verifier::new(Rc::new(Values::new(&s)), 8, false);
         for n in 0..7 {
             v.expect(n);
         }
@@ -508,6 +556,37 @@ mod tests {
         }
         assert_eq!(v.counts.checked, 7);
         assert_eq!(v.counts.failed(), 5);
+    }
+
+    #[test]
+    fn under_a_cluster_redirects_and_asking_are_no_answer() {
+        let s = spec(4, 4, false);
+        let stream: &[u8] = b"-MOVED 3999 127.0.0.1:7001\r\n+OK\r\n$4\r\nxxxx\r\n-ASK 1 127.0.0.1:7002\r\n-TRYAGAIN x\r\n-CLUSTERDOWN y\r\n-ERR other\r\n";
+        for retried in [true, false] {
+            let mut v = Verifier::new(Rc::new(Values::new(&s)), 8, retried);
+            // Key 1 redirected, then sent again after ASKING; keys 2, 3, 4 redirected; key 5 fails.
+            v.expect(1);
+            v.skip();
+            v.expect(1);
+            for k in 2..=5 {
+                v.expect(k);
+            }
+            for b in stream {
+                v.feed(std::slice::from_ref(b));
+            }
+            let c = &v.counts;
+            if retried {
+                assert_eq!((c.checked, c.errors, c.verified()), (2, 1, 1));
+                assert_eq!(c.examples, [(5, Problem::Error)]);
+            } else {
+                assert_eq!((c.checked, c.errors, c.verified()), (6, 5, 1));
+            }
+        }
+        assert_eq!(
+            key_number(b"*2\r\n$3\r\nGET\r\n$16\r\nkey:000000004321\r\n"),
+            Some(4321)
+        );
+        assert_eq!(key_number(b"*1\r\n$4\r\nPING\r\n"), None);
     }
 
     #[test]

@@ -243,6 +243,8 @@ pub(crate) struct Driver<'a> {
     addr: String,
     turn: Rc<Cell<u64>>,
     mixed: bool,
+    /// `--data-verify`'s read pass: the values its connections' comparators expect (`None` otherwise).
+    values: Option<Rc<Values>>,
     /// Plaintext of the receive buffer being scanned, under TLS.
     plain: Vec<u8>,
     /// Connections finished, and waiting to reconnect.
@@ -321,12 +323,14 @@ impl<'a> Driver<'a> {
             .filter(|_| socks.iter().flatten().all(|(fd, _)| RxStamps::enable(fd)));
         let cursor = Rc::new(Cell::new(0u64));
         let depth = cfg.run.pipeline;
-        // The executor's values, shared by its connections (a layer checks nothing).
+        // The executor's values, shared by its connections.
         let values = cfg
             .run
             .verify
-            .filter(|_| plan.test.command == "GET" && layer.is_none())
+            .filter(|_| plan.test.command == "GET")
             .map(|spec| Rc::new(Values::new(&spec)));
+        // Under a layer (`--cluster`) redirected requests are sent again: their replies are no answer.
+        let retried = layer.is_some();
         let mixed = composer.as_ref().is_some_and(|c| c.variants().len() > 1);
         let shared = (composer.is_none() && !plan.test.template.has_placeholders())
             .then(|| Rc::new(PipelineBuffer::new(&plan.test.template, depth)));
@@ -381,7 +385,7 @@ impl<'a> Driver<'a> {
                     reader: InPlaceScanner::default(),
                     verify: values
                         .as_ref()
-                        .map(|v| Box::new(Verifier::new(v.clone(), depth))),
+                        .map(|v| Box::new(Verifier::new(v.clone(), depth, retried))),
                     keys: plan.keys(&cursor),
                     rng: SmallRng::seed_from_u64(seed),
                     next_due: pacing.map(|p| p.intended(0)),
@@ -426,6 +430,7 @@ impl<'a> Driver<'a> {
             cfg,
             addr: cfg.target.display(),
             turn: Rc::new(Cell::new(0)),
+            values,
             mixed,
             plain: Vec::new(),
             done: absent,
