@@ -392,4 +392,45 @@ fn cluster_data_verify_checks_every_key_on_its_master() {
         "{out}"
     );
     assert_eq!((c.calls("set"), c.calls("get")), (0, 6000));
+
+    // A key moved to another master while its slot migrates: its old master answers -ASK, and the
+    // GET sent again (after ASKING) to the new one is the answer that counts.
+    let moved = "key:000000000100";
+    let slot = ringbench::key_slot(moved.as_bytes());
+    let from = owner(moved);
+    let to = *c.ports.iter().find(|&&p| p != from).unwrap();
+    let slot_s = slot.to_string();
+    c.cli(
+        to,
+        &["cluster", "setslot", &slot_s, "importing", &c.node_id(from)],
+    );
+    c.cli(
+        from,
+        &["cluster", "setslot", &slot_s, "migrating", &c.node_id(to)],
+    );
+    assert_eq!(
+        c.cli(
+            from,
+            &["migrate", "127.0.0.1", &to.to_string(), moved, "0", "5000"]
+        ),
+        "OK"
+    );
+    c.reset_stats();
+    let (code, out, err) = run_c(&[&["--verify-only"][..], &flags].concat());
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(
+        verify_line(&out),
+        "data verify: 6000 keys checked, 5998 verified, 1 mismatched, 1 missing, 0 errors"
+    );
+    assert_eq!(c.calls_on(to, "asking"), 1);
+    // The GET its old master answered with -ASK is a rejected call, not one of its calls.
+    assert_eq!(c.calls("get"), 6000);
+    let rejected: u64 = c
+        .cli(from, &["info", "commandstats"])
+        .lines()
+        .filter(|l| l.starts_with("cmdstat_get:"))
+        .filter_map(|l| l.split("rejected_calls=").nth(1))
+        .filter_map(|v| v.split(',').next()?.trim().parse::<u64>().ok())
+        .sum();
+    assert_eq!(rejected, 1);
 }
