@@ -579,6 +579,8 @@ const SWITCHES: &[&str] = &[
     "--insecure",
     "--sequential",
     "--random-data",
+    "--data-verify",
+    "--verify-only",
 ];
 
 /// One generated command line and its environment.
