@@ -115,7 +115,7 @@ fn main() {
                 bytes,
                 budget,
                 || {
-                    let out = pipe.fill(depth, || {
+                    let out = pipe.fill(depth, |_| {
                         ((rng.next_u64() as u128 * 1_000_000u128) >> 64) as u64
                     });
                     black_box(out);

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The same ringbench workload against redis-server with io-threads 1, 2 and 4 (io-threads-do-reads yes).
-# Prints one table of medians: rps, p50, p99 per test, the client's CPU per request and the server's CPU.
+# Prints one table of medians: rps, p50, p99 per test, the client's CPU per request and the server's CPU,
+# then for each setting whether its difference from the first is beyond the rounds' noise (`ringbench
+# compare ... vs ...`: a 95% interval from a bootstrap of the median, and a verdict).
 # On a 2-core machine the server's extra threads compete with the client for the same cores, so the
 # figures cannot grow much; the table shows by how much they do (or do not).
 #
@@ -89,6 +91,7 @@ PY
 fi
 
 echo "$(nproc) CPUs; load average $(cut -d' ' -f1-3 /proc/loadavg); ringbench ${FLAGS[*]} -n $N; $ROUNDS rounds" >&2
+settings=()
 for io in $IO_THREADS; do
   start_server --io-threads "$io" --io-threads-do-reads yes
   [ -n "${SERVER_CPUS:-}" ] && taskset -apc "$SERVER_CPUS" "$SERVER_PID" >/dev/null
@@ -96,7 +99,7 @@ for io in $IO_THREADS; do
   for round in $(seq "$ROUNDS"); do
     out=$WORK/io$io.$round
     read -r wall user sys srv <<<"$(timed_run "$out" "${PIN[@]}" "$RINGBENCH" -h 127.0.0.1 -p "$SERVER_PORT" \
-      -n "$N" "${FLAGS[@]}" --csv)"
+      -n "$N" "${FLAGS[@]}" --csv --json "$WORK/io$active.$round.json")"
     tests=$(awk 'NR > 1' "$out.out" | wc -l)
     # One line per test: io round test rps p50 p99 cpu_ns_per_req server_cpu_pct
     awk -F'","' -v io="$active" -v r="$round" -v u="$user" -v s="$sys" -v n="$N" -v k="$tests" \
@@ -106,6 +109,7 @@ for io in $IO_THREADS; do
     echo "  io-threads $active round $round: $(awk -v io="$active" -v r="$round" '$1 == io && $2 == r { printf "%s %s rps  ", $3, $4 }' "$WORK/results")" >&2
   done
   stop_server
+  settings+=("$active")
 done
 
 python3 - "$WORK/results" "$ROUNDS" <<'PY'
@@ -124,3 +128,12 @@ for io, test in seen:
     m = lambda i: statistics.median(float(r[i]) for r in sel)
     print(f"{io:>10} {test:<6} {m(3):>12,.0f} {m(4):>8.3f} {m(5):>8.3f} {m(6):>18,.0f} {m(7):>9.0f}%")
 PY
+
+# Is each setting's difference from the first more than the rounds' noise? (ringbench compare, each
+# setting's rounds against the first setting's.)
+base=${settings[0]}
+for io in "${settings[@]:1}"; do
+  echo
+  echo "io-threads $io against io-threads $base (ringbench compare, $ROUNDS rounds a side):"
+  "$RINGBENCH" compare "$WORK"/io"$base".*.json vs "$WORK"/io"$io".*.json | grep -E '^(======|rps: |\(significance)'
+done

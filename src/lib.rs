@@ -270,6 +270,12 @@ pub fn run(
         threads_note: threads_note(&cfg),
         tls: cfg.tls.as_ref().map(|t| t.checks.clone()),
         cluster_nodes: None,
+        expiry: cfg.run.shape.expiry.map(|e| (e.min, e.max)),
+        replay: cfg
+            .tests
+            .iter()
+            .find_map(|t| t.replay.as_deref())
+            .map(config::replay::describe),
     };
     // A server that wants a password (or has no room for another client) would answer every request
     // of the run with an error: stop here with its own message.
@@ -372,7 +378,12 @@ pub fn run(
         out.write_all(report::CSV_HEADER.as_bytes())?;
     }
     let mut hinted = false;
+    // --run-count: each run's block is printed as it ends; the -q and CSV lines wait for the medians.
+    let repeated = cfg.run.run_count > 1;
+    let lines_later = repeated && cfg.run.output != OutputMode::Normal;
+    let mut iteration = 0;
     loop {
+        iteration += 1;
         for test in &cfg.tests {
             if control.stopped() {
                 break;
@@ -455,6 +466,13 @@ pub fn run(
                         test.title, stats.failed, requested, stats.not_sent
                     );
                 }
+                for p in stats.parts.iter().filter(|p| p.errors > 0) {
+                    let _ = writeln!(
+                        stderr,
+                        "ringbench: {} / {}: {} error replies",
+                        test.title, p.title, p.errors
+                    );
+                }
             }
             let mut result = TestResult::new(test.title.clone(), requested, stats);
             result.warmup = warmed;
@@ -482,9 +500,11 @@ pub fn run(
                     test.title, result.stats.completed, requested
                 );
             }
-            let text = results::test_text(&result, &header, cfg.run.output);
-            out.write_all(text.as_bytes())?;
-            out.flush()?;
+            if !lines_later {
+                let text = results::test_text(&result, &header, cfg.run.output);
+                out.write_all(text.as_bytes())?;
+                out.flush()?;
+            }
             // A log that cannot be written is reported after the run: the report is out, the other
             // tests still run.
             if let Err(e) = results::after_test(&cfg, &result) {
@@ -511,9 +531,20 @@ pub fn run(
                 outcome.results.push(result);
             }
         }
-        if !cfg.run.loop_forever || control.stopped() {
+        if control.stopped() || !cfg.run.loop_forever && iteration >= cfg.run.run_count {
             break;
         }
+    }
+    if repeated {
+        for r in report::repeats::summarize(&outcome.results) {
+            let text = match cfg.run.output {
+                OutputMode::Normal => report::repeats::text(&r),
+                OutputMode::Quiet => report::repeats::quiet_line(&r),
+                OutputMode::Csv => report::repeats::csv_row(&r),
+            };
+            out.write_all(text.as_bytes())?;
+        }
+        out.flush()?;
     }
     outcome.stopped = control.stopped();
     if let Err(e) = results::after_run(&cfg, &outcome.results, outcome.stopped, stdout) {

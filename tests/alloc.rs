@@ -56,6 +56,38 @@ fn allocations_do_not_grow_with_the_number_of_requests() {
 }
 
 #[test]
+fn a_replay_allocates_nothing_per_command() {
+    // The file is read and encoded by Config::resolve; the run copies each command from the arena.
+    let _turn = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let s = RedisServer::start();
+    let file = |n: usize| {
+        let path =
+            std::env::temp_dir().join(format!("ringbench-alloc-replay-{}-{n}", std::process::id()));
+        let mut text = String::from("OK\n");
+        for i in 0..n {
+            text.push_str(&format!(
+                "1.{:06} [0 10.0.0.{}:1] \"SET\" \"k{}\" \"v\"\n",
+                i % 1_000_000,
+                i % 8,
+                i % 100
+            ));
+        }
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let (a, b) = (file(10_000), file(200_000));
+    let base = ["-c", "8", "-P", "16", "--replay"];
+    let small = allocations_of_run(&s, &[&base[..], &[a.to_str().unwrap()]].concat());
+    let large = allocations_of_run(&s, &[&base[..], &[b.to_str().unwrap()]].concat());
+    let _ = (std::fs::remove_file(a), std::fs::remove_file(b));
+    eprintln!("allocations of a replay: 10000 commands: {small}, 200000: {large}");
+    assert!(
+        large <= small + 50,
+        "allocations grew with the capture: {small} -> {large}"
+    );
+}
+
+#[test]
 fn hdr_out_intervals_keep_the_per_batch_bound() {
     // With --hdr-out every executor also checks for a second boundary per read event; it allocates only
     // when a second ends (one encoded interval), so the per-batch bound above still holds.
@@ -70,6 +102,49 @@ fn hdr_out_intervals_keep_the_per_batch_bound() {
     let _ = std::fs::remove_file(format!("{prefix}set.hlog"));
     eprintln!("allocations with --hdr-out: {small} -> {large}, per extra batch: {per_batch:.2}");
     assert!(per_batch < 3.0, "allocations per batch: {per_batch:.2}");
+}
+
+#[test]
+fn a_mix_of_commands_with_ttls_keeps_the_per_batch_bound() {
+    // Composed requests (memtier's --command with its own key patterns, values of varying length, TTLs
+    // from --expiry-range) are written into each connection's buffer; the per-command figures are
+    // recorded into histograms made before the run.
+    let _turn = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let s = RedisServer::start();
+    let base = [
+        "--command",
+        "SET __key__ __data__",
+        "--command-ratio",
+        "2",
+        "--command",
+        "GET __key__",
+        "--command-key-pattern",
+        "Z",
+        "--command",
+        "HSET h:__rand_1st__ f __rand_int__",
+        "--command-key-pattern",
+        "S",
+        "-c",
+        "8",
+        "-P",
+        "16",
+        "-r",
+        "1000",
+        "-d",
+        "4-40",
+        "--expiry-range",
+        "100-200",
+    ];
+    let small = allocations_of_run(&s, &[&base[..], &["-n", "10000"]].concat());
+    let large = allocations_of_run(&s, &[&base[..], &["-n", "200000"]].concat());
+    let batches = (200_000 - 10_000) / 16;
+    eprintln!(
+        "allocations of a mix: -n 10000: {small}, -n 200000: {large} ({batches} more batches)"
+    );
+    assert!(
+        large <= small + 50,
+        "allocations grew with -n: {small} -> {large} over {batches} more batches"
+    );
 }
 
 #[test]
@@ -100,7 +175,7 @@ fn request_fill_and_reply_scan_allocate_nothing() {
     let before = THREAD_ALLOCS.with(|c| c.get());
     let mut counted = 0;
     for _ in 0..1000 {
-        let bytes = pipe.fill(64, || {
+        let bytes = pipe.fill(64, |_| {
             x = x.wrapping_add(7919);
             x
         });

@@ -292,7 +292,26 @@ const MIXES: &[&str] = &[
     "\u{e9}:1",
     "get:1,get:1",
     "set:1,",
+    "GET __key__:80,SET __key__ __data__:20",
+    "SET \"a,b\" v:1",
+    "SET \"a:1",
+    "'DBSIZE':1",
+    "HSET h:__rand_1st__ f __rand_9th__:3,get:1",
 ];
+
+/// memtier_benchmark's `--command` lines, `--command-ratio` and `--command-key-pattern` values.
+const COMMAND_LINES: &[&str] = &[
+    "SET __key__ __data__",
+    "GET __key__",
+    "",
+    "   ",
+    "SET \"k",
+    "SET 'k'v",
+    "HSET \"\\x41\" f __data__",
+    "\u{e9} __key__",
+];
+const PATTERNS: &[&str] = &["R", "S", "P", "G", "Z", "r", "X", "RS", ""];
+const EXPIRIES: &[&str] = &["1-10", "10-1", "0-5", "5", "1-", "-", "1-1000000001", "7-7"];
 
 const DISTRIBUTIONS: &[&str] = &[
     "uniform",
@@ -489,6 +508,18 @@ fn value_for(flag: &str, rng: &mut SmallRng, dead_port: &str) -> OsString {
             "-d" => pick(rng, SIZES).to_string(),
             "-t" => pick(rng, TESTS).to_string(),
             "--mix" => pick(rng, MIXES).to_string(),
+            "--command" => pick(rng, COMMAND_LINES).to_string(),
+            "--command-ratio" => pick(rng, NUMBERS).to_string(),
+            "--command-key-pattern" => pick(rng, PATTERNS).to_string(),
+            "--expiry-range" => pick(rng, EXPIRIES).to_string(),
+            "--replay" => pick(
+                rng,
+                &["/nonexistent/capture.txt", "/", "/dev/null", "Cargo.toml"],
+            )
+            .to_string(),
+            "--replay-pace" => {
+                pick(rng, &["max", "recorded", "2x", "0x", "-1x", "1e9x", "fast"]).to_string()
+            }
             "--distribution" => pick(rng, DISTRIBUTIONS).to_string(),
             "--shard" => pick(rng, SHARDS).to_string(),
             "--shards" => pick(rng, NUMBERS).to_string(),
@@ -560,8 +591,16 @@ const VALUED: &[&str] = &[
     "--warmup",
     "--distribution",
     "--mix",
+    "--command",
+    "--command-ratio",
+    "--command-key-pattern",
+    "--expiry-range",
+    "--replay",
+    "--replay-pace",
     "--timeout",
     "--connect-timeout",
+    "--run-count",
+    "--rfr",
 ];
 
 /// Flags that stand alone.

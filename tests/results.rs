@@ -570,3 +570,171 @@ fn plot_to_a_png_name_draws_a_png() {
     let dark = pixels.iter().filter(|p| p.iter().all(|&c| c < 60)).count();
     assert!(dark > 2000, "{dark} dark pixels: no text or axes");
 }
+
+/// `compare A... vs B...` judges each test's change against the noise of the runs on each side: a
+/// pipeline of 16 over 20 connections against one connection without one is a change no noise explains
+/// (the verdict says "faster" with an interval above 0), one run a side cannot judge noise, and a
+/// misplaced `vs` is a usage error.
+#[test]
+fn compare_says_whether_a_difference_is_beyond_the_noise_of_repeated_runs() {
+    let s = RedisServer::start();
+    let dir = Scratch::new("significance");
+    let side = |name: &str, flags: &[&str]| -> Vec<String> {
+        (0..3)
+            .map(|i| {
+                let path = dir.path(&format!("{name}{i}.json"));
+                let mut args = vec!["-t", "get", "-n", "20000", "-q", "--json", &path];
+                args.extend(flags);
+                ringbench_ok(&s, &args);
+                path
+            })
+            .collect()
+    };
+    let a = side("a", &["-c", "1"]);
+    let b = side("b", &["-c", "20", "-P", "16"]);
+    let mut args = vec!["compare"];
+    args.extend(a.iter().map(String::as_str));
+    args.push("vs");
+    args.extend(b.iter().map(String::as_str));
+    let out = ringbench(&args);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rps = |f: &str| load(f).1.tests[0].rps;
+    let (ma, mb) = (
+        median(a.iter().map(|f| rps(f)).collect()),
+        median(b.iter().map(|f| rps(f)).collect()),
+    );
+    assert!(
+        text.contains(&format!("A        3  {ma:>14.2}")),
+        "side A's median rps {ma:.2}\n{text}"
+    );
+    let verdict = text.lines().find(|l| l.starts_with("rps: ")).unwrap();
+    let gain = (mb / ma - 1.0) * 100.0;
+    assert!(
+        verdict.starts_with(&format!("rps: B is {gain:.1}% faster (95% CI +")),
+        "{verdict}\n{text}"
+    );
+    assert!(
+        text.contains("(significance: bootstrap of the median"),
+        "{text}"
+    );
+    // One run a side: the change, and no verdict on noise.
+    let out = ringbench(&["compare", &a[0], "vs", &b[0]]);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        text.contains("one run per side: noise cannot be judged"),
+        "{text}"
+    );
+    // `vs` first, last or twice.
+    for bad in [
+        vec!["compare", "vs", &a[0], &b[0]],
+        vec!["compare", &a[0], &b[0], "vs"],
+        vec!["compare", &a[0], "vs", &a[1], "vs", &b[0]],
+    ] {
+        let out = ringbench(&bad);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("'vs'") && err.lines().count() == 1, "{err}");
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// `--run-count 3` runs the suite three times: every run is in the JSON (and reached the server), and
+/// each test is summed up once the last run is over: the medians, min and max in the text, the medians
+/// standing for the runs in `-q` and CSV, and `repeats` in the JSON (which `compare` reads as runs).
+#[test]
+fn run_count_repeats_the_suite_and_sums_each_test_up() {
+    let s = RedisServer::start();
+    s.reset();
+    let dir = Scratch::new("run-count");
+    let json = dir.path("runs.json");
+    let text = ringbench_ok(
+        &s,
+        &[
+            "-t",
+            "set,get",
+            "-n",
+            "5000",
+            "--run-count",
+            "3",
+            "--json",
+            &json,
+        ],
+    );
+    assert_eq!(s.calls("set"), 15000);
+    assert_eq!(s.calls("get"), 15000);
+    let (doc, file) = load(&json);
+    assert_valid(&doc);
+    assert_eq!(file.tests.len(), 6);
+    let repeats = doc["repeats"].as_array().unwrap();
+    assert_eq!(repeats.len(), 2);
+    for (i, title) in ["SET", "GET"].into_iter().enumerate() {
+        let mut rps: Vec<f64> = file
+            .tests
+            .iter()
+            .filter(|t| t.title == title)
+            .map(|t| t.rps)
+            .collect();
+        rps.sort_by(f64::total_cmp);
+        let r = &repeats[i];
+        assert_eq!(r["title"], title);
+        assert_eq!(r["runs"], 3);
+        assert_eq!(r["rps"]["median"].as_f64().unwrap(), rps[1]);
+        assert_eq!(r["rps"]["min"].as_f64().unwrap(), rps[0]);
+        assert_eq!(r["rps"]["max"].as_f64().unwrap(), rps[2]);
+        assert_eq!(text.matches(&format!("====== {title} ======")).count(), 3);
+        assert!(
+            text.contains(&format!(
+                "====== {title}: 3 runs ======\n  requests per second: median {:.2}, min {:.2}, max {:.2}",
+                rps[1], rps[0], rps[2]
+            )),
+            "{text}"
+        );
+    }
+    // -q and CSV: one line per test, the medians.
+    let q = ringbench_ok(
+        &s,
+        &["-t", "set,get", "-n", "2000", "--run-count", "3", "-q"],
+    );
+    let lines: Vec<&str> = q.lines().collect();
+    assert_eq!(lines.len(), 2, "{q}");
+    assert!(lines[0].starts_with("SET: ") && lines[0].contains("(median of 3 runs; rps "));
+    let csv = ringbench_ok(
+        &s,
+        &["-t", "get", "-n", "2000", "--run-count", "2", "--csv"],
+    );
+    assert_eq!(csv.lines().count(), 2, "{csv}");
+    assert!(
+        csv.lines().nth(1).unwrap().starts_with("\"GET\",\""),
+        "{csv}"
+    );
+    // The file's runs are runs for compare.
+    let out = ringbench(&["compare", &json, "vs", &json]);
+    let cmp = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        cmp.contains("rps: no significant difference (+0.0%"),
+        "{cmp}"
+    );
+    // With -l, or 0 runs: a usage error.
+    let port = s.port.to_string();
+    for bad in [&["--run-count", "2", "-l"][..], &["--run-count", "0"][..]] {
+        let mut args = vec!["-p", port.as_str(), "-n", "10"];
+        args.extend(bad);
+        let out = ringbench(&args);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--run-count"));
+    }
+}

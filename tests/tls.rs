@@ -408,6 +408,41 @@ fn tls_with_cacert_reaches_the_server_exactly_n_times() {
 }
 
 #[test]
+fn a_replay_goes_over_tls() {
+    let _turn = shared();
+    let certs = Certs::make("replay");
+    let s = TlsServer::start(&certs, false);
+    s.server.reset();
+    let file = certs.dir.join("capture.txt");
+    let mut text = String::from("OK\n");
+    for i in 0..300 {
+        text.push_str(&format!(
+            "1.{i:06} [0 127.0.0.1:{}] \"RPUSH\" \"l{}\" \"{i}\"\n",
+            1000 + i % 3,
+            i % 3
+        ));
+    }
+    std::fs::write(&file, text).unwrap();
+    let ca = certs.path("ca.crt");
+    s.run_ok(&[
+        "--tls",
+        "--cacert",
+        &ca,
+        "--replay",
+        arg(&file),
+        "-c",
+        "2",
+        "-P",
+        "16",
+        "-q",
+    ]);
+    assert_eq!(s.server.calls("rpush"), 300);
+    // Each recorded client's commands in their order, on one connection.
+    let l0: Vec<String> = (0..100).map(|k| (3 * k).to_string()).collect();
+    assert_eq!(s.server.cli(&["lrange", "l0", "0", "-1"]), l0.join("\n"));
+}
+
+#[test]
 fn insecure_needs_no_ca() {
     let _turn = shared();
     let certs = Certs::make("insecure");

@@ -390,6 +390,9 @@ pub fn check_cli(cli: &crate::cli::Cli) -> Result<(), UsageError> {
     if cli.idle {
         return refuse("-I", "a search sends requests");
     }
+    if cli.replay.is_some() {
+        return refuse("--replay", "a search runs one test at the rates it chooses");
+    }
     if cli.csv {
         return refuse("--csv", "use --json for machine-readable steps");
     }

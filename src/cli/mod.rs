@@ -140,6 +140,9 @@ pub struct Cli {
     /// Loop: run the tests until interrupted
     #[arg(short = 'l', action = ArgAction::SetTrue)]
     pub loop_forever: bool,
+    /// Run the whole suite this many times; then each test's median, min and max (memtier's flag)
+    #[arg(long = "run-count", value_name = "N", default_value_t = 1)]
+    pub run_count: u64,
     /// Only run this comma-separated list of tests
     #[arg(short = 't', value_name = "tests")]
     pub tests: Option<String>,
@@ -236,7 +239,7 @@ pub struct Cli {
     /// Make each written value differ (bytes drawn from a random pool)
     #[arg(long = "random-data", action = ArgAction::SetTrue)]
     pub random_data: bool,
-    /// One test mixing default-suite tests by weight, e.g. get:80,set:20
+    /// One test mixing tests or commands by weight, e.g. get:80,set:20 or 'GET __key__:80,SET __key__ __data__:20'
     #[arg(long = "mix", value_name = "name:weight,...")]
     pub mix: Option<String>,
     /// Write every key of -r, then read each back and check its value (memtier_benchmark's flag)
@@ -245,6 +248,27 @@ pub struct Cli {
     /// Only the read pass of --data-verify: check the values an earlier --data-verify wrote (memtier_benchmark's flag)
     #[arg(long = "verify-only", action = ArgAction::SetTrue)]
     pub verify_only: bool,
+    /// A command of the mix, as memtier_benchmark takes it (repeatable), e.g. "SET __key__ __data__"
+    #[arg(long = "command", value_name = "\"CMD ARGS\"", action = ArgAction::Append)]
+    pub mix_command: Vec<String>,
+    /// The weight of the --command before it (default 1)
+    #[arg(long = "command-ratio", value_name = "N", action = ArgAction::Append)]
+    pub command_ratio: Vec<String>,
+    /// The key pattern of the --command before it: R random, S sequential, P parallel, G gaussian, Z zipf
+    #[arg(long = "command-key-pattern", value_name = "R|S|P|G|Z", action = ArgAction::Append)]
+    pub command_key_pattern: Vec<String>,
+    /// Every SET gets a TTL (EX seconds) drawn from this range, as memtier_benchmark's
+    #[arg(long = "expiry-range", value_name = "MIN-MAX")]
+    pub expiry_range: Option<String>,
+    /// --command, --command-ratio and --command-key-pattern in the order written (filled in by `parse_args`)
+    #[arg(skip)]
+    pub command_flags: Vec<CommandFlag>,
+    /// Send the commands of a redis-cli MONITOR capture (or a file of one command a line), each once, in order
+    #[arg(long = "replay", visible_alias = "monitor-input", value_name = "FILE")]
+    pub replay: Option<String>,
+    /// --replay's pace: max (closed loop, the default), recorded (the capture's own times) or a speed-up such as 2x
+    #[arg(long = "replay-pace", value_name = "max|recorded|Nx")]
+    pub replay_pace: Option<String>,
     /// Whether -n was given on the command line (not a flag: filled in by `parse_args`)
     #[arg(skip)]
     pub requests_given: bool,
@@ -271,6 +295,15 @@ pub struct Cli {
     /// A command to benchmark instead of the default suite
     #[arg(value_name = "COMMAND ARGS", allow_negative_numbers = true, value_parser = clap::builder::OsStringValueParser::new())]
     pub command: Vec<std::ffi::OsString>,
+}
+
+/// One of memtier_benchmark's per-command flags, in the order written: a ratio or key pattern applies
+/// to the `--command` before it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommandFlag {
+    Command(String),
+    Ratio(String),
+    KeyPattern(String),
 }
 
 impl Cli {
@@ -323,6 +356,21 @@ impl Cli {
         let args = given.into_iter();
         let matches = Cli::command().try_get_matches_from(args.collect::<Vec<_>>())?;
         let mut cli = Cli::from_arg_matches(&matches)?;
+        let mut flags: Vec<(usize, CommandFlag)> = Vec::new();
+        let mut ordered = |id: &str, values: &[String], make: fn(String) -> CommandFlag| {
+            if let Some(at) = matches.indices_of(id) {
+                flags.extend(at.zip(values).map(|(i, v)| (i, make(v.clone()))));
+            }
+        };
+        ordered("mix_command", &cli.mix_command, CommandFlag::Command);
+        ordered("command_ratio", &cli.command_ratio, CommandFlag::Ratio);
+        ordered(
+            "command_key_pattern",
+            &cli.command_key_pattern,
+            CommandFlag::KeyPattern,
+        );
+        flags.sort_by_key(|(i, _)| *i);
+        cli.command_flags = flags.into_iter().map(|(_, f)| f).collect();
         // --duration conflicts with -n only when -n was written, not with its default.
         cli.requests_given = matches.value_source("requests") == Some(ValueSource::CommandLine);
         cli.distribution_given =
@@ -396,6 +444,27 @@ mod tests {
         assert_eq!(c.distribution, "zipf:0.9");
         assert!(c.random_data && !c.requests_given);
         assert_eq!(c.mix.as_deref(), Some("get:80,set:20"));
+        let m = parse(&[
+            "--command",
+            "SET __key__ __data__",
+            "--command-ratio",
+            "2",
+            "--command=GET __key__",
+            "--command-key-pattern",
+            "G",
+            "--command-ratio=3",
+        ]);
+        assert_eq!(
+            m.command_flags,
+            [
+                CommandFlag::Command("SET __key__ __data__".into()),
+                CommandFlag::Ratio("2".into()),
+                CommandFlag::Command("GET __key__".into()),
+                CommandFlag::KeyPattern("G".into()),
+                CommandFlag::Ratio("3".into()),
+            ]
+        );
+        assert!(m.command.is_empty());
         assert_eq!(c.data_size, "10-20");
         assert!(parse(&["-n", "100000"]).requests_given);
         assert_eq!(parse(&[]).distribution, "uniform");

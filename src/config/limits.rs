@@ -168,6 +168,8 @@ impl TestSize {
     pub fn of(test: &TestSpec, per_request: bool) -> TestSize {
         let (len, per_connection) = match &test.compose {
             Some(c) => (c.max_request_len(), true),
+            // A replay copies its commands into a buffer of `-P` of the longest per connection.
+            None if test.replay.is_some() => (test.template.bytes().len(), true),
             None => (
                 test.template.bytes().len(),
                 per_request || test.template.has_placeholders(),
@@ -294,6 +296,7 @@ mod tests {
             command: "SET".into(),
             template: RequestTemplate::from_args(&args, randomize),
             compose: None,
+            replay: None,
         }
     }
 

@@ -6,6 +6,7 @@ pub(crate) mod cpus;
 pub mod error;
 pub(crate) mod limits;
 pub mod paths;
+pub mod replay;
 pub mod settings;
 pub(crate) mod shape;
 pub(crate) mod shard;
@@ -23,6 +24,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 
 pub use error::{ConfigError, ResolveError, UsageError};
 pub use settings::{Env, OutputMode, ReadFrom, RunSettings, Settings, parse_uri};
+pub use shape::command_title;
 
 /// Everything a run needs, validated.
 #[derive(Debug, Clone)]
@@ -34,46 +36,6 @@ pub struct Config {
     pub tls: Option<crate::net::tls::TlsClient>,
     /// How the run goes: load, timeouts, output (everything `Settings::parse` decides alone).
     pub run: RunSettings,
-}
-
-/// The longest title a custom command gets (in characters, `...` included).
-const MAX_TITLE: usize = 60;
-
-/// A custom command's title: its arguments joined by spaces, bytes that are not printable text escaped
-/// (`\r`, `\n`, `\t`, `\xNN`), shortened to `MAX_TITLE` characters with `...`.
-pub fn command_title(args: &[Vec<u8>]) -> String {
-    let mut out = String::new();
-    for (i, a) in args.iter().enumerate() {
-        if i > 0 {
-            out.push(' ');
-        }
-        for chunk in a.utf8_chunks() {
-            for c in chunk.valid().chars() {
-                match c {
-                    '\r' => out.push_str("\\r"),
-                    '\n' => out.push_str("\\n"),
-                    '\t' => out.push_str("\\t"),
-                    c if c.is_control() => {
-                        let mut buf = [0u8; 4];
-                        for b in c.encode_utf8(&mut buf).bytes() {
-                            out.push_str(&format!("\\x{b:02x}"));
-                        }
-                    }
-                    c => out.push(c),
-                }
-            }
-            for b in chunk.invalid() {
-                out.push_str(&format!("\\x{b:02x}"));
-            }
-        }
-        if out.chars().count() > MAX_TITLE {
-            break;
-        }
-    }
-    if out.chars().count() > MAX_TITLE {
-        out = out.chars().take(MAX_TITLE - 3).collect::<String>() + "...";
-    }
-    out
 }
 
 fn lookup(host: &str, port: u16) -> Result<SocketAddr, ResolveError> {
@@ -107,6 +69,13 @@ fn build_suite(
         tag: String::new(),
         cluster,
     };
+    if !flags.commands.is_empty() {
+        return Ok(vec![shape.command_mix_test(
+            &flags.commands,
+            &params(),
+            seed,
+        )]);
+    }
     if let Some(mix) = &flags.mix {
         if !flags.command.is_empty() || flags.tests.is_some() {
             return Err(usage(
@@ -195,7 +164,20 @@ impl Config {
         stdin: &mut dyn Read,
         stderr: &mut dyn Write,
     ) -> Result<Config, ConfigError> {
-        let s = settings;
+        let mut s = settings;
+        // `--replay`: the file is the run's one test; its commands set the count (and the pace's
+        // average rate, the report's target, when it is paced).
+        let replayed = match &s.suite.replay {
+            Some(flags) => {
+                let test = replay::load(flags, s.run.clients)?;
+                if let Some(r) = &test.replay {
+                    s.run.requests = r.len() as u64;
+                    s.run.shape.rps = replay::target_rate(r);
+                }
+                Some(test)
+            }
+            None => None,
+        };
         if let Some(j) = s.run.json.as_deref().filter(|j| *j != "-") {
             check_writable("--json", j, j)?;
         }
@@ -237,7 +219,7 @@ impl Config {
                 .collect()
         };
         let value = s.run.shape.value;
-        if s.suite.command.is_empty() && value.max > 2 {
+        if replayed.is_none() && s.suite.command.is_empty() && value.max > 2 {
             // The default suite and --mix hold `-d` bytes per value: in every compiled request with a
             // fixed -d, in each test's value pool when values vary (`-d MIN-MAX`, `--random-data`). They
             // are sized from two builds with fixed 1- and 2-byte values and checked before the real
@@ -272,13 +254,22 @@ impl Config {
                 .collect();
             limits::check_memory(&scaled, held, load, &room)?;
         }
-        let tests = build(&s.run.shape, stdin, stderr)?;
+        let tests = match replayed {
+            Some(t) => vec![t],
+            None => build(&s.run.shape, stdin, stderr)?,
+        };
         let held = tests.iter().map(|t| t.template.bytes().len() as u64).sum();
         limits::check_memory(&sizes(&tests), held, load, &room)?;
         if let Some(p) = &s.run.hdr_out {
             // Every test's log, so a name taken by a folder is found before the run.
             for t in &tests {
                 check_writable("--hdr-out", p, &log_path(p, &t.title))?;
+                // A mix's commands have a log each.
+                let variants = t.compose.as_ref().map_or(&[][..], |c| c.variants());
+                for (i, v) in variants.iter().enumerate().filter(|_| variants.len() > 1) {
+                    let title = crate::config::paths::part_log_title(&t.title, i, &v.title);
+                    check_writable("--hdr-out", p, &log_path(p, &title))?;
+                }
             }
         }
         let tls = match &s.tls {
@@ -324,7 +315,7 @@ mod tests {
             "set a\\r\\n\\t\\x01\\xff\\x7f"
         );
         let long = command_title(&[b"set".to_vec(), vec![b'v'; 120_000]]);
-        assert_eq!(long.chars().count(), MAX_TITLE);
+        assert_eq!(long.chars().count(), shape::MAX_TITLE);
         assert!(
             long.starts_with("set vvv") && long.ends_with("..."),
             "{long}"
@@ -563,6 +554,39 @@ mod tests {
             e.contains("core 5 is not one this process may use (0-1)"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn memtier_commands_take_their_shard_slice_and_make_one_mix() {
+        use crate::workload::keys::Distribution;
+        let args = [
+            "--shard",
+            "1/2",
+            "-r",
+            "100",
+            "--command",
+            "SET __key__ v",
+            "--command-key-pattern",
+            "S",
+            "--command",
+            "GET __key__",
+            "--command-ratio",
+            "3",
+        ];
+        let s = Settings::parse(&cli(&args), &quiet_env()).unwrap();
+        let c = &s.suite.commands;
+        assert_eq!(c.len(), 2);
+        assert_eq!(
+            c[0].pattern,
+            Some(Distribution::Sequential { part: 1, parts: 2 })
+        );
+        assert_eq!((c[1].ratio, c[1].pattern), (3, None));
+        let cfg = Config::resolve(s, &mut std::io::empty(), &mut std::io::sink()).unwrap();
+        assert_eq!(cfg.tests.len(), 1);
+        assert_eq!(cfg.tests[0].title, "MIX SET __key__ v:1,GET __key__:3");
+        let comp = cfg.tests[0].compose.as_ref().unwrap();
+        let names: Vec<&str> = comp.variants().iter().map(|v| v.command.as_str()).collect();
+        assert_eq!(names, ["SET", "GET"]);
     }
 
     #[test]

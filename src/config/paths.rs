@@ -36,6 +36,11 @@ pub fn log_path(prefix: &str, title: &str) -> String {
     format!("{prefix}{}.hlog", slug(title))
 }
 
+/// The title that names the `--hdr-out` log of command `index` (0-based) of a mix titled `test`.
+pub fn part_log_title(test: &str, index: usize, command: &str) -> String {
+    format!("{test} cmd{} {command}", index + 1)
+}
+
 /// Checks before the run that `path` (the file `value` of `flag` leads to) can be written, as far as
 /// that can be known without writing it: not empty, not a folder, its folder exists and takes a new file
 /// (probed by creating and removing one), and an existing file opens for writing (not truncated).

@@ -3,7 +3,7 @@
 //! error it finds can be tested without a server or files. [`Config::resolve`](crate::config::Config::resolve)
 //! does the I/O afterwards.
 
-use crate::cli::Cli;
+use crate::cli::{Cli, CommandFlag};
 use crate::config::error::{UsageError, usage};
 use crate::config::paths::check_extension;
 use crate::config::shape::Shape;
@@ -59,16 +59,20 @@ impl Env {
 }
 
 /// Which tests to run, as the flags name them; the suite is built by `Config::resolve`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SuiteFlags {
     /// `-t`, as given.
     pub tests: Option<String>,
     /// `--mix`, as given.
     pub mix: Option<String>,
+    /// memtier_benchmark's `--command` flags, each with its ratio and key pattern.
+    pub commands: Vec<crate::config::shape::MixCommand>,
     /// The custom command's arguments (empty: the default suite).
     pub command: Vec<Vec<u8>>,
     /// `-x`: the command's last argument is read from stdin.
     pub stdin_last_arg: bool,
+    /// `--replay`: the file whose commands are the run's one test, and their pace.
+    pub replay: Option<crate::config::replay::ReplayFlags>,
 }
 
 /// The flags, validated: everything a [`Config`](crate::config::Config) holds before anything is looked
@@ -122,6 +126,8 @@ pub struct RunSettings {
     pub keepalive: bool,
     pub output: OutputMode,
     pub loop_forever: bool,
+    /// `--run-count`: how many times the suite runs (1: once).
+    pub run_count: u64,
     pub idle: bool,
     pub seed: u64,
     pub precision: u8,
@@ -339,6 +345,16 @@ impl Settings {
             requests = r;
             shape.distribution = Distribution::Sequential { part: 0, parts: 1 };
         }
+        let mut commands =
+            crate::config::shape::mix_commands(&cli.command_flags, shape.distribution)?;
+        if !commands.is_empty()
+            && (cli.mix.is_some() || cli.tests.is_some() || !cli.command.is_empty())
+        {
+            return Err(usage(
+                "'--command' names the mix's commands: it cannot be combined with --mix, -t or a command",
+            ));
+        }
+        let replay = crate::config::replay::from_cli(cli, shape.rps)?;
         let shard = Shard::from_flags(
             cli.shard.as_deref(),
             cli.shards.as_deref(),
@@ -365,6 +381,14 @@ impl Settings {
                     parts: sh.count,
                 };
             }
+            for c in &mut commands {
+                if let Some(Distribution::Sequential { .. }) = c.pattern {
+                    c.pattern = Some(Distribution::Sequential {
+                        part: sh.index,
+                        parts: sh.count,
+                    });
+                }
+            }
         }
         let data_size = shape.value.max;
         let pipeline = in_range("-P", cli.pipeline, 1, 1_000_000)? as usize;
@@ -374,6 +398,15 @@ impl Settings {
             return Err(usage(format!(
                 "'--distribution {}' needs '-r <keyspacelen>': without -r keys are not randomized",
                 cli.distribution
+            )));
+        }
+        if keyspace.is_none()
+            && let Some(CommandFlag::KeyPattern(p)) = cli.command_flags.iter().find(
+                |f| matches!(f, CommandFlag::KeyPattern(p) if !p.trim().eq_ignore_ascii_case("r")),
+            )
+        {
+            return Err(usage(format!(
+                "'--command-key-pattern {p}' needs '-r <keyspacelen>': without -r keys are not randomized"
             )));
         }
         let threads = match cli.threads {
@@ -412,6 +445,18 @@ impl Settings {
                 )));
             }
         };
+        let run_count = cli.run_count;
+        if !(1..=100_000).contains(&run_count) {
+            return Err(usage(format!(
+                "invalid value '{run_count}' for '--run-count': must be between 1 and 100000"
+            )));
+        }
+        if run_count > 1 && cli.loop_forever {
+            return Err(usage(
+                "--run-count runs the suite a given number of times and -l until interrupted: give one of them"
+                    .to_string(),
+            ));
+        }
         let read_from = match cli.rfr.as_deref() {
             None | Some("no") => ReadFrom::Masters,
             Some("yes") => ReadFrom::Replicas,
@@ -508,8 +553,10 @@ impl Settings {
             suite: SuiteFlags {
                 tests: cli.tests.clone(),
                 mix: cli.mix.clone(),
+                commands,
                 command: cli.command.iter().map(|a| a.as_bytes().to_vec()).collect(),
                 stdin_last_arg: cli.stdin_last_arg,
+                replay,
             },
             run: RunSettings {
                 clients,
@@ -523,6 +570,7 @@ impl Settings {
                 keepalive,
                 output,
                 loop_forever: cli.loop_forever,
+                run_count,
                 idle: cli.idle,
                 seed,
                 precision,

@@ -47,6 +47,15 @@ pub fn verify_spec(
     if cli.mix.is_some() {
         return conflict("--mix: it runs its own tests (SET, then GET of every key)");
     }
+    if !cli.mix_command.is_empty() {
+        return conflict("--command: it runs its own tests (SET, then GET of every key)");
+    }
+    if cli.replay.is_some() {
+        return conflict("--replay");
+    }
+    if cli.expiry_range.is_some() {
+        return conflict("--expiry-range: keys would expire before the read pass");
+    }
     if !cli.command.is_empty() {
         return conflict("a command: it runs its own tests (SET, then GET of every key)");
     }
@@ -138,6 +147,8 @@ mod tests {
         for (flag, args) in [
             ("-t", &["-t", "get"][..]),
             ("--mix", &["--mix", "get:1"]),
+            ("--command", &["--command", "GET __key__"]),
+            ("--expiry-range", &["--expiry-range", "10-20"]),
             ("a command", &["get", "k"]),
             ("--rps", &["--rps", "100"]),
             ("--duration", &["--duration", "1"]),

@@ -163,7 +163,15 @@ pub fn run_phase(
     }
     let base_rss = crate::stats::ClientMemory::start();
     let clients = split(cfg.run.clients as u64, shards);
-    let shares = split(requests, shards);
+    let mut shares = split(requests, shards);
+    if let Some(r) = &test.replay {
+        // Each connection sends its own share of the capture: a shard, its connections' commands.
+        let mut first = 0;
+        for (share, n) in shares.iter_mut().zip(&clients) {
+            *share = r.share(first..first + *n as usize);
+            first += *n as usize;
+        }
+    }
     let gate = Arc::new(StartGate::default());
     let error_clock = Arc::new(AtomicU64::new(0));
     let first_error: Arc<Mutex<Option<ConnError>>> = Arc::new(Mutex::new(None));
@@ -315,7 +323,7 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
         .run
         .hdr_out
         .is_some()
-        .then(|| IntervalRecorder::new(began, &stats.hist));
+        .then(|| IntervalRecorder::new(began, &stats.hist, stats.parts.len()));
     let state = ShardState {
         remaining: Cell::new(plan.requests),
         stats: RefCell::new(stats),
@@ -367,7 +375,9 @@ fn finish_shard(
     // Elapsed is wall time: a test that ended in a stall (server lost, reconnects) took that long too.
     stats.end = Some(Instant::now());
     if let Some(rec) = state.intervals.borrow_mut().take() {
-        stats.interval_logs.push(rec.finish(&stats.hist));
+        let (whole, parts) = rec.finish(&stats.hist, |i| stats.parts.get(i).map(|p| &p.hist));
+        stats.interval_logs.push(whole);
+        stats.part_interval_logs.push(parts);
     }
     let executor = ExecutorStats::of_shard(plan.index, &stats, cpu_start, began, io);
     stats.executors.push(executor);

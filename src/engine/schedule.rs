@@ -30,12 +30,15 @@ pub(crate) const LATE: Duration = Duration::from_millis(1);
 pub(crate) const QUANTUM: Duration = Duration::from_micros(20);
 
 /// One connection's open-loop schedule.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Pacing {
     start: Instant,
     index: u64,
     conns: u64,
     ns_per_request: f64,
+    /// `--replay`: when each of this connection's commands is due (nanoseconds from `start`), instead
+    /// of the even stream.
+    due: Option<Arc<[u64]>>,
 }
 
 impl Pacing {
@@ -46,11 +49,28 @@ impl Pacing {
             index: index as u64,
             conns: conns.max(1) as u64,
             ns_per_request: 1e9 / rps,
+            due: None,
+        }
+    }
+
+    /// A replayed connection's schedule: its command `i` is due `due[i]` nanoseconds after `start`
+    /// (past its last command, at the last one's time).
+    pub fn replay(start: Instant, due: Arc<[u64]>) -> Pacing {
+        Pacing {
+            start,
+            index: 0,
+            conns: 1,
+            ns_per_request: 0.0,
+            due: Some(due),
         }
     }
 
     /// When this connection's request number `i` is due.
     pub fn intended(&self, i: u64) -> Instant {
+        if let Some(d) = &self.due {
+            let at = d.get(i as usize).or(d.last()).copied().unwrap_or(0);
+            return self.start + Duration::from_nanos(at);
+        }
         let slot = self.index + i * self.conns;
         self.start + Duration::from_nanos((slot as f64 * self.ns_per_request) as u64)
     }
@@ -114,12 +134,21 @@ impl DueQueue {
 /// The composer a test runs with on the per-request path, or `None` for the fixed-layout fast path.
 /// Open-loop runs always take the per-request path, compiling the test's own template if needed.
 pub(crate) fn composer_for(cfg: &Config, test: &TestSpec) -> Option<Arc<Composer>> {
+    if test.replay.is_some() {
+        // A replay sends its captured bytes (`Requests::Replay`), composed once at load.
+        return None;
+    }
     match (&test.compose, cfg.run.shape.rps) {
         (Some(c), _) => Some(c.clone()),
         (None, Some(_)) => Some(Arc::new(Composer::new(
-            &[(test.title.clone(), test.command.clone(), &test.template, 1)],
+            &[crate::workload::compose::Entry::one(
+                &test.title,
+                &test.command,
+                &test.template,
+            )],
             cfg.run.keyspace.is_some(),
             cfg.run.shape.value,
+            cfg.run.shape.expiry,
             cfg.run.seed,
         ))),
         (None, None) => None,
@@ -139,6 +168,21 @@ pub(crate) fn prepare_stats(stats: &mut ShardStats, cfg: &Config, test: &TestSpe
             .iter()
             .map(|v| PartStats {
                 title: v.title.clone(),
+                command: v.command.clone(),
+                hist: new_histogram(cfg.run.precision),
+                completed: 0,
+                errors: 0,
+            })
+            .collect();
+    }
+    if let Some(r) = &test.replay {
+        stats.parts = r
+            .names()
+            .iter()
+            .map(|name| PartStats {
+                title: name.clone(),
+                // A replay's titles are its command names.
+                command: name.to_ascii_uppercase(),
                 hist: new_histogram(cfg.run.precision),
                 completed: 0,
                 errors: 0,

@@ -7,7 +7,7 @@ use crate::engine::schedule::Pacing;
 use crate::stats::intervals::IntervalRecorder;
 use crate::stats::{LiveCounters, ShardStats};
 use crate::workload::TestSpec;
-use crate::workload::keys::KeyGen;
+use crate::workload::keys::{Cursors, KeyGen};
 use std::cell::{Cell, RefCell, RefMut};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -50,21 +50,40 @@ pub(crate) struct ShardPlan {
 }
 
 impl ShardPlan {
-    /// The key generator of one of this shard's connections; `cursor` is the shard's position in a
-    /// sequential keyspace, shared by its connections.
-    pub(crate) fn keys(&self, cursor: &Rc<Cell<u64>>) -> KeyGen {
+    /// The key generator of one of this shard's connections; `cursors` are the shard's positions in a
+    /// sequential keyspace (made by [`Self::cursors`]), shared by its connections.
+    pub(crate) fn keys(&self, cursors: &Rc<Cursors>) -> KeyGen {
         let cfg = &self.cfg;
+        let own = self
+            .test
+            .compose
+            .as_ref()
+            .map(|c| c.patterns())
+            .unwrap_or_default();
         KeyGen::new(
             cfg.run.shape.distribution,
             cfg.run.keyspace.unwrap_or(1),
             self.index,
             cfg.run.threads.min(cfg.run.clients),
-            cursor,
+            cursors,
+            &own,
         )
+    }
+
+    /// The shard's sequential positions: one per number stream of the test's commands.
+    pub(crate) fn cursors(&self) -> Rc<Cursors> {
+        Cursors::new(self.test.compose.as_ref().map_or(1, |c| c.variants().len()))
     }
 
     /// The `--rps` schedule of this shard's connection `i`, from `began`.
     pub(crate) fn pacing(&self, began: Instant, i: usize) -> Option<Pacing> {
+        if let Some(r) = &self.test.replay {
+            // A paced replay follows its capture's times (or --rps over the file's order).
+            return r
+                .stream(self.first_client + i)
+                .due()
+                .map(|d| Pacing::replay(began, d.clone()));
+        }
         let cfg = &self.cfg;
         cfg.run
             .shape
@@ -130,7 +149,7 @@ impl ShardState {
         if let Some(rec) = self.intervals.borrow_mut().as_mut()
             && rec.due(now)
         {
-            rec.cut_until(now, &st.hist);
+            rec.cut_until(now, &st.hist, |i| st.parts.get(i).map(|p| &p.hist));
         }
         st
     }

@@ -1,7 +1,10 @@
 //! `ringbench compare BASE.json NEW.json ...`: a side-by-side table per test (rps, p50, p99, server CPU per
-//! request) with each file's change in percent against the first.
+//! request) with each file's change in percent against the first, and whether each change is more than
+//! noise (`report::significance`). `ringbench compare A1.json A2.json vs B1.json B2.json` compares two
+//! sides of several runs each (a file's repeated tests, from `-l`, count as runs too).
 
 use crate::report::result_file::{RunFile, TestEntry};
+use crate::report::significance::{self, Judged};
 use std::fmt::Write;
 
 /// One file of a comparison: its label (the path as given) and its content.
@@ -102,8 +105,89 @@ pub fn table(files: &[Loaded]) -> String {
             }
             s.push('\n');
         }
+        for f in &files[1..] {
+            let _ = writeln!(
+                s,
+                "{} vs {}: {}",
+                f.label,
+                files[0].label,
+                verdicts(
+                    &runs(&files[..1], &title),
+                    &runs(std::slice::from_ref(f), &title)
+                )
+            );
+        }
         s.push('\n');
     }
+    let _ = writeln!(s, "(significance: {})", significance::METHOD);
+    s
+}
+
+/// Every run of test `title` in `files` (a file holds one per `-l` loop), as (rps, p50, p99).
+fn runs(files: &[Loaded], title: &str) -> Vec<[f64; 3]> {
+    files
+        .iter()
+        .flat_map(|f| f.file.tests.iter().filter(|t| t.title == title))
+        .map(|t| [t.rps, t.latency_ms.p50, t.latency_ms.p99])
+        .collect()
+}
+
+fn column(runs: &[[f64; 3]], k: usize) -> Vec<f64> {
+    runs.iter().map(|r| r[k]).collect()
+}
+
+/// The verdicts on rps and p99 of runs `b` against runs `a`.
+fn verdicts(a: &[[f64; 3]], b: &[[f64; 3]]) -> String {
+    let rps = significance::judge(&column(a, 0), &column(b, 0));
+    let p99 = significance::judge(&column(a, 2), &column(b, 2));
+    let say = |j: Option<Judged>, better, worse, up| {
+        j.map_or_else(|| "-".to_string(), |j| j.verdict(better, worse, up))
+    };
+    format!(
+        "rps: {}; p99: {}",
+        say(rps, "faster", "slower", true),
+        say(p99, "lower", "higher", false)
+    )
+}
+
+/// Two sides of several runs each: per test, each side's runs and medians, and whether B differs
+/// from A beyond the noise of the runs.
+pub fn sides(a: &[Loaded], b: &[Loaded]) -> String {
+    let mut all: Vec<&Loaded> = a.iter().collect();
+    all.extend(b);
+    let mut titles: Vec<String> = Vec::new();
+    for f in &all {
+        for t in &f.file.tests {
+            if !titles.contains(&t.title) {
+                titles.push(t.title.clone());
+            }
+        }
+    }
+    let mut s = String::new();
+    for title in titles {
+        let (ra, rb) = (runs(a, &title), runs(b, &title));
+        let _ = writeln!(s, "====== {title} ======");
+        let _ = writeln!(
+            s,
+            "{:<4}  {:>4}  {:>14}  {:>10}  {:>10}",
+            "side", "runs", "rps (median)", "p50 (ms)", "p99 (ms)"
+        );
+        for (name, r) in [("A", &ra), ("B", &rb)] {
+            let med = |k| significance::judge(&column(r, k), &column(r, k)).map(|j| j.median_a);
+            let cell = |v: Option<f64>, d: usize| v.map_or("-".to_string(), |v| format!("{v:.d$}"));
+            let _ = writeln!(
+                s,
+                "{name:<4}  {:>4}  {:>14}  {:>10}  {:>10}",
+                r.len(),
+                cell(med(0), 2),
+                cell(med(1), 3),
+                cell(med(2), 3)
+            );
+        }
+        let _ = writeln!(s, "{}", verdicts(&ra, &rb));
+        s.push('\n');
+    }
+    let _ = writeln!(s, "(significance: {})", significance::METHOD);
     s
 }
 

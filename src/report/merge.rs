@@ -7,7 +7,8 @@
 //! the widest window (most commands processed) and recomputes CPU per request over the summed requests.
 
 use crate::report::result_file::{
-    ErrorCounts, HistogramError, LatencySummary, MergedSource, RunFile, TestEntry, empty_histogram,
+    CommandEntry, ErrorCounts, HistogramError, LatencySummary, MergedSource, RunFile, TestEntry,
+    empty_histogram,
 };
 use crate::stats::server_view::ServerView;
 
@@ -31,6 +32,62 @@ pub enum MergeError {
         #[source]
         source: HistogramError,
     },
+}
+
+/// The mixed commands of one test over every file: summed by position when every file has the same
+/// commands, else none (their figures do not line up).
+fn merge_commands(parts: &[(&String, &TestEntry)]) -> Result<Vec<CommandEntry>, MergeError> {
+    let Some((_, first)) = parts.first() else {
+        return Ok(Vec::new());
+    };
+    let same = |t: &TestEntry| {
+        t.commands.len() == first.commands.len()
+            && t.commands
+                .iter()
+                .zip(&first.commands)
+                .all(|(a, b)| a.title == b.title)
+    };
+    if first.commands.is_empty() || !parts.iter().all(|(_, t)| same(t)) {
+        return Ok(Vec::new());
+    }
+    let start = parts
+        .iter()
+        .map(|(_, t)| t.start_unix)
+        .fold(f64::MAX, f64::min);
+    let end = parts.iter().map(|(_, t)| t.end_unix).fold(0.0, f64::max);
+    let duration = (end - start).max(0.0);
+    let mut out = Vec::with_capacity(first.commands.len());
+    for (i, c0) in first.commands.iter().enumerate() {
+        let mut hist = empty_histogram(c0.histogram.significant_figures);
+        let (mut requests, mut errors) = (0, 0);
+        for (name, t) in parts {
+            let c = &t.commands[i];
+            c.histogram
+                .decode()
+                .and_then(|h| hist.add(&h).map_err(HistogramError::Add))
+                .map_err(|source| MergeError::Histogram {
+                    file: (*name).clone(),
+                    title: format!("{} / {}", t.title, c.title),
+                    source,
+                })?;
+            requests += c.requests;
+            errors += c.errors;
+        }
+        out.push(CommandEntry {
+            title: c0.title.clone(),
+            command: c0.command.clone(),
+            requests,
+            errors,
+            rps: if duration > 0.0 {
+                requests as f64 / duration
+            } else {
+                0.0
+            },
+            latency_ms: LatencySummary::of(&hist),
+            histogram: crate::report::result_file::EncodedHistogram::encode(&hist),
+        });
+    }
+    Ok(out)
 }
 
 /// A merged result and what the caller should know about it.
@@ -198,6 +255,7 @@ pub fn merge(files: &[(String, RunFile)]) -> Result<Merged, MergeError> {
                 errors.first = t.errors.first.clone();
             }
         }
+        let commands = merge_commands(&parts)?;
         let requests: u64 = parts.iter().map(|(_, t)| t.requests).sum();
         let start = parts
             .iter()
@@ -255,6 +313,7 @@ pub fn merge(files: &[(String, RunFile)]) -> Result<Merged, MergeError> {
             data_verify: crate::report::verify::merge_entries(
                 parts.iter().filter_map(|(_, t)| t.data_verify.as_ref()),
             ),
+            commands,
         });
     }
     let hosts: Vec<&str> = files.iter().map(|(_, f)| f.client_host.as_str()).collect();
@@ -278,6 +337,7 @@ pub fn merge(files: &[(String, RunFile)]) -> Result<Merged, MergeError> {
                 .collect(),
             tests,
             capacity: None,
+            repeats: None,
         },
         overlap,
         start_spread: start_spread(files),

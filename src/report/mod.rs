@@ -5,8 +5,10 @@ pub(crate) mod hdrlog;
 mod merge;
 pub(crate) mod plot;
 pub(crate) mod rate_report;
+pub(crate) mod repeats;
 pub(crate) mod result_file;
 pub(crate) mod results;
+mod significance;
 pub(crate) mod subcommands;
 pub(crate) mod verify;
 
@@ -34,6 +36,10 @@ pub struct Header {
     pub tls: Option<String>,
     /// `--cluster`: each master's configuration, in node order (replaces the host configuration lines).
     pub cluster_nodes: Option<Vec<crate::net::discovery::NodeConfig>>,
+    /// `--expiry-range`: the TTL range of SETs, in seconds.
+    pub expiry: Option<(u64, u64)>,
+    /// `--replay`: what is replayed and how (replaces the payload line).
+    pub replay: Option<String>,
 }
 
 /// The CSV header line (with its newline).
@@ -117,12 +123,18 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
     );
     let _ = writeln!(s, "  {} parallel clients", h.clients);
     match h.data_min {
+        _ if h.replay.is_some() => {
+            let _ = writeln!(s, "  {}", h.replay.as_deref().unwrap_or_default());
+        }
         Some(min) if min != h.data_size => {
             let _ = writeln!(s, "  {min}-{} bytes payload", h.data_size);
         }
         _ => {
             let _ = writeln!(s, "  {} bytes payload", h.data_size);
         }
+    }
+    if let Some((min, max)) = h.expiry {
+        let _ = writeln!(s, "  SETs expire: EX {min}-{max} seconds (--expiry-range)");
     }
     let _ = writeln!(s, "  keep alive: {}", u8::from(h.keepalive));
     if let Some(t) = &r.rate {
@@ -448,6 +460,8 @@ mod tests {
             threads_note: Some("sharing 1 cores".into()),
             tls: None,
             cluster_nodes: None,
+            expiry: None,
+            replay: None,
         };
         let b = normal_block(&result(), &h);
         for want in [

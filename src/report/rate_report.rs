@@ -92,32 +92,43 @@ pub fn summary_lines(r: &TestResult) -> String {
     }
     if !r.stats.parts.is_empty() {
         s.push_str("  per command (msec):\n");
+        let width = r
+            .stats
+            .parts
+            .iter()
+            .map(|p| p.title.chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(12);
         let _ = writeln!(
             s,
-            "  {:<12} {:>10} {:>7} {:>12} {:>9} {:>9} {:>9} {:>9}",
-            "command", "requests", "share", "rps", "avg", "p50", "p99", "max"
+            "  {:<width$} {:>10} {:>7} {:>12} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8}",
+            "command", "requests", "share", "rps", "avg", "p50", "p95", "p99", "max", "errors"
         );
         let total = r.stats.completed.max(1) as f64;
         for p in &r.stats.parts {
             let h = &p.hist;
             let _ = writeln!(
                 s,
-                "  {:<12} {:>10} {:>6.1}% {:>12.2} {:>9.3} {:>9.3} {:>9.3} {:>9.3}",
+                "  {:<width$} {:>10} {:>6.1}% {:>12.2} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>8}",
                 p.title,
                 p.completed,
                 100.0 * p.completed as f64 / total,
                 part_rps(r, p),
                 h.mean() / 1e6,
                 ns_to_ms(h.value_at_quantile(0.5)),
+                ns_to_ms(h.value_at_quantile(0.95)),
                 ns_to_ms(h.value_at_quantile(0.99)),
-                ns_to_ms(h.max())
+                ns_to_ms(h.max()),
+                p.errors
             );
         }
     }
     s
 }
 
-fn part_rps(r: &TestResult, p: &PartStats) -> f64 {
+/// A mixed command's replies per second over its test's time.
+pub fn part_rps(r: &TestResult, p: &PartStats) -> f64 {
     if r.seconds > 0.0 {
         p.completed as f64 / r.seconds
     } else {
@@ -149,7 +160,7 @@ pub fn quiet_suffix(r: &TestResult) -> String {
 pub fn quiet_parts(r: &TestResult) -> String {
     let mut s = String::new();
     for p in &r.stats.parts {
-        let _ = writeln!(
+        let _ = write!(
             s,
             "{} / {}: {:.2} requests per second, p50={:.3} msec",
             r.title,
@@ -157,6 +168,10 @@ pub fn quiet_parts(r: &TestResult) -> String {
             part_rps(r, p),
             ns_to_ms(p.hist.value_at_quantile(0.5))
         );
+        if p.errors > 0 {
+            let _ = write!(s, ", {} error replies", p.errors);
+        }
+        s.push('\n');
     }
     s
 }

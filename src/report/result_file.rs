@@ -66,6 +66,9 @@ pub struct RunFile {
     /// `ringbench capacity` only: the search, one step per entry of `tests` (same order).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<CapacityEntry>,
+    /// `--run-count` above 1: each test's runs (every run is an entry of `tests`), summed up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<Vec<crate::report::repeats::Repeats>>,
 }
 
 /// What `ringbench capacity` searched and found.
@@ -228,6 +231,9 @@ pub struct RunConfig {
     /// `--cluster`: requests were routed to each key's master (absent in files of older versions).
     #[serde(default)]
     pub cluster: bool,
+    /// `--expiry-range`: the TTL range of SETs, `[min, max]` seconds. Absent without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expiry_range: Option<[u64; 2]>,
 }
 
 /// One run that a merged file combines.
@@ -268,6 +274,56 @@ pub struct TestEntry {
     /// `--data-verify`'s read pass: keys checked and what was wrong with them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_verify: Option<crate::report::verify::VerifyEntry>,
+    /// A mix (`--mix`, `--command`, a `;` sequence) or a replay: each command's own figures, in the
+    /// report's order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<CommandEntry>,
+}
+
+/// One command of a mix or a replay: its replies, error replies, rate and latency.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CommandEntry {
+    /// The command as the test names it (`GET`, `SET __key__ __data__`, ...).
+    pub title: String,
+    /// The upper-case command name, as `INFO commandstats` names it.
+    pub command: String,
+    /// Replies received, error replies included.
+    pub requests: u64,
+    /// Error replies.
+    pub errors: u64,
+    pub rps: f64,
+    pub latency_ms: LatencySummary,
+    pub histogram: EncodedHistogram,
+}
+
+impl CommandEntry {
+    /// The entries of a test's mixed commands.
+    pub fn of_parts(r: &TestResult) -> Vec<CommandEntry> {
+        r.stats
+            .parts
+            .iter()
+            .map(|p| CommandEntry {
+                title: p.title.clone(),
+                command: p.command.clone(),
+                requests: p.completed,
+                errors: p.errors,
+                rps: crate::report::rate_report::part_rps(r, p),
+                latency_ms: LatencySummary::of(&p.hist),
+                histogram: EncodedHistogram::encode(&p.hist),
+            })
+            .collect()
+    }
+
+    /// The figures back, as a test's part.
+    pub fn to_part(&self) -> Result<crate::stats::PartStats, HistogramError> {
+        Ok(crate::stats::PartStats {
+            title: self.title.clone(),
+            command: self.command.clone(),
+            hist: self.histogram.decode()?,
+            completed: self.requests,
+            errors: self.errors,
+        })
+    }
 }
 
 /// The client's resident memory in one test.
@@ -489,6 +545,7 @@ impl RunConfig {
                 .rps
                 .map(|_| crate::engine::QUANTUM.as_secs_f64() * 1e6),
             cluster: cfg.run.cluster,
+            expiry_range: cfg.run.shape.expiry.map(|e| [e.min, e.max]),
         }
     }
 }
@@ -543,6 +600,7 @@ impl TestEntry {
                 .verify
                 .as_ref()
                 .map(crate::report::verify::VerifyEntry::of),
+            commands: CommandEntry::of_parts(r),
         }
     }
 
@@ -559,6 +617,11 @@ impl TestEntry {
         stats.in_flight = self.errors.in_flight;
         stats.verify = self.data_verify.as_ref().map(|v| v.counts());
         stats.first_error = self.errors.first.clone();
+        stats.parts = self
+            .commands
+            .iter()
+            .map(CommandEntry::to_part)
+            .collect::<Result<_, _>>()?;
         stats.error_kinds = self
             .errors
             .by_kind
@@ -604,6 +667,7 @@ impl RunFile {
             merged_from: Vec::new(),
             tests,
             capacity: None,
+            repeats: (cfg.run.run_count > 1).then(|| crate::report::repeats::summarize(results)),
         }
     }
 

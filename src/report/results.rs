@@ -83,11 +83,20 @@ pub fn after_run(
         RunFile::of_run(cfg, results, stopped).write_to(dest, out)?;
     }
     if let Some(path) = &cfg.run.plot {
+        // One line per test, then one per command of a mix.
         let series: Vec<crate::report::plot::Series<'_>> = results
             .iter()
-            .map(|r| crate::report::plot::Series {
-                label: r.title.clone(),
-                hist: &r.stats.hist,
+            .flat_map(|r| {
+                std::iter::once(crate::report::plot::Series {
+                    label: r.title.clone(),
+                    hist: &r.stats.hist,
+                })
+                .chain(r.stats.parts.iter().map(|p| {
+                    crate::report::plot::Series {
+                        label: format!("{} / {}", r.title, p.title),
+                        hist: &p.hist,
+                    }
+                }))
             })
             .collect();
         crate::report::plot::write(path, "ringbench: latency by percentile", &series)?;

@@ -87,11 +87,25 @@ pub fn run_compare(a: &CompareArgs, out: &mut dyn Write) -> Result<(), ToolError
     if let Some(p) = &a.plot {
         crate::config::paths::check_extension("--plot", p)?;
     }
-    let loaded: Vec<Loaded> = load_all(&a.files)?
+    // `A1 A2 vs B1 B2`: two sides of several runs each.
+    let split = a.files.iter().position(|f| f.as_os_str() == "vs");
+    if let Some(at) = split
+        && (at == 0 || at + 1 == a.files.len() || a.files[at + 1..].iter().any(|f| f == "vs"))
+    {
+        return Err(ToolError::Usage(crate::config::UsageError(
+            "ringbench compare: 'vs' stands between the two sides' files: A.json... vs B.json..."
+                .into(),
+        )));
+    }
+    let files: Vec<PathBuf> = a.files.iter().filter(|f| *f != "vs").cloned().collect();
+    let loaded: Vec<Loaded> = load_all(&files)?
         .into_iter()
         .map(|(label, file)| Loaded { label, file })
         .collect();
-    let text = compare::table(&loaded);
+    let text = match split {
+        Some(at) => compare::sides(&loaded[..at], &loaded[at..]),
+        None => compare::table(&loaded),
+    };
     out.write_all(text.as_bytes())
         .and_then(|_| out.flush())
         .map_err(|e| ToolError::Other(format!("could not write the output: {e}")))?;
@@ -167,6 +181,8 @@ pub fn run_merge(a: &MergeArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
             threads_note: None,
             tls: None,
             cluster_nodes: None,
+            expiry: None,
+            replay: None,
         };
         let mut text = format!(
             "Merged {} runs (client hosts: {})\n",
@@ -183,6 +199,7 @@ pub fn run_merge(a: &MergeArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
         for r in &results {
             if a.quiet {
                 text.push_str(&report::quiet_line(r));
+                text.push_str(&crate::report::rate_report::quiet_parts(r));
             } else {
                 text.push_str(&crate::report::results::normal_text(r, &header));
             }

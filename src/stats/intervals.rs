@@ -12,23 +12,60 @@ use std::time::{Duration, Instant};
 /// Length of one interval.
 pub const INTERVAL: Duration = Duration::from_secs(1);
 
-/// Cuts one executor's total histogram into consecutive one-second intervals.
+/// Cuts one executor's total histogram (and each mixed command's) into consecutive one-second intervals.
 pub struct IntervalRecorder {
     next: Instant,
-    previous_total: Histogram<u64>,
+    whole: Cutter,
+    /// One per command of a mix, in the mix's order.
+    parts: Vec<Cutter>,
     scratch: Histogram<u64>,
-    encoded: Vec<Vec<u8>>,
     serializer: V2Serializer,
 }
 
+/// The running total at the last boundary of one histogram, and its intervals so far.
+struct Cutter {
+    previous_total: Histogram<u64>,
+    encoded: Vec<Vec<u8>>,
+}
+
+impl Cutter {
+    fn new(like: &Histogram<u64>) -> Self {
+        Cutter {
+            previous_total: Histogram::new_from(like),
+            encoded: Vec::new(),
+        }
+    }
+
+    fn cut(
+        &mut self,
+        total: &Histogram<u64>,
+        scratch: &mut Histogram<u64>,
+        ser: &mut V2Serializer,
+    ) {
+        scratch.reset();
+        // Both share the total's layout, so these cannot fail.
+        let _ = scratch.add(total);
+        let _ = scratch.subtract(&self.previous_total);
+        let mut bytes = Vec::new();
+        let _ = ser.serialize(scratch, &mut bytes);
+        self.encoded.push(bytes);
+        self.previous_total.reset();
+        let _ = self.previous_total.add(total);
+    }
+}
+
+/// The intervals of one executor: its total's, and each mixed command's.
+pub type Intervals = (Vec<Vec<u8>>, Vec<Vec<Vec<u8>>>);
+
 impl IntervalRecorder {
-    /// A recorder whose first interval starts at `start`; `like` gives the histogram layout.
-    pub fn new(start: Instant, like: &Histogram<u64>) -> Self {
+    /// A recorder whose first interval starts at `start`, for a test of `parts` mixed commands (0 for
+    /// one that is not a mix); `like` gives the histogram layout.
+    pub fn new(start: Instant, like: &Histogram<u64>, parts: usize) -> Self {
         IntervalRecorder {
             next: start + INTERVAL,
-            previous_total: Histogram::new_from(like),
+            whole: Cutter::new(like),
+            parts: (0..parts).map(|_| Cutter::new(like)).collect(),
             scratch: Histogram::new_from(like),
-            encoded: Vec::new(),
             serializer: V2Serializer::new(),
         }
     }
@@ -40,29 +77,45 @@ impl IntervalRecorder {
     }
 
     /// Closes every interval that ended before `now` (empty ones included: a stall is a real second).
-    pub fn cut_until(&mut self, now: Instant, total: &Histogram<u64>) {
+    /// `part(i)` is mixed command `i`'s running total.
+    pub fn cut_until<'a>(
+        &mut self,
+        now: Instant,
+        total: &Histogram<u64>,
+        part: impl Fn(usize) -> Option<&'a Histogram<u64>>,
+    ) {
         while now >= self.next {
-            self.cut(total);
+            self.cut(total, &part);
             self.next += INTERVAL;
         }
     }
 
-    /// Closes the last (partial) interval and returns every interval, V2-encoded, in order.
-    pub fn finish(mut self, total: &Histogram<u64>) -> Vec<Vec<u8>> {
-        self.cut(total);
-        self.encoded
+    /// Closes the last (partial) interval and returns every interval, V2-encoded, in order: the
+    /// total's, then each mixed command's.
+    pub fn finish<'a>(
+        mut self,
+        total: &Histogram<u64>,
+        part: impl Fn(usize) -> Option<&'a Histogram<u64>>,
+    ) -> Intervals {
+        self.cut(total, &part);
+        (
+            self.whole.encoded,
+            self.parts.into_iter().map(|c| c.encoded).collect(),
+        )
     }
 
-    fn cut(&mut self, total: &Histogram<u64>) {
-        self.scratch.reset();
-        // Both share the total's layout, so these cannot fail.
-        let _ = self.scratch.add(total);
-        let _ = self.scratch.subtract(&self.previous_total);
-        let mut bytes = Vec::new();
-        let _ = self.serializer.serialize(&self.scratch, &mut bytes);
-        self.encoded.push(bytes);
-        self.previous_total.reset();
-        let _ = self.previous_total.add(total);
+    fn cut<'a>(
+        &mut self,
+        total: &Histogram<u64>,
+        part: &impl Fn(usize) -> Option<&'a Histogram<u64>>,
+    ) {
+        let (scratch, ser) = (&mut self.scratch, &mut self.serializer);
+        self.whole.cut(total, scratch, ser);
+        for (i, c) in self.parts.iter_mut().enumerate() {
+            if let Some(h) = part(i) {
+                c.cut(h, scratch, ser);
+            }
+        }
     }
 }
 
@@ -116,17 +169,17 @@ mod tests {
     fn intervals_partition_the_total() {
         let t0 = Instant::now();
         let mut total = new_histogram(3);
-        let mut r = IntervalRecorder::new(t0, &total);
+        let mut r = IntervalRecorder::new(t0, &total, 0);
         total.record_n(1_000, 5).unwrap();
         let t = t0 + Duration::from_millis(1500);
         assert!(r.due(t));
-        r.cut_until(t, &total);
+        r.cut_until(t, &total, |_| None);
         total.record_n(2_000_000, 3).unwrap();
         // A stall: seconds 1 and 2 pass with nothing, then one more value in second 3.
         let t = t0 + Duration::from_millis(3200);
-        r.cut_until(t, &total);
+        r.cut_until(t, &total, |_| None);
         total.record(5_000).unwrap();
-        let list = r.finish(&total);
+        let list = r.finish(&total, |_| None).0;
         let merged = merge_intervals(&[list.clone(), list], &total).unwrap();
         let counts: Vec<u64> = merged.iter().map(|h| h.len()).collect();
         assert_eq!(counts, [10, 6, 0, 2]);

@@ -183,6 +183,8 @@ pub struct ShardStats {
     /// Per executor (only with `--hdr-out`): its one-second interval histograms in order, each
     /// V2-encoded when its second ended (see `intervals`).
     pub interval_logs: Vec<Vec<Vec<u8>>>,
+    /// Like `interval_logs`, per executor and per mixed command: `[executor][command][second]`.
+    pub part_interval_logs: Vec<Vec<Vec<Vec<u8>>>>,
     /// Open loop (`--rps`) only: latency from the actual send (service time); `hist` then holds the
     /// latency from each request's intended send time.
     pub service: Option<Histogram<u64>>,
@@ -200,6 +202,8 @@ pub struct ShardStats {
 #[derive(Debug, Clone)]
 pub struct PartStats {
     pub title: String,
+    /// The upper-case command name, as `INFO commandstats` names it.
+    pub command: String,
     pub hist: Histogram<u64>,
     pub completed: u64,
     pub errors: u64,
@@ -224,6 +228,7 @@ impl ShardStats {
             error_kinds: Vec::new(),
             executors: Vec::new(),
             interval_logs: Vec::new(),
+            part_interval_logs: Vec::new(),
             service: None,
             parts: Vec::new(),
             late_full: 0,
@@ -314,6 +319,8 @@ impl ShardStats {
         self.executors.extend(other.executors.iter().cloned());
         self.interval_logs
             .extend(other.interval_logs.iter().cloned());
+        self.part_interval_logs
+            .extend(other.part_interval_logs.iter().cloned());
     }
 
     /// Keeps a connection failure's message unless it is already known or enough are kept.

@@ -1,9 +1,11 @@
 //! Requests whose bytes change from one request to the next: values of varying length or content
-//! (`-d MIN-MAX`, `--random-data`), shared random numbers (`__rand_1st__` .. `__rand_9th__`) and weighted
-//! mixes of commands (`--mix`). Each request is written into a reusable buffer; nothing is allocated per request.
+//! (`-d MIN-MAX`, `--random-data`), shared random numbers (`__rand_1st__` .. `__rand_9th__`), TTLs
+//! (`--expiry-range`) and weighted mixes of commands (`--mix`, `--command`). Each request is written into
+//! a reusable buffer; nothing is allocated per request.
 
-use crate::workload::keys::{KeyGen, bounded};
-use crate::workload::template::{RAND_INT, RequestTemplate, write_12_digits};
+pub use crate::workload::expiry::{Expiry, parse_expiry, takes_expiry};
+use crate::workload::keys::{Distribution, KeyGen, bounded};
+use crate::workload::template::{RAND_INT, RequestTemplate, rand_group, write_12_digits};
 use memchr::memmem;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -63,38 +65,6 @@ pub fn parse_data_size(s: &str, limit: usize) -> Result<(usize, usize), DataSize
     }
 }
 
-/// Why a `--mix` value cannot be used.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum MixError {
-    #[error("'{0}' must be name:weight")]
-    NotNameWeight(String),
-    #[error("the weight in '{0}' must be a whole number from 1 to 1000000")]
-    Weight(String),
-    #[error("give at least one name:weight")]
-    Empty,
-}
-
-/// Parses `--mix`: `name:weight,...`.
-pub fn parse_mix(s: &str) -> Result<Vec<(String, u64)>, MixError> {
-    let mut out = Vec::new();
-    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (name, w) = part
-            .split_once(':')
-            .ok_or_else(|| MixError::NotNameWeight(part.to_string()))?;
-        let w: u64 = w
-            .trim()
-            .parse()
-            .ok()
-            .filter(|w| *w > 0 && *w <= 1_000_000)
-            .ok_or_else(|| MixError::Weight(part.to_string()))?;
-        out.push((name.trim().to_ascii_lowercase(), w));
-    }
-    if out.is_empty() {
-        return Err(MixError::Empty);
-    }
-    Ok(out)
-}
-
 /// Rewrites a custom command's arguments: `__key__` becomes `__rand_int__`; a whole-argument `__data__`
 /// stays a value slot when values vary and becomes `min` bytes of `x` otherwise; `__data__` inside a
 /// longer argument always becomes `min` bytes of `x`.
@@ -122,28 +92,10 @@ fn replace_all(hay: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Whether `template` needs composing per request: a value slot, or a shared random number.
-pub fn needs_composer(template: &RequestTemplate, randomize: bool) -> bool {
-    let b = template.bytes();
-    memmem::find(b, DATA).is_some()
-        || (randomize
-            && memmem::find_iter(b, b"__rand_").any(|i| rand_group(&b[i..]).unwrap_or(0) > 0))
-}
-
-/// The group of the 12-byte placeholder at the start of `b`: 0 for `__rand_int__` (a fresh number at each
-/// place), 1..9 for `__rand_1st__`..`__rand_9th__` (one number per command, reused at each place).
-fn rand_group(b: &[u8]) -> Option<u8> {
-    if b.len() < 12 || &b[..7] != b"__rand_" || &b[10..12] != b"__" {
-        return None;
-    }
-    match &b[7..10] {
-        b"int" => Some(0),
-        b"1st" => Some(1),
-        b"2nd" => Some(2),
-        b"3rd" => Some(3),
-        [d @ b'4'..=b'9', b't', b'h'] => Some(d - b'0'),
-        _ => None,
-    }
+/// Whether `template` needs composing per request: a value slot. (`__rand_int__` and `__rand_1st__` ..
+/// `__rand_9th__` are patched in place, each from its own stream.)
+pub fn needs_composer(template: &RequestTemplate, _randomize: bool) -> bool {
+    memmem::find(template.bytes(), DATA).is_some()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,6 +106,39 @@ enum Piece {
     Rand(u8),
     /// A whole bulk-string value: header, bytes, CRLF.
     Value,
+    /// A TTL in seconds drawn from `--expiry-range`, as a bulk string (after a literal `EX`).
+    Expiry,
+}
+
+/// Whether `--expiry-range` gives `template`'s requests a TTL (see [`takes_expiry`]).
+pub fn wants_expiry(template: &RequestTemplate) -> bool {
+    split_resp_args(template.bytes()).is_some_and(|a| takes_expiry(&a))
+}
+
+/// One command of a composer as its caller describes it.
+#[derive(Debug, Clone)]
+pub struct Entry<'a> {
+    /// The test title it came from (`GET`, `SET __key__ __data__`, ...).
+    pub title: String,
+    /// The upper-case command name.
+    pub command: String,
+    pub template: &'a RequestTemplate,
+    pub weight: u64,
+    /// Its own key pattern (`--command-key-pattern`), else the run's `--distribution`.
+    pub pattern: Option<Distribution>,
+}
+
+impl<'a> Entry<'a> {
+    /// An entry of weight 1 with the run's key distribution.
+    pub fn one(title: &str, command: &str, template: &'a RequestTemplate) -> Self {
+        Entry {
+            title: title.to_string(),
+            command: command.to_string(),
+            template,
+            weight: 1,
+            pattern: None,
+        }
+    }
 }
 
 /// Where a composed request's routing key lies (see [`Composer::key`]).
@@ -175,6 +160,8 @@ pub struct Variant {
     pub title: String,
     /// The upper-case command name.
     pub command: String,
+    /// Its own key pattern (`--command-key-pattern`), else `None`: the run's distribution.
+    pub pattern: Option<Distribution>,
     pieces: Vec<Piece>,
     max_len: usize,
     key: KeyAt,
@@ -198,6 +185,7 @@ pub struct Composer {
     /// requests follow the weights exactly, not just on average.
     order: Vec<u16>,
     value: ValueSpec,
+    expiry: Option<Expiry>,
     /// Bytes values are copied from: random letters and digits, or `x` without `--random-data`.
     pool: Vec<u8>,
     /// `--data-verify`'s write pass: each value is the one its key must hold (the request's last
@@ -206,27 +194,37 @@ pub struct Composer {
 }
 
 impl Composer {
-    /// Compiles `(title, command, template, weight)` entries. Placeholders are random only with
-    /// `randomize` (`-r`), as in the fixed-layout path.
+    /// Compiles the entries. Placeholders are random only with `randomize` (`-r`), as in the fixed-layout
+    /// path; with `expiry`, each SET without an expiry of its own gets `EX <ttl>` appended.
     pub fn new(
-        entries: &[(String, String, &RequestTemplate, u64)],
+        entries: &[Entry<'_>],
         randomize: bool,
         value: ValueSpec,
+        expiry: Option<Expiry>,
         seed: u64,
     ) -> Composer {
         let mut lit = Vec::new();
         let mut variants = Vec::new();
         let mut cumulative = Vec::new();
         let mut sum = 0;
-        for (title, command, template, weight) in entries {
+        for e in entries {
+            let template = e.template;
             let shared = template.shares_placeholders();
-            let pieces = compile(&mut lit, template.bytes(), randomize, &value, shared);
+            let pieces = compile(
+                &mut lit,
+                template.bytes(),
+                randomize,
+                &value,
+                shared,
+                expiry,
+            );
             let max_len = pieces
                 .iter()
                 .map(|p| match p {
                     Piece::Lit(a, b) => (b - a) as usize,
                     Piece::Rand(_) => RAND_INT.len(),
                     Piece::Value => value.max + VALUE_FRAMING,
+                    Piece::Expiry => VALUE_FRAMING,
                 })
                 .sum();
             // Bytes before the first value of varying length: their layout is the template's.
@@ -235,7 +233,7 @@ impl Composer {
                 match p {
                     Piece::Lit(a, b) => fixed += (b - a) as usize,
                     Piece::Rand(_) => fixed += RAND_INT.len(),
-                    Piece::Value => break,
+                    Piece::Value | Piece::Expiry => break,
                 }
             }
             let key = match template.key_range() {
@@ -243,17 +241,18 @@ impl Composer {
                 Some(r) if !pieces.contains(&Piece::Value) || r.end <= fixed => KeyAt::Fixed(r),
                 Some(_) => KeyAt::Varies,
             };
-            sum += weight;
+            sum += e.weight;
             cumulative.push(sum);
             variants.push(Variant {
-                title: title.clone(),
-                command: command.clone(),
+                title: e.title.clone(),
+                command: e.command.clone(),
+                pattern: e.pattern,
                 pieces,
                 max_len,
                 key,
             });
         }
-        let order = weighted_order(&entries.iter().map(|e| e.3).collect::<Vec<_>>());
+        let order = weighted_order(&entries.iter().map(|e| e.weight).collect::<Vec<_>>());
         let pool = if value.random {
             let mut rng = SmallRng::seed_from_u64(seed ^ 0x5EED_DA7A);
             const ALPHABET: &[u8] =
@@ -270,6 +269,7 @@ impl Composer {
             cumulative,
             order,
             value,
+            expiry,
             pool,
             keyed: None,
         }
@@ -279,6 +279,11 @@ impl Composer {
     pub fn with_keyed_values(mut self, values: std::sync::Arc<dyn KeyedValues>) -> Self {
         self.keyed = Some(values);
         self
+    }
+
+    /// Each command's own key pattern, in order (what [`KeyGen::new`] takes).
+    pub fn patterns(&self) -> Vec<Option<Distribution>> {
+        self.variants.iter().map(|v| v.pattern).collect()
     }
 
     /// The commands, in the order their statistics are kept.
@@ -324,12 +329,15 @@ impl Composer {
             match *piece {
                 Piece::Lit(a, b) => out.extend_from_slice(&self.lit[a as usize..b as usize]),
                 Piece::Rand(g) => {
+                    // Each group is its own stream (valkey-benchmark: its own sequential position);
+                    // the shared `__rand_int__` of a cluster MSET is stream 0's.
+                    let stream = if g == SHARED_INT { 0 } else { g };
                     let v = if g == 0 {
-                        keys.next(rng)
+                        keys.next_in(kind, 0, rng)
                     } else {
                         let slot = &mut shared[g as usize];
                         if *slot == u64::MAX {
-                            *slot = keys.next(rng);
+                            *slot = keys.next_in(kind, stream, rng);
                         }
                         *slot
                     };
@@ -358,6 +366,16 @@ impl Composer {
                     crate::protocol::resp::push_decimal(out, len as u64);
                     out.extend_from_slice(b"\r\n");
                     out.extend_from_slice(&self.pool[from..from + len]);
+                    out.extend_from_slice(b"\r\n");
+                }
+                Piece::Expiry => {
+                    let e = self.expiry.unwrap_or(Expiry { min: 1, max: 1 });
+                    let ttl = e.min + bounded(rng.next_u64(), e.max - e.min + 1);
+                    let digits = ttl.checked_ilog10().unwrap_or(0) as u64 + 1;
+                    out.push(b'$');
+                    crate::protocol::resp::push_decimal(out, digits);
+                    out.extend_from_slice(b"\r\n");
+                    crate::protocol::resp::push_decimal(out, ttl);
                     out.extend_from_slice(b"\r\n");
                 }
             }
@@ -401,13 +419,15 @@ fn weighted_order(weights: &[u64]) -> Vec<u16> {
 const SHARED_INT: u8 = 10;
 
 /// Splits a RESP-encoded command (or an inline one) into pieces, appending literals to `lit`. With
-/// `shared`, every `__rand_int__` of a request gets the same number.
+/// `shared`, every `__rand_int__` of a request gets the same number; with `expiry`, a SET that sets no
+/// expiry of its own ends with `EX <ttl>`.
 fn compile(
     lit: &mut Vec<u8>,
     bytes: &[u8],
     randomize: bool,
     value: &ValueSpec,
     shared: bool,
+    expiry: Option<Expiry>,
 ) -> Vec<Piece> {
     let mut pieces = Vec::new();
     // Start of the literal being built, if any: adjacent literal bytes become one piece.
@@ -430,7 +450,9 @@ fn compile(
         close(lit, &mut pieces, &mut open);
         return pieces;
     };
-    push_lit(lit, &mut open, format!("*{}\r\n", args.len()).as_bytes());
+    let ex = expiry.is_some() && takes_expiry(&args);
+    let count = args.len() + if ex { 2 } else { 0 };
+    push_lit(lit, &mut open, format!("*{count}\r\n").as_bytes());
     for arg in args {
         if arg == DATA && value.varies() {
             close(lit, &mut pieces, &mut open);
@@ -454,6 +476,11 @@ fn compile(
         }
         push_lit(lit, &mut open, &arg[last..]);
         push_lit(lit, &mut open, b"\r\n");
+    }
+    if ex {
+        push_lit(lit, &mut open, b"$2\r\nEX\r\n");
+        close(lit, &mut pieces, &mut open);
+        pieces.push(Piece::Expiry);
     }
     close(lit, &mut pieces, &mut open);
     pieces
@@ -485,8 +512,6 @@ fn split_resp_args(b: &[u8]) -> Option<Vec<&[u8]>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::keys::Distribution;
-    use std::rc::Rc;
 
     fn tpl(args: &[&str]) -> RequestTemplate {
         let a: Vec<Vec<u8>> = args.iter().map(|s| s.as_bytes().to_vec()).collect();
@@ -494,7 +519,8 @@ mod tests {
     }
 
     fn keys() -> KeyGen {
-        KeyGen::new(Distribution::Uniform, 1000, 0, 1, &Rc::new(Cell::new(0)))
+        let cursors = crate::workload::keys::Cursors::new(3);
+        KeyGen::new(Distribution::Uniform, 1000, 0, 1, &cursors, &[])
     }
 
     #[test]
@@ -513,9 +539,10 @@ mod tests {
         let names = vec!["mset".to_string()];
         let t = &crate::workload::default_suite(Some(&names), &params).unwrap()[0];
         let c = Composer::new(
-            &[(t.title.clone(), t.command.clone(), &t.template, 1)],
+            &[Entry::one(&t.title, &t.command, &t.template)],
             true,
             v,
+            None,
             7,
         );
         let mut k = keys();
@@ -550,12 +577,90 @@ mod tests {
         assert!(parse_data_size("20-10", 100).is_err());
         assert!(parse_data_size("0", 100).is_err());
         assert!(parse_data_size("x", 100).is_err());
+    }
+
+    #[test]
+    fn sets_get_a_ttl_from_the_range() {
+        let spec = ValueSpec {
+            min: 3,
+            max: 3,
+            random: false,
+        };
+        let set = tpl(&["SET", "k:__rand_int__", "v"]);
+        let own = tpl(&["SET", "k", "v", "px", "100"]);
+        let get = tpl(&["GET", "k"]);
+        let expiry = Some(Expiry { min: 5, max: 12 });
+        let entries = [
+            Entry::one("SET", "SET", &set),
+            Entry::one("SET", "SET", &own),
+            Entry::one("GET", "GET", &get),
+        ];
+        let c = Composer::new(&entries, true, spec, expiry, 1);
+        let (mut rng, turn, mut k) = (SmallRng::seed_from_u64(2), Cell::new(0), keys());
+        let mut ttls = std::collections::HashSet::new();
+        let mut out = Vec::with_capacity(c.max_request_len());
+        let cap = out.capacity();
+        for _ in 0..300 {
+            out.clear();
+            let kind = c.write_request(&mut out, &mut k, &mut rng, &turn);
+            let args = split_resp_args(&out).unwrap();
+            match kind {
+                0 => {
+                    assert_eq!((args.len(), args[3]), (5, &b"EX"[..]));
+                    let ttl: u64 = std::str::from_utf8(args[4]).unwrap().parse().unwrap();
+                    assert!((5..=12).contains(&ttl), "{ttl}");
+                    ttls.insert(ttl);
+                    let KeyAt::Fixed(at) = c.key(0) else {
+                        panic!("the key comes before the TTL")
+                    };
+                    assert_eq!(&out[at.clone()], args[1]);
+                }
+                1 => assert_eq!(args.len(), 5, "a SET with its own PX is left alone"),
+                _ => assert_eq!(args.len(), 2),
+            }
+            assert_eq!(out.capacity(), cap);
+        }
+        assert_eq!(ttls.len(), 8, "every TTL of 5..=12 drawn");
+    }
+
+    #[test]
+    fn each_command_walks_its_own_keys() {
+        let seq = Distribution::Sequential { part: 0, parts: 1 };
+        let spec = ValueSpec {
+            min: 1,
+            max: 1,
+            random: false,
+        };
+        let a = tpl(&["SET", "a:__rand_int__", "__rand_1st__"]);
+        let b = tpl(&["SET", "b:__rand_int__", "v"]);
+        let mut eb = Entry::one("b", "SET", &b);
+        eb.pattern = Some(seq);
+        let c = Composer::new(&[Entry::one("a", "SET", &a), eb], true, spec, None, 1);
+        let cursors = crate::workload::keys::Cursors::new(2);
+        let mut k = KeyGen::new(seq, 100, 0, 1, &cursors, &c.patterns());
+        let (mut rng, turn) = (SmallRng::seed_from_u64(2), Cell::new(0));
+        let mut seen = Vec::new();
+        for _ in 0..6 {
+            let mut out = Vec::new();
+            c.write_request(&mut out, &mut k, &mut rng, &turn);
+            let args = split_resp_args(&out).unwrap();
+            seen.push(format!(
+                "{} {}",
+                String::from_utf8_lossy(args[1]),
+                String::from_utf8_lossy(args[2])
+            ));
+        }
         assert_eq!(
-            parse_mix("get:80, SET:20").unwrap(),
-            [("get".to_string(), 80), ("set".to_string(), 20)]
+            seen,
+            [
+                "a:000000000000 000000000000",
+                "b:000000000000 v",
+                "a:000000000001 000000000001",
+                "b:000000000001 v",
+                "a:000000000002 000000000002",
+                "b:000000000002 v",
+            ]
         );
-        assert!(parse_mix("get").is_err());
-        assert!(parse_mix("get:0").is_err());
     }
 
     #[test]
@@ -585,15 +690,16 @@ mod tests {
             "b:__rand_int__",
             "__rand_2nd__",
         ]);
-        assert!(needs_composer(&t, true));
+        assert!(!needs_composer(&t, true), "patched in place");
         let c = Composer::new(
-            &[("MSET".into(), "MSET".into(), &t, 1)],
+            &[Entry::one("MSET", "MSET", &t)],
             true,
             ValueSpec {
                 min: 3,
                 max: 3,
                 random: false,
             },
+            None,
             1,
         );
         let mut out = Vec::with_capacity(c.max_request_len());
@@ -614,7 +720,7 @@ mod tests {
             max: 40,
             random: true,
         };
-        let c = Composer::new(&[("SET".into(), "SET".into(), &t, 1)], true, spec, 2);
+        let c = Composer::new(&[Entry::one("SET", "SET", &t)], true, spec, None, 2);
         let mut out = Vec::with_capacity(8 * c.max_request_len());
         let cap = out.capacity();
         let mut rng = SmallRng::seed_from_u64(3);
@@ -646,10 +752,10 @@ mod tests {
             random: false,
         };
         let t = tpl(&["SET", "__data__", "v"]);
-        let c = Composer::new(&[("SET".into(), "SET".into(), &t, 1)], true, spec, 2);
+        let c = Composer::new(&[Entry::one("SET", "SET", &t)], true, spec, None, 2);
         assert_eq!(c.key(0), &KeyAt::Varies);
         let t = tpl(&["PING"]);
-        let c = Composer::new(&[("PING".into(), "PING".into(), &t, 1)], true, spec, 2);
+        let c = Composer::new(&[Entry::one("PING", "PING", &t)], true, spec, None, 2);
         assert_eq!(c.key(0), &KeyAt::Absent);
     }
 
@@ -657,17 +763,17 @@ mod tests {
     fn weights_pick_variants() {
         let get = tpl(&["GET", "k"]);
         let set = tpl(&["SET", "k", "v"]);
+        let mut eg = Entry::one("GET", "GET", &get);
+        eg.weight = 3;
         let c = Composer::new(
-            &[
-                ("GET".into(), "GET".into(), &get, 3),
-                ("SET".into(), "SET".into(), &set, 1),
-            ],
+            &[eg, Entry::one("SET", "SET", &set)],
             false,
             ValueSpec {
                 min: 1,
                 max: 1,
                 random: false,
             },
+            None,
             0,
         );
         let mut rng = SmallRng::seed_from_u64(4);
@@ -689,13 +795,14 @@ mod tests {
         assert!(weighted_order(&[1_000_000, 999_999]).is_empty());
         let inline = RequestTemplate::inline("PING");
         let c = Composer::new(
-            &[("P".into(), "PING".into(), &inline, 1)],
+            &[Entry::one("P", "PING", &inline)],
             true,
             ValueSpec {
                 min: 1,
                 max: 1,
                 random: false,
             },
+            None,
             0,
         );
         out.clear();

@@ -85,66 +85,63 @@ fn slice(base: u64, len: u64, part: u64, parts: u64) -> (u64, u64) {
     }
 }
 
-/// A connection's key generator. `Sequential` shares its cursor with the executor's other connections
-/// (a `Cell` on one thread, so nothing is shared between executors).
-#[derive(Debug, Clone)]
-pub enum KeyGen {
-    Uniform {
-        range: u64,
-    },
-    Sequential {
-        cursor: Rc<Cell<u64>>,
-        start: u64,
-        len: u64,
-    },
-    Zipf(Zipf),
-    Gaussian {
-        range: u64,
-        spare: Option<f64>,
-    },
+/// How many independent number streams each key source has: `__rand_int__` (0) and `__rand_1st__` ..
+/// `__rand_9th__` (1 to 9), each with its own position in a sequential walk, as in valkey-benchmark.
+pub const STREAMS: usize = 10;
+
+/// The sequential positions of one executor, shared by its connections (cells on one thread, so
+/// nothing is shared between executors): one per stream of the run's distribution, then one per
+/// stream of each mixed command that has a key pattern of its own.
+#[derive(Debug)]
+pub struct Cursors(Vec<Cell<u64>>);
+
+impl Cursors {
+    /// Positions for a test of `variants` commands (1 for a test that is not a mix), all at 0.
+    pub fn new(variants: usize) -> Rc<Cursors> {
+        Rc::new(Cursors(
+            (0..STREAMS * (1 + variants.max(1)))
+                .map(|_| Cell::new(0))
+                .collect(),
+        ))
+    }
 }
 
-impl KeyGen {
-    /// A generator over `[0, range)` for executor `shard` of `shards`. Sequential executors share a cursor
-    /// created once per executor (`cursor`), over their own slice of the range.
-    pub fn new(
-        dist: Distribution,
-        range: u64,
-        shard: usize,
-        shards: usize,
-        cursor: &Rc<Cell<u64>>,
-    ) -> KeyGen {
-        let range = range.max(1);
+/// How one key source draws its numbers.
+#[derive(Debug, Clone)]
+enum Draw {
+    Uniform { range: u64 },
+    Sequential { start: u64, len: u64 },
+    Zipf(Zipf),
+    Gaussian { range: u64, spare: Option<f64> },
+}
+
+impl Draw {
+    fn new(dist: Distribution, range: u64, shard: usize, shards: usize) -> Draw {
         match dist {
-            Distribution::Uniform => KeyGen::Uniform { range },
+            Distribution::Uniform => Draw::Uniform { range },
             Distribution::Sequential { part, parts } => {
                 // The process's slice first (--shard), then this executor's slice of it. A slice that is
                 // empty (more shards or executors than keys) is replaced by the whole range it was cut from.
                 let (base, span) = slice(0, range, part, parts);
                 let (start, len) = slice(base, span, shard as u64, shards as u64);
-                KeyGen::Sequential {
-                    cursor: cursor.clone(),
-                    start,
-                    len,
-                }
+                Draw::Sequential { start, len }
             }
-            Distribution::Zipf(e) => KeyGen::Zipf(Zipf::new(range, e)),
-            Distribution::Gaussian => KeyGen::Gaussian { range, spare: None },
+            Distribution::Zipf(e) => Draw::Zipf(Zipf::new(range, e)),
+            Distribution::Gaussian => Draw::Gaussian { range, spare: None },
         }
     }
 
-    /// The next number in `[0, range)`.
     #[inline]
-    pub fn next<R: Rng>(&mut self, rng: &mut R) -> u64 {
+    fn next<R: Rng>(&mut self, cursor: &Cell<u64>, rng: &mut R) -> u64 {
         match self {
-            KeyGen::Uniform { range } => bounded(rng.next_u64(), *range),
-            KeyGen::Sequential { cursor, start, len } => {
+            Draw::Uniform { range } => bounded(rng.next_u64(), *range),
+            Draw::Sequential { start, len } => {
                 let c = cursor.get();
                 cursor.set(if c + 1 >= *len { 0 } else { c + 1 });
                 *start + c
             }
-            KeyGen::Zipf(z) => z.sample(rng),
-            KeyGen::Gaussian { range, spare } => {
+            Draw::Zipf(z) => z.sample(rng),
+            Draw::Gaussian { range, spare } => {
                 // Box-Muller gives two normal numbers per pair of uniforms; the second is kept.
                 let z = match spare.take() {
                     Some(z) => z,
@@ -167,6 +164,72 @@ impl KeyGen {
                     x as u64
                 }
             }
+        }
+    }
+}
+
+/// A connection's key generator: the run's distribution, and for each command of a mix that has a key
+/// pattern of its own (`--command-key-pattern`) that pattern. Each of them has [`STREAMS`] streams; a
+/// sequential stream's position is in the executor's [`Cursors`].
+#[derive(Debug, Clone)]
+pub struct KeyGen {
+    cursors: Rc<Cursors>,
+    main: Draw,
+    /// Per command of the test: its own draw, or `None` for the run's.
+    own: Vec<Option<Draw>>,
+}
+
+impl KeyGen {
+    /// A generator over `[0, range)` for executor `shard` of `shards`. Sequential executors share the
+    /// positions created once per executor (`cursors`, made for `own.len()` commands), each over its
+    /// own slice of the range. `own` holds each command's key pattern, if it has one.
+    pub fn new(
+        dist: Distribution,
+        range: u64,
+        shard: usize,
+        shards: usize,
+        cursors: &Rc<Cursors>,
+        own: &[Option<Distribution>],
+    ) -> KeyGen {
+        let range = range.max(1);
+        KeyGen {
+            cursors: cursors.clone(),
+            main: Draw::new(dist, range, shard, shards),
+            own: own
+                .iter()
+                .map(|d| d.map(|d| Draw::new(d, range, shard, shards)))
+                .collect(),
+        }
+    }
+
+    /// The next number of `__rand_int__` in `[0, range)`, from the run's distribution.
+    #[inline]
+    pub fn next<R: Rng>(&mut self, rng: &mut R) -> u64 {
+        self.main.next(&self.cursors.0[0], rng)
+    }
+
+    /// The next number of stream `group` (0: `__rand_int__`, 1..9: `__rand_1st__`..`__rand_9th__`) from
+    /// the run's distribution (a test that is not a mix: the patched-in-place path).
+    #[inline]
+    pub fn next_group<R: Rng>(&mut self, group: u8, rng: &mut R) -> u64 {
+        self.main
+            .next(&self.cursors.0[group as usize % STREAMS], rng)
+    }
+
+    /// The next number of stream `group` (0: `__rand_int__`, 1..9: `__rand_1st__`..`__rand_9th__`) for
+    /// command `command` of the test: from its own key pattern when it has one, else from the run's.
+    #[inline]
+    pub fn next_in<R: Rng>(&mut self, command: usize, group: u8, rng: &mut R) -> u64 {
+        let g = group as usize % STREAMS;
+        match self.own.get_mut(command) {
+            Some(Some(d)) => {
+                let at = STREAMS * (1 + command) + g;
+                match self.cursors.0.get(at) {
+                    Some(c) => d.next(c, rng),
+                    None => d.next(&self.cursors.0[g], rng),
+                }
+            }
+            _ => self.main.next(&self.cursors.0[g], rng),
         }
     }
 }
@@ -262,11 +325,9 @@ mod tests {
 
     #[test]
     fn sequential_walks_each_share_once() {
-        let c0 = Rc::new(Cell::new(0));
-        let c1 = Rc::new(Cell::new(0));
         let seq = Distribution::Sequential { part: 0, parts: 1 };
-        let mut a = KeyGen::new(seq, 10, 0, 2, &c0);
-        let mut b = KeyGen::new(seq, 10, 1, 2, &c1);
+        let mut a = KeyGen::new(seq, 10, 0, 2, &Cursors::new(1), &[]);
+        let mut b = KeyGen::new(seq, 10, 1, 2, &Cursors::new(1), &[]);
         let mut rng = SmallRng::seed_from_u64(1);
         let mut seen: Vec<u64> = (0..5).map(|_| a.next(&mut rng)).collect();
         seen.extend((0..5).map(|_| b.next(&mut rng)));
@@ -282,15 +343,15 @@ mod tests {
         let mut seen = Vec::new();
         for part in 0..3 {
             for exec in 0..2 {
-                let c = Rc::new(Cell::new(0));
                 let mut k = KeyGen::new(
                     Distribution::Sequential { part, parts: 3 },
                     1000,
                     exec,
                     2,
-                    &c,
+                    &Cursors::new(1),
+                    &[],
                 );
-                let KeyGen::Sequential { len, .. } = &k else {
+                let Draw::Sequential { len, .. } = &k.main else {
                     panic!("sequential")
                 };
                 let len = *len;
@@ -300,11 +361,11 @@ mod tests {
         seen.sort();
         assert_eq!(seen, (0..1000).collect::<Vec<_>>());
         // More shards than keys: a shard with an empty slice (shard 2 of 3 over 2 keys) walks the whole range.
-        let c = Rc::new(Cell::new(0));
-        let k = KeyGen::new(Distribution::Sequential { part: 2, parts: 3 }, 2, 0, 1, &c);
+        let seq = Distribution::Sequential { part: 2, parts: 3 };
+        let k = KeyGen::new(seq, 2, 0, 1, &Cursors::new(1), &[]);
         assert!(matches!(
-            k,
-            KeyGen::Sequential {
+            k.main,
+            Draw::Sequential {
                 start: 0,
                 len: 2,
                 ..
@@ -338,14 +399,31 @@ mod tests {
             let shard_requests = 30_001 / 3 + u64::from(part < 30_001 % 3);
             for exec in 0..2u64 {
                 let sent = shard_requests / 2 + u64::from(exec < shard_requests % 2);
-                let c = Rc::new(Cell::new(0));
                 let seq = Distribution::Sequential { part, parts: 3 };
-                let mut k = KeyGen::new(seq, 30_001, exec as usize, 2, &c);
+                let mut k = KeyGen::new(seq, 30_001, exec as usize, 2, &Cursors::new(1), &[]);
                 seen.extend((0..sent).map(|_| k.next(&mut rng)));
             }
         }
         seen.sort();
         assert_eq!(seen, (0..30_001).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn streams_and_commands_walk_on_their_own() {
+        // valkey-benchmark: __rand_int__ and __rand_1st__ are separate sequences; a mixed command with a
+        // pattern of its own (memtier's --command-key-pattern S) has its own too.
+        let seq = Distribution::Sequential { part: 0, parts: 1 };
+        let cursors = Cursors::new(2);
+        let mut k = KeyGen::new(seq, 50, 0, 1, &cursors, &[None, Some(seq)]);
+        let mut other = KeyGen::new(seq, 50, 0, 1, &cursors, &[None, Some(seq)]);
+        let mut rng = SmallRng::seed_from_u64(1);
+        let int: Vec<u64> = (0..3).map(|_| k.next_in(0, 0, &mut rng)).collect();
+        let first: Vec<u64> = (0..3).map(|_| k.next_in(0, 1, &mut rng)).collect();
+        assert_eq!((int, first), (vec![0, 1, 2], vec![0, 1, 2]));
+        // Command 1 has its own streams; a second connection of the executor continues them.
+        assert_eq!(k.next_in(1, 0, &mut rng), 0);
+        assert_eq!(other.next_in(1, 0, &mut rng), 1);
+        assert_eq!(other.next(&mut rng), 3, "the run's stream 0 is shared too");
     }
 
     #[test]
@@ -369,8 +447,7 @@ mod tests {
 
     #[test]
     fn gaussian_centres_and_stays_in_range() {
-        let c = Rc::new(Cell::new(0));
-        let mut g = KeyGen::new(Distribution::Gaussian, 1000, 0, 1, &c);
+        let mut g = KeyGen::new(Distribution::Gaussian, 1000, 0, 1, &Cursors::new(1), &[]);
         let mut rng = SmallRng::seed_from_u64(3);
         let v: Vec<u64> = (0..50_000).map(|_| g.next(&mut rng)).collect();
         assert!(v.iter().all(|&x| x < 1000));

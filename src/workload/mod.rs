@@ -1,7 +1,10 @@
 //! The tests to run: the default suite, custom commands, and their compiled request templates.
 
 pub(crate) mod compose;
+pub(crate) mod expiry;
 pub(crate) mod keys;
+pub(crate) mod mix;
+pub mod replay;
 pub(crate) mod template;
 pub(crate) mod verify;
 
@@ -19,6 +22,8 @@ pub struct TestSpec {
     /// Set when requests differ beyond `__rand_int__` digits (varying values, shared random numbers,
     /// a mix): each request is then composed on its own instead of patched in a fixed layout.
     pub compose: Option<std::sync::Arc<crate::workload::compose::Composer>>,
+    /// `--replay`: the captured commands this test sends, each once, instead of its template.
+    pub replay: Option<std::sync::Arc<crate::workload::replay::Replay>>,
 }
 
 /// A default-suite entry: its title, the `-t` names that select it, and how to build its command.
@@ -132,12 +137,14 @@ const SUITE: &[SuiteEntry] = &[
         title: "ZADD",
         names: &["zadd"],
         build: |p| {
+            // As in valkey-benchmark, the member is `__rand_1st__`, a stream of its own: under
+            // --sequential the members follow the key sequence instead of sharing it with the score.
             let score: &[u8] = if p.randomize { RAND_INT } else { b"0" };
             args(&[
                 b"ZADD",
                 &key(p, "myzset", ""),
                 score,
-                b"element:__rand_int__",
+                b"element:__rand_1st__",
             ])
         },
     },
@@ -260,6 +267,7 @@ pub fn default_suite(
                 command: command.to_string(),
                 template,
                 compose: None,
+                replay: None,
             }
         })
         .collect())
@@ -272,6 +280,7 @@ pub fn custom_test(args: &[Vec<u8>], title: String, randomize: bool) -> TestSpec
         command: String::from_utf8_lossy(&args[0]).to_uppercase(),
         template: RequestTemplate::from_args(args, randomize),
         compose: None,
+        replay: None,
     }
 }
 
@@ -364,7 +373,7 @@ mod tests {
         let mut buf = PipelineBuffer::new(t, 2);
         let mut n = 0;
         let out = buf
-            .fill(2, || {
+            .fill(2, |_| {
                 n += 1;
                 n
             })

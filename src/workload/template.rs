@@ -1,5 +1,6 @@
-//! A request compiled once: RESP bytes plus where its `__rand_int__` digits go, and the pipeline buffer
-//! that repeats it and patches only those digits per batch.
+//! A request compiled once: RESP bytes plus where its `__rand_int__` (and `__rand_1st__` ..
+//! `__rand_9th__`) digits go, and the pipeline buffer that repeats it and patches only those digits per
+//! batch.
 
 use crate::protocol::resp::encode_command;
 use memchr::memmem;
@@ -8,11 +9,30 @@ use memchr::memmem;
 pub const RAND_INT: &[u8] = b"__rand_int__";
 const RAND_WIDTH: usize = RAND_INT.len();
 
-/// A request compiled once into RESP bytes plus the offsets of its `__rand_int__` placeholders.
+/// The group of the 12-byte placeholder at the start of `b`: 0 for `__rand_int__` (a fresh number at each
+/// place), 1..9 for `__rand_1st__`..`__rand_9th__` (one number per command, reused at each place).
+pub(crate) fn rand_group(b: &[u8]) -> Option<u8> {
+    if b.len() < 12 || &b[..7] != b"__rand_" || &b[10..12] != b"__" {
+        return None;
+    }
+    match &b[7..10] {
+        b"int" => Some(0),
+        b"1st" => Some(1),
+        b"2nd" => Some(2),
+        b"3rd" => Some(3),
+        [d @ b'4'..=b'9', b't', b'h'] => Some(d - b'0'),
+        _ => None,
+    }
+}
+
+/// A request compiled once into RESP bytes plus the offsets of its placeholders: every `__rand_int__`,
+/// and the first of each `__rand_1st__` .. `__rand_9th__` (its other places repeat its digits).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestTemplate {
     bytes: Vec<u8>,
     rand_offsets: Vec<usize>,
+    /// The number stream of each entry of `rand_offsets`: 0 for `__rand_int__`, N for `__rand_Nth__`.
+    rand_groups: Vec<u8>,
     /// Placeholders that repeat another one's digits: (destination, source) offsets in [`Self::bytes`].
     copies: Vec<(usize, usize)>,
     /// The bytes a cluster routes by: the first argument after the command name, or the inside of its
@@ -42,16 +62,39 @@ impl RequestTemplate {
         Self::from_bytes(format!("{line}\r\n").into_bytes(), false)
     }
 
+    /// A request sent exactly as these bytes (no placeholders).
+    pub fn raw(bytes: Vec<u8>) -> Self {
+        Self::from_bytes(bytes, false)
+    }
+
     fn from_bytes(bytes: Vec<u8>, randomize: bool) -> Self {
-        let rand_offsets = if randomize {
-            memmem::find_iter(&bytes, RAND_INT).collect()
-        } else {
-            Vec::new()
-        };
+        let (mut rand_offsets, mut rand_groups, mut copies) = (Vec::new(), Vec::new(), Vec::new());
+        let mut first = [None::<usize>; 10];
+        let mut last = 0;
+        for i in memmem::find_iter(&bytes, b"__rand_").filter(|_| randomize) {
+            if i < last {
+                continue;
+            }
+            let Some(g) = rand_group(&bytes[i..]) else {
+                continue;
+            };
+            last = i + RAND_WIDTH;
+            match first[g as usize] {
+                Some(src) if g > 0 => copies.push((i, src)),
+                _ => {
+                    if g > 0 {
+                        first[g as usize] = Some(i);
+                    }
+                    rand_offsets.push(i);
+                    rand_groups.push(g);
+                }
+            }
+        }
         RequestTemplate {
             bytes,
             rand_offsets,
-            copies: Vec::new(),
+            rand_groups,
+            copies,
             key_range: None,
         }
     }
@@ -60,8 +103,9 @@ impl RequestTemplate {
     /// per request (cluster mode: the ten MSET keys share one hash tag and so one slot).
     pub fn share_first_placeholder(mut self) -> Self {
         if let Some((&first, rest)) = self.rand_offsets.split_first() {
-            self.copies = rest.iter().map(|&o| (o, first)).collect();
+            self.copies.extend(rest.iter().map(|&o| (o, first)));
             self.rand_offsets.truncate(1);
+            self.rand_groups.truncate(1);
         }
         self
     }
@@ -102,9 +146,14 @@ impl RequestTemplate {
         &self.bytes
     }
 
-    /// Where each `__rand_int__` starts inside [`Self::bytes`].
+    /// Where each patched placeholder starts inside [`Self::bytes`].
     pub fn rand_offsets(&self) -> &[usize] {
         &self.rand_offsets
+    }
+
+    /// The number stream of each of [`Self::rand_offsets`] (0: `__rand_int__`, N: `__rand_Nth__`).
+    pub fn rand_groups(&self) -> &[u8] {
+        &self.rand_groups
     }
 }
 
@@ -130,7 +179,8 @@ fn first_key_range(args: &[Vec<u8>]) -> Option<std::ops::Range<usize>> {
 pub struct PipelineBuffer {
     bytes: Vec<u8>,
     request_len: usize,
-    offsets: Vec<usize>,
+    /// Each placeholder's offset in the buffer and its number stream.
+    offsets: Vec<(usize, u8)>,
     offsets_per_request: usize,
     copies: Vec<(usize, usize)>,
     copies_per_request: usize,
@@ -145,7 +195,13 @@ impl PipelineBuffer {
         let mut copies = Vec::with_capacity(template.copies.len() * depth);
         for i in 0..depth {
             bytes.extend_from_slice(&template.bytes);
-            offsets.extend(template.rand_offsets.iter().map(|o| o + i * request_len));
+            offsets.extend(
+                template
+                    .rand_offsets
+                    .iter()
+                    .zip(&template.rand_groups)
+                    .map(|(o, &g)| (o + i * request_len, g)),
+            );
             let base = i * request_len;
             copies.extend(template.copies.iter().map(|&(d, s)| (d + base, s + base)));
         }
@@ -169,12 +225,13 @@ impl PipelineBuffer {
         self.request_len
     }
 
-    /// Fills the first `count` requests' placeholders with numbers from `next` and returns their bytes.
+    /// Fills the first `count` requests' placeholders with numbers from `next` (given each one's stream)
+    /// and returns their bytes.
     #[inline]
-    pub fn fill(&mut self, count: usize, mut next: impl FnMut() -> u64) -> &[u8] {
+    pub fn fill(&mut self, count: usize, mut next: impl FnMut(u8) -> u64) -> &[u8] {
         let n = count * self.offsets_per_request;
-        for &off in &self.offsets[..n] {
-            write_12_digits(&mut self.bytes[off..off + RAND_WIDTH], next());
+        for &(off, g) in &self.offsets[..n] {
+            write_12_digits(&mut self.bytes[off..off + RAND_WIDTH], next(g));
         }
         for &(dst, src) in &self.copies[..count * self.copies_per_request] {
             self.bytes.copy_within(src..src + RAND_WIDTH, dst);
@@ -189,11 +246,11 @@ impl PipelineBuffer {
     /// The placeholders are found from the first request's offsets (a small table that stays in the
     /// cache) plus request `i`'s start, not from request `i`'s own entries.
     #[inline]
-    pub fn fill_request(&mut self, i: usize, mut next: impl FnMut() -> u64) -> &[u8] {
+    pub fn fill_request(&mut self, i: usize, mut next: impl FnMut(u8) -> u64) -> &[u8] {
         let base = i * self.request_len;
-        for &off in &self.offsets[..self.offsets_per_request] {
+        for &(off, g) in &self.offsets[..self.offsets_per_request] {
             let off = base + off;
-            write_12_digits(&mut self.bytes[off..off + RAND_WIDTH], next());
+            write_12_digits(&mut self.bytes[off..off + RAND_WIDTH], next(g));
         }
         for &(dst, src) in &self.copies[..self.copies_per_request] {
             self.bytes
@@ -258,12 +315,42 @@ mod tests {
     }
 
     #[test]
+    fn rand_nth_is_patched_once_and_repeated() {
+        let t = RequestTemplate::from_args(
+            &[
+                b"SET".to_vec(),
+                b"a:__rand_1st__:__rand_int__".to_vec(),
+                b"__rand_1st__ __rand_int__ __rand_2nd__".to_vec(),
+            ],
+            true,
+        );
+        assert_eq!(t.rand_groups(), [1, 0, 0, 2]);
+        let mut p = PipelineBuffer::new(&t, 2);
+        let mut n = 0;
+        let out = p
+            .fill(2, |g| {
+                n += 1;
+                u64::from(g) * 100 + n
+            })
+            .to_vec();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("a:000000000101:000000000002\r\n"), "{text}");
+        assert!(
+            text.contains("000000000101 000000000003 000000000204\r\n"),
+            "{text}"
+        );
+        assert!(text.contains("a:000000000105:000000000006\r\n"), "{text}");
+        let plain = RequestTemplate::from_args(&[b"GET".to_vec(), b"__rand_1st__".to_vec()], false);
+        assert!(plain.rand_offsets().is_empty() && !plain.has_placeholders());
+    }
+
+    #[test]
     fn pipeline_fill_overwrites_only_digits() {
         let t = RequestTemplate::from_args(&[b"GET".to_vec(), b"key:__rand_int__".to_vec()], true);
         let mut p = PipelineBuffer::new(&t, 3);
         let mut n = 0;
         let out = p
-            .fill(2, || {
+            .fill(2, |_| {
                 n += 1;
                 n
             })
@@ -273,7 +360,7 @@ mod tests {
             b"*2\r\n$3\r\nGET\r\n$16\r\nkey:000000000001\r\n*2\r\n$3\r\nGET\r\n$16\r\nkey:000000000002\r\n"
         );
         let cap = p.bytes.capacity();
-        p.fill(3, || 7);
+        p.fill(3, |_| 7);
         assert_eq!(p.bytes.capacity(), cap);
     }
 
@@ -301,8 +388,8 @@ mod tests {
     fn one_request_is_filled_alone() {
         let t = RequestTemplate::from_args(&[b"GET".to_vec(), b"key:__rand_int__".to_vec()], true);
         let mut p = PipelineBuffer::new(&t, 3);
-        p.fill(3, || 5);
-        let one = p.fill_request(1, || 9).to_vec();
+        p.fill(3, |_| 5);
+        let one = p.fill_request(1, |_| 9).to_vec();
         assert_eq!(one, b"*2\r\n$3\r\nGET\r\n$16\r\nkey:000000000009\r\n");
         assert_eq!(
             p.request(0),

@@ -3,7 +3,7 @@
 //! the two passes' tests, and the streaming comparator that checks each GET reply of the read pass
 //! against it in the receive buffers, without copying the reply.
 
-use crate::workload::compose::{Composer, DATA, KeyedValues, ValueSpec};
+use crate::workload::compose::{Composer, DATA, Entry, KeyedValues, ValueSpec};
 use crate::workload::keys::bounded;
 use crate::workload::{RequestTemplate, TestSpec};
 use rand::rngs::SmallRng;
@@ -109,8 +109,8 @@ pub fn verify_tests(spec: &VerifySpec) -> Vec<TestSpec> {
         let args = [b"SET".to_vec(), key.clone(), value];
         let template = RequestTemplate::from_args(&args, true);
         let compose = spec.value.varies().then(|| {
-            let entries = [(WRITE_TITLE.to_string(), "SET".to_string(), &template, 1)];
-            let c = Composer::new(&entries, true, spec.value, spec.seed)
+            let entries = [Entry::one(WRITE_TITLE, "SET", &template)];
+            let c = Composer::new(&entries, true, spec.value, None, spec.seed)
                 .with_keyed_values(Arc::new(Values::new(spec)));
             Arc::new(c)
         });
@@ -119,6 +119,7 @@ pub fn verify_tests(spec: &VerifySpec) -> Vec<TestSpec> {
             command: "SET".to_string(),
             template,
             compose,
+            replay: None,
         });
     }
     tests.push(TestSpec {
@@ -126,6 +127,7 @@ pub fn verify_tests(spec: &VerifySpec) -> Vec<TestSpec> {
         command: "GET".to_string(),
         template: RequestTemplate::from_args(&[b"GET".to_vec(), key], true),
         compose: None,
+        replay: None,
     });
     tests
 }

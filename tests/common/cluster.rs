@@ -363,6 +363,45 @@ impl Cluster {
     }
 
     /// Calls of `command` (lower case) that node `port` counted.
+    /// The replicas (every node not a master), once each is in sync and listed by `CLUSTER SLOTS`
+    /// (a replica is listed once it has replicated something: the wait writes a few keys).
+    pub fn listed_replicas(&self) -> Vec<u16> {
+        let (masters, _) = self.roles(self.ports[0]);
+        let replicas: Vec<u16> = self
+            .ports
+            .iter()
+            .copied()
+            .filter(|p| !masters.contains(p))
+            .collect();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while replicas
+            .iter()
+            .any(|&r| self.replication(r, "master_link_status") != "up")
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the replicas did not sync"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        for k in 0..100 {
+            self.cli(self.ports[0], &["-c", "set", &format!("warm{k}"), "x"]);
+        }
+        let listed = |slots: String| {
+            replicas
+                .iter()
+                .all(|r| slots.lines().any(|l| l == r.to_string()))
+        };
+        while !listed(self.cli(self.ports[0], &["cluster", "slots"])) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "CLUSTER SLOTS does not list the replicas"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        replicas
+    }
+
     pub fn calls_on(&self, port: u16, command: &str) -> u64 {
         parse_commandstats(&self.cli(port, &["info", "commandstats"]))
             .get(command)

@@ -61,7 +61,8 @@ impl ClusterLayer<'_> {
             for t in &self.tallies {
                 let _ = total.add(&t.hist);
             }
-            rec.cut_until(g.now, total);
+            let parts = &self.parts;
+            rec.cut_until(g.now, total, |i| parts.get(i).map(|p| &p.hist));
         }
         while self.tallies.len() <= g.node {
             self.tallies.push(NodeTally {

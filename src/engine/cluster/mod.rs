@@ -42,6 +42,7 @@ use crate::stats::{ShardStats, new_histogram};
 use crate::workload::PipelineBuffer;
 use crate::workload::compose::{Composer, KeyAt};
 use crate::workload::keys::{KeyGen, bounded};
+use crate::workload::replay::Replay;
 use hdrhistogram::Histogram;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -200,6 +201,8 @@ struct Client {
     /// Open loop: the next request's number in this client's schedule, and whether the next request
     /// fell due with the pool full (its lateness is then the pipelines', not the client's).
     seq: u64,
+    /// `--replay`: how many commands of this client's share have been built.
+    replayed: usize,
     was_full: bool,
     /// No more requests will be claimed; and the client is done altogether.
     done: bool,
@@ -277,6 +280,8 @@ struct ClusterLayer<'a> {
     owed: Vec<VecDeque<u32>>,
     clients: Vec<Client>,
     composer: Option<Arc<Composer>>,
+    /// `--replay`: the capture; client `c` sends share `plan.first_client + c` of it.
+    replay: Option<Arc<Replay>>,
     /// The fixed-layout template's routing key bytes (`None`: a command without a key), and when the
     /// key's only varying part is one placeholder: its index and the slots of its numbers.
     key: Option<Range<usize>>,
@@ -379,6 +384,10 @@ pub(crate) fn layer<'a>(
     let depth = cfg.run.pipeline;
     let read_from = cfg.run.read_from;
     let reads: Vec<bool> = match &composer {
+        // A replay's kinds are its command names.
+        _ if let Some(r) = &plan.test.replay => {
+            r.names().iter().map(|n| commands::reads_only(n)).collect()
+        }
         Some(comp) => comp
             .variants()
             .iter()
@@ -390,8 +399,14 @@ pub(crate) fn layer<'a>(
     // Room for a batch in flight and one waiting on every master, plus one more batch: what is in
     // flight and every node's partial batch never fill it, so a closed-loop batch always completes.
     let pool = (depth * (2 * masters.len().max(1) + 1)).min(ASKING_MARK as usize - 1);
-    let cursor = Rc::new(Cell::new(0u64));
-    let max = composer.as_ref().map_or(0, |c| c.max_request_len());
+    let cursor = plan.cursors();
+    let replay = plan.test.replay.clone();
+    let max = match (&composer, &replay) {
+        (_, Some(r)) => r.max_request_len(),
+        (Some(c), None) => c.max_request_len(),
+        (None, None) => 0,
+    };
+    let composed = composer.is_some() || replay.is_some();
     let clients = (0..plan.clients)
         .map(|i| {
             let seed = cfg
@@ -406,11 +421,8 @@ pub(crate) fn layer<'a>(
                 queue: (0..stride).map(|_| VecDeque::with_capacity(pool)).collect(),
                 todo: Vec::with_capacity(pool),
                 retry: Vec::with_capacity(pool),
-                pipe: PipelineBuffer::new(
-                    &plan.test.template,
-                    if composer.is_some() { 0 } else { pool },
-                ),
-                composed: if composer.is_some() {
+                pipe: PipelineBuffer::new(&plan.test.template, if composed { 0 } else { pool }),
+                composed: if composed {
                     (0..pool).map(|_| Vec::with_capacity(max)).collect()
                 } else {
                     Vec::new()
@@ -419,6 +431,7 @@ pub(crate) fn layer<'a>(
                 rng: SmallRng::seed_from_u64(seed),
                 pacing: plan.pacing(began, i),
                 seq: 0,
+                replayed: 0,
                 was_full: false,
                 done: false,
                 finished: false,
@@ -498,6 +511,7 @@ pub(crate) fn layer<'a>(
             Some((index, DigitSlots::new(key, at)?))
         }),
         composer,
+        replay,
         turn: Rc::new(Cell::new(0)),
         next_watch: began,
         ready: (0..plan.clients).collect(),

@@ -10,6 +10,14 @@ impl ClusterLayer<'_> {
     pub(super) fn build(&mut self, c: usize, i: usize) -> Option<usize> {
         let cl = &mut self.clients[c];
         let (slot, kind) = match self.composer.as_deref() {
+            _ if let Some(r) = self.replay.as_deref() => {
+                let (share, pos) = (self.plan.first_client + c, cl.replayed);
+                cl.replayed += 1;
+                let out = &mut cl.composed[i];
+                out.clear();
+                let kind = r.write(share, pos, out);
+                (r.slot(share, pos), kind as u16)
+            }
             Some(comp) => {
                 let out = &mut cl.composed[i];
                 out.clear();
@@ -27,8 +35,8 @@ impl ClusterLayer<'_> {
                     // The key's slot from the number its digits were patched with.
                     Some((index, slots)) => {
                         let (mut k, mut key) = (0, 0);
-                        cl.pipe.fill_request(i, || {
-                            let v = keys.next(rng);
+                        cl.pipe.fill_request(i, |g| {
+                            let v = keys.next_group(g, rng);
                             if k == *index {
                                 key = v;
                             }
@@ -38,7 +46,7 @@ impl ClusterLayer<'_> {
                         (Some(slots.slot(key)), 0)
                     }
                     None => {
-                        let bytes = cl.pipe.fill_request(i, || keys.next(rng));
+                        let bytes = cl.pipe.fill_request(i, |g| keys.next_group(g, rng));
                         (
                             self.key
                                 .as_ref()
@@ -159,7 +167,7 @@ impl ClusterLayer<'_> {
             let Some(i) = self.clients[c].free.pop() else {
                 break;
             };
-            if self.state.claim(1) == 0 {
+            if self.replay_done(c) || self.state.claim(1) == 0 {
                 let cl = &mut self.clients[c];
                 cl.free.push(i);
                 cl.done = true;
@@ -179,15 +187,26 @@ impl ClusterLayer<'_> {
         }
     }
 
+    /// `--replay`: whether client `c` has built every command of its share.
+    fn replay_done(&self, c: usize) -> bool {
+        self.replay
+            .as_deref()
+            .is_some_and(|r| self.clients[c].replayed >= r.stream(self.plan.first_client + c).len())
+    }
+
     /// Open loop: takes every request of client `c` that is due, while its pool has room.
     pub(super) fn admit(&mut self, c: usize, now: Instant) {
         let deadline = self.state.deadline;
-        let Some(p) = self.clients[c].pacing else {
-            return;
-        };
         while !self.clients[c].done {
+            let replay_done = self.replay_done(c);
             let cl = &mut self.clients[c];
-            let at = p.intended(cl.seq);
+            let Some(at) = cl.pacing.as_ref().map(|p| p.intended(cl.seq)) else {
+                return;
+            };
+            if replay_done {
+                cl.done = true;
+                break;
+            }
             if deadline.is_some_and(|d| at >= d || now >= d) {
                 cl.done = true;
                 break;

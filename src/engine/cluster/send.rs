@@ -54,7 +54,7 @@ impl ClusterLayer<'_> {
     pub(super) fn send(&mut self, d: &mut Driver<'_>, c: usize, now: Instant) {
         let depth = self.depth;
         let paced = self.clients[c].pacing.is_some();
-        let composed = self.composer.is_some();
+        let composed = self.composer.is_some() || self.replay.is_some();
         let now_ns = stamp(self.base, now);
         let late_ns = LATE.as_nanos() as u64;
         let (mut late_full, mut late_free) = (0u64, 0u64);
@@ -224,7 +224,7 @@ impl ClusterLayer<'_> {
             // Requests that came back while sending (a node out of reach, a slot without owner):
             // again on the next turn.
             self.mark(c);
-        } else if let Some(p) = cl.pacing
+        } else if let Some(p) = &cl.pacing
             && !cl.done
             && !cl.free.is_empty()
         {

@@ -33,7 +33,7 @@ impl Driver<'_> {
                 .values
                 .as_ref()
                 .map(|v| Box::new(Verifier::new(v.clone(), self.cfg.run.pipeline, true))),
-            keys: self.plan.keys(&Rc::new(Cell::new(0))),
+            keys: self.plan.keys(&self.plan.cursors()),
             rng: SmallRng::seed_from_u64(0),
             pacing: None,
             seq: 0,

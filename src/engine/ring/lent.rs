@@ -50,7 +50,7 @@ impl Driver<'_> {
                     c.requests = Requests::Shared(p.clone());
                     Lent::Shared(p)
                 }
-                r @ (Requests::Composed(_) | Requests::Raw) => {
+                r @ (Requests::Composed(_) | Requests::Raw | Requests::Replay(..)) => {
                     c.requests = r;
                     Lent::Out(std::mem::take(&mut c.out))
                 }

@@ -31,6 +31,7 @@ use crate::stats::ShardStats;
 use crate::workload::PipelineBuffer;
 use crate::workload::compose::Composer;
 use crate::workload::keys::KeyGen;
+use crate::workload::replay::Replay;
 use crate::workload::verify::{Values, Verifier};
 use io_uring::types::{Fd, Fixed, SubmitArgs, Timespec};
 use io_uring::{IoUring, cqueue, opcode, squeue};
@@ -109,6 +110,9 @@ enum Requests {
     Raw,
     /// The fixed-layout requests are in the kernel's send ([`lent::Lent::Pipe`]).
     Lent,
+    /// `--replay`: the captured commands of this share (the run's connection number), copied from
+    /// the capture's arena one after the other; the connection's `seq` is its place in the share.
+    Replay(Arc<Replay>, usize),
 }
 
 /// What a driver layered on the ring does instead of the single-node closed and open loops: it decides
@@ -321,7 +325,7 @@ impl<'a> Driver<'a> {
         let stamps = (cfg.run.shape.rps.is_some() && layer.is_none() && !cfg.run.idle)
             .then(RxStamps::new)
             .filter(|_| socks.iter().flatten().all(|(fd, _)| RxStamps::enable(fd)));
-        let cursor = Rc::new(Cell::new(0u64));
+        let cursor = plan.cursors();
         let depth = cfg.run.pipeline;
         // The executor's values, shared by its connections.
         let values = cfg
@@ -331,9 +335,12 @@ impl<'a> Driver<'a> {
             .map(|spec| Rc::new(Values::new(&spec)));
         // Under a layer (`--cluster`) redirected requests are sent again: their replies are no answer.
         let retried = layer.is_some();
-        let mixed = composer.as_ref().is_some_and(|c| c.variants().len() > 1);
-        let shared = (composer.is_none() && !plan.test.template.has_placeholders())
-            .then(|| Rc::new(PipelineBuffer::new(&plan.test.template, depth)));
+        let mixed =
+            composer.as_ref().is_some_and(|c| c.variants().len() > 1) || plan.test.replay.is_some();
+        let shared = (composer.is_none()
+            && plan.test.replay.is_none()
+            && !plan.test.template.has_placeholders())
+        .then(|| Rc::new(PipelineBuffer::new(&plan.test.template, depth)));
         let conns = socks
             .into_iter()
             .enumerate()
@@ -345,6 +352,11 @@ impl<'a> Driver<'a> {
                 let seed = crate::workload::keys::connection_seed(cfg.run.seed, plan.index, i);
                 let (requests, out, flights) = match &composer {
                     _ if layer.is_some() => (Requests::Raw, Vec::new(), VecDeque::new()),
+                    _ if let Some(r) = &plan.test.replay => (
+                        Requests::Replay(r.clone(), plan.first_client + i),
+                        Vec::with_capacity(depth * r.max_request_len()),
+                        VecDeque::with_capacity(depth),
+                    ),
                     Some(c) => (
                         Requests::Composed(c.clone()),
                         Vec::with_capacity(depth * c.max_request_len()),
@@ -388,7 +400,7 @@ impl<'a> Driver<'a> {
                         .map(|v| Box::new(Verifier::new(v.clone(), depth, retried))),
                     keys: plan.keys(&cursor),
                     rng: SmallRng::seed_from_u64(seed),
-                    next_due: pacing.map(|p| p.intended(0)),
+                    next_due: pacing.as_ref().map(|p| p.intended(0)),
                     pacing,
                     seq: 0,
                     done_sending: false,
@@ -741,6 +753,9 @@ impl<'a> Driver<'a> {
 /// connection, or per executor when every connection sends the same bytes.
 pub(crate) fn request_memory(cfg: &Config, test: &crate::workload::TestSpec, shards: usize) -> u64 {
     let depth = cfg.run.pipeline as u64;
+    if let Some(r) = &test.replay {
+        return cfg.run.clients as u64 * depth * r.max_request_len() as u64;
+    }
     match crate::engine::schedule::composer_for(cfg, test) {
         Some(c) => cfg.run.clients as u64 * depth * c.max_request_len() as u64,
         None if test.template.has_placeholders() => {

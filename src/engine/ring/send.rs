@@ -35,15 +35,21 @@ impl Driver<'_> {
         }
         let past_deadline = |t: Instant| state.deadline.is_some_and(|d| t >= d);
         let mut k = 0usize;
-        match c.pacing {
+        match &c.pacing {
             None => {
                 if c.waiting() > 0 {
                     return;
                 }
-                let n = if past_deadline(now) {
+                // A replayed connection sends its own share of the capture, no more.
+                let want = match &c.requests {
+                    Requests::Replay(r, s) => r.stream(*s).len().saturating_sub(c.seq as usize),
+                    _ => depth,
+                }
+                .min(depth);
+                let n = if past_deadline(now) || want == 0 {
                     0
                 } else {
-                    state.claim(depth)
+                    state.claim(want)
                 };
                 if n == 0 {
                     c.done_sending = true;
@@ -54,11 +60,11 @@ impl Driver<'_> {
                     Requests::Fixed(p) => {
                         let (keys, rng, verify) = (&mut c.keys, &mut c.rng, &mut c.verify);
                         c.out_len = match verify {
-                            None => p.fill(n, || keys.next(rng)).len(),
+                            None => p.fill(n, |g| keys.next_group(g, rng)).len(),
                             // The read pass: each request's key is the one its reply must hold.
                             Some(v) => p
-                                .fill(n, || {
-                                    let k = keys.next(rng);
+                                .fill(n, |g| {
+                                    let k = keys.next_group(g, rng);
                                     v.expect(k);
                                     k
                                 })
@@ -73,6 +79,18 @@ impl Driver<'_> {
                         c.batch_sent = now;
                     }
                     Requests::Raw | Requests::Lent => return,
+                    Requests::Replay(r, s) => {
+                        c.out.clear();
+                        for _ in 0..n {
+                            let kind = r.write(*s, c.seq as usize, &mut c.out);
+                            c.seq += 1;
+                            c.flights.push_back(Flight {
+                                intended: now,
+                                sent: now,
+                                kind,
+                            });
+                        }
+                    }
                     Requests::Composed(comp) => {
                         c.out.clear();
                         for _ in 0..n {
@@ -89,9 +107,9 @@ impl Driver<'_> {
                 k = n;
             }
             Some(p) => {
-                let Requests::Composed(comp) = &c.requests else {
+                if !matches!(c.requests, Requests::Composed(_) | Requests::Replay(..)) {
                     return;
-                };
+                }
                 c.out.clear();
                 while c.flights.len() < depth {
                     let due = c.next_due.unwrap_or(now);
@@ -100,6 +118,12 @@ impl Driver<'_> {
                         break;
                     }
                     if due > now {
+                        break;
+                    }
+                    if let Requests::Replay(r, s) = &c.requests
+                        && c.seq as usize >= r.stream(*s).len()
+                    {
+                        c.done_sending = true;
                         break;
                     }
                     if state.claim(1) == 0 {
@@ -114,7 +138,13 @@ impl Driver<'_> {
                             st.late_free += 1;
                         }
                     }
-                    let kind = comp.write_request(&mut c.out, &mut c.keys, &mut c.rng, &self.turn);
+                    let kind = match &c.requests {
+                        Requests::Composed(comp) => {
+                            comp.write_request(&mut c.out, &mut c.keys, &mut c.rng, &self.turn)
+                        }
+                        Requests::Replay(r, s) => r.write(*s, c.seq as usize, &mut c.out),
+                        _ => 0,
+                    };
                     c.flights.push_back(Flight {
                         intended: due,
                         sent: now,
@@ -189,14 +219,14 @@ impl Driver<'_> {
     pub(super) fn start_send(&mut self, i: usize) -> Result<(), ConnError> {
         let c = &mut self.conns[i];
         c.out_at = 0;
-        if let Requests::Composed(_) | Requests::Raw = c.requests {
+        if let Requests::Composed(_) | Requests::Raw | Requests::Replay(..) = c.requests {
             c.out_len = c.out.len();
         }
         if let Some(t) = c.tls.as_mut() {
             let plain = match &c.requests {
                 Requests::Fixed(p) => &p.buffer()[..c.out_len],
                 Requests::Shared(p) => &p.buffer()[..c.out_len],
-                Requests::Composed(_) | Requests::Raw => &c.out[..],
+                Requests::Composed(_) | Requests::Raw | Requests::Replay(..) => &c.out[..],
                 Requests::Lent => unreachable!("no send is in flight"),
             };
             match t.seal(plain, &mut c.sealed) {
