@@ -71,6 +71,9 @@ pub fn verify_spec(
     if cli.loop_forever {
         return conflict("-l");
     }
+    if cli.run_count > 1 {
+        return conflict("--run-count: each pass covers the keyspace once");
+    }
     if cli.idle {
         return conflict("-I");
     }
@@ -154,6 +157,7 @@ mod tests {
             ("--duration", &["--duration", "1"]),
             ("--warmup", &["--warmup", "1"]),
             ("-l", &["-l"]),
+            ("--run-count", &["--run-count", "3"]),
             ("-I", &["-I"]),
             ("--enable-tracking", &["--enable-tracking"]),
             ("'--distribution zipf'", &["--distribution", "zipf"]),
