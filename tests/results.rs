@@ -738,3 +738,71 @@ fn run_count_repeats_the_suite_and_sums_each_test_up() {
         assert!(String::from_utf8_lossy(&out.stderr).contains("--run-count"));
     }
 }
+
+/// Each test's JSON has its per-second series: the seconds' replies add up to the test's, each with
+/// its rate and percentiles and its histogram; `merge` adds the shards' seconds one by one.
+#[test]
+fn the_json_has_a_per_second_series_that_merge_adds_up() {
+    let s = RedisServer::start();
+    let dir = Scratch::new("per-second");
+    let (a, b, m) = (dir.path("a.json"), dir.path("b.json"), dir.path("m.json"));
+    for (path, c) in [(&a, "5"), (&b, "10")] {
+        ringbench_ok(
+            &s,
+            &[
+                "-t",
+                "get",
+                "--rps",
+                "3000",
+                "--duration",
+                "2.5",
+                "-c",
+                c,
+                "-q",
+                "--json",
+                path,
+            ],
+        );
+    }
+    let (doc, ra) = load(&a);
+    assert_valid(&doc);
+    let (_, rb) = load(&b);
+    for r in [&ra, &rb] {
+        let t = &r.tests[0];
+        let series = &t.per_second;
+        // 2.5 s: two whole seconds and a last part (a reply late after the deadline may add one).
+        assert!((3..=4).contains(&series.len()), "{} seconds", series.len());
+        assert_eq!(series.iter().map(|e| e.requests).sum::<u64>(), t.requests);
+        for (i, e) in series.iter().enumerate() {
+            assert_eq!(e.second, i as u64);
+            assert_eq!(e.histogram.decode().unwrap().len(), e.requests);
+            assert!(e.p50_ms <= e.p99_ms && e.p99_ms <= e.max_ms, "{e:?}");
+            if i + 1 < series.len() {
+                assert_eq!(e.seconds, 1.0);
+                assert_eq!(e.rps, e.requests as f64);
+            }
+        }
+    }
+    let out = ringbench(&["merge", &a, &b, "--ignore-shards", "--json", &m]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (doc, merged) = load(&m);
+    assert_valid(&doc);
+    let (sa, sb, sm) = (
+        &ra.tests[0].per_second,
+        &rb.tests[0].per_second,
+        &merged.tests[0].per_second,
+    );
+    assert_eq!(sm.len(), sa.len().max(sb.len()));
+    for (i, e) in sm.iter().enumerate() {
+        let (pa, pb) = (
+            sa.get(i).map_or(0, |e| e.requests),
+            sb.get(i).map_or(0, |e| e.requests),
+        );
+        assert_eq!(e.requests, pa + pb, "second {i}");
+        assert_eq!(e.histogram.decode().unwrap().len(), e.requests);
+    }
+}

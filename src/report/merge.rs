@@ -256,6 +256,14 @@ pub fn merge(files: &[(String, RunFile)]) -> Result<Merged, MergeError> {
             }
         }
         let commands = merge_commands(&parts)?;
+        let seconds: Vec<&[crate::report::per_second::SecondEntry]> =
+            parts.iter().map(|(_, t)| t.per_second.as_slice()).collect();
+        let per_second =
+            crate::report::per_second::merge(&seconds).map_err(|source| MergeError::Histogram {
+                file: parts[0].0.clone(),
+                title: format!("{} (per second)", t0.title),
+                source,
+            })?;
         let requests: u64 = parts.iter().map(|(_, t)| t.requests).sum();
         let start = parts
             .iter()
@@ -314,6 +322,7 @@ pub fn merge(files: &[(String, RunFile)]) -> Result<Merged, MergeError> {
                 parts.iter().filter_map(|(_, t)| t.data_verify.as_ref()),
             ),
             commands,
+            per_second,
         });
     }
     let hosts: Vec<&str> = files.iter().map(|(_, f)| f.client_host.as_str()).collect();

@@ -3,6 +3,7 @@
 mod compare;
 pub(crate) mod hdrlog;
 mod merge;
+pub(crate) mod per_second;
 pub(crate) mod plot;
 pub(crate) mod rate_report;
 pub(crate) mod repeats;

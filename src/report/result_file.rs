@@ -278,6 +278,9 @@ pub struct TestEntry {
     /// report's order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub commands: Vec<CommandEntry>,
+    /// Each second of the test: replies, rate, p50/p99/max and that second's histogram.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_second: Vec<crate::report::per_second::SecondEntry>,
 }
 
 /// One command of a mix or a replay: its replies, error replies, rate and latency.
@@ -601,6 +604,8 @@ impl TestEntry {
                 .as_ref()
                 .map(crate::report::verify::VerifyEntry::of),
             commands: CommandEntry::of_parts(r),
+            // The intervals were cut by this run's executors: they decode.
+            per_second: crate::report::per_second::of(r).unwrap_or_default(),
         }
     }
 

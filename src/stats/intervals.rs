@@ -1,4 +1,5 @@
-//! One-second interval histograms cut from an executor's running histogram (for `--hdr-out`).
+//! One-second interval histograms cut from an executor's running histogram (for `--hdr-out` and the
+//! JSON's per-second series).
 //!
 //! The hot path keeps recording into the executor's one total histogram only. When a second boundary has
 //! passed (checked once per read event), the recorder takes the difference between the total now and the
