@@ -1,6 +1,7 @@
 //! Formats finished test results as text: the normal block, the `-q` line, CSV, and the live progress line.
 
 mod compare;
+pub(crate) mod encoded_histogram;
 pub(crate) mod hdrlog;
 mod merge;
 pub(crate) mod per_second;

@@ -2,7 +2,7 @@
 //! latency percentiles, from the same one-second interval histograms `--hdr-out` writes (every
 //! executor's, added up), each second's histogram kept too so `merge` adds shards' seconds exactly.
 
-use crate::report::result_file::{EncodedHistogram, HistogramError};
+use crate::report::encoded_histogram::{EncodedHistogram, HistogramError};
 use crate::stats::intervals::{INTERVAL, IntervalError, merge_intervals};
 use crate::stats::{TestResult, ns_to_ms};
 use hdrhistogram::Histogram;

@@ -5,11 +5,10 @@
 //! so `merge` and `compare` work from exact data, not from rounded percentiles.
 
 use crate::config::Config;
+pub use crate::report::encoded_histogram::{EncodedHistogram, HistogramError};
 use crate::stats::server_view::ServerView;
 use crate::stats::{ShardStats, TestResult, new_histogram, ns_to_ms};
-use base64::Engine as _;
 use hdrhistogram::Histogram;
-use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -18,8 +17,6 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 pub const FORMAT: &str = "ringbench-result";
 /// Value of the `format_version` field; bumped when a field changes meaning.
 pub const FORMAT_VERSION: u32 = 1;
-/// Value of a histogram's `encoding` field.
-pub const HISTOGRAM_ENCODING: &str = "hdrhistogram-v2-deflate-base64";
 
 /// Why a result file could not be read or written.
 #[derive(Debug, thiserror::Error)]
@@ -30,20 +27,6 @@ pub enum ResultFileError {
     Parse { path: String, reason: String },
     #[error("could not write {path}: {reason}")]
     Write { path: String, reason: String },
-}
-
-/// Why a stored histogram cannot be used.
-#[derive(Debug, thiserror::Error)]
-pub enum HistogramError {
-    #[error("unknown histogram encoding '{0}'")]
-    Encoding(String),
-    #[error("histogram is not base64: {0}")]
-    Base64(#[source] base64::DecodeError),
-    #[error("histogram does not decode: {0:?}")]
-    Decode(#[source] hdrhistogram::serialization::DeserializeError),
-    /// Two histograms that cannot be added up (a merge).
-    #[error("{0:?}")]
-    Add(#[source] hdrhistogram::errors::AdditionError),
 }
 
 /// One result file: a run (or a merge of runs).
@@ -447,43 +430,6 @@ impl LatencySummary {
     }
 }
 
-/// A latency histogram (nanoseconds) in HdrHistogram's compressed V2 encoding, base64.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct EncodedHistogram {
-    pub encoding: String,
-    pub unit: String,
-    pub significant_figures: u8,
-    pub data: String,
-}
-
-impl EncodedHistogram {
-    /// Encodes `h`.
-    pub fn encode(h: &Histogram<u64>) -> Self {
-        let mut bytes = Vec::new();
-        // Writing into a Vec cannot fail, and every histogram here fits the V2 format.
-        let _ = V2DeflateSerializer::new().serialize(h, &mut bytes);
-        EncodedHistogram {
-            encoding: HISTOGRAM_ENCODING.into(),
-            unit: "ns".into(),
-            significant_figures: h.sigfig(),
-            data: base64::engine::general_purpose::STANDARD.encode(bytes),
-        }
-    }
-
-    /// Decodes the histogram.
-    pub fn decode(&self) -> Result<Histogram<u64>, HistogramError> {
-        if self.encoding != HISTOGRAM_ENCODING {
-            return Err(HistogramError::Encoding(self.encoding.clone()));
-        }
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(self.data.trim())
-            .map_err(HistogramError::Base64)?;
-        Deserializer::new()
-            .deserialize(&mut bytes.as_slice())
-            .map_err(HistogramError::Decode)
-    }
-}
-
 /// One executor's share of a test.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ExecutorEntry {
@@ -788,7 +734,10 @@ mod tests {
             h.record_n(v, v % 7 + 1).unwrap();
         }
         let e = EncodedHistogram::encode(&h);
-        assert_eq!(e.encoding, HISTOGRAM_ENCODING);
+        assert_eq!(
+            e.encoding,
+            crate::report::encoded_histogram::HISTOGRAM_ENCODING
+        );
         // The V2 compressed cookie, base64: every HdrHistogram implementation starts here.
         assert!(e.data.starts_with("HISTFA"), "{}", &e.data[..10]);
         let d = e.decode().unwrap();
