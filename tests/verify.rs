@@ -86,6 +86,85 @@ fn data_verify_reports_a_value_changed_between_the_passes() {
     assert_eq!(s.calls("get"), 5000);
 }
 
+/// The report's writer of an in-process run: when the write pass's report line arrives (the write pass
+/// has ended, the read pass not begun), it runs `between` once, as a side client would.
+struct BetweenPasses<F: FnMut()> {
+    text: Vec<u8>,
+    between: Option<F>,
+}
+
+impl<F: FnMut()> std::io::Write for BetweenPasses<F> {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.text.extend_from_slice(b);
+        if String::from_utf8_lossy(&self.text).contains("SET (data verify):")
+            && let Some(mut f) = self.between.take()
+        {
+            f();
+        }
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn data_verify_reports_what_a_side_client_changed_between_its_own_passes() {
+    use ringbench::{Cli, Config, Env, RunControl, Settings};
+    let s = RedisServer::start();
+    s.reset();
+    let port = s.port.to_string();
+    let argv = [
+        "ringbench",
+        "-p",
+        &port,
+        "--data-verify",
+        "-r",
+        "4000",
+        "-d",
+        "8-64",
+        "--random-data",
+        "-c",
+        "4",
+        "-P",
+        "8",
+        "-q",
+    ];
+    let settings = Settings::parse(&Cli::parse_args(argv).unwrap(), &Env::of_process()).unwrap();
+    let cfg = Config::resolve(settings, &mut std::io::empty(), &mut std::io::sink()).unwrap();
+    let mut out = BetweenPasses {
+        text: Vec::new(),
+        between: Some(|| {
+            // Every key is written by now, and none read yet.
+            assert_eq!(dbsize(&s), 4000);
+            assert_eq!(s.calls("get"), 0);
+            s.cli(&["set", "key:000000000123", "changed by a side client"]);
+            s.cli(&["del", "key:000000003999"]);
+        }),
+    };
+    let mut err = Vec::new();
+    let outcome = ringbench::run(cfg, &RunControl::default(), &mut out, &mut err, None).unwrap();
+    let text = String::from_utf8_lossy(&out.text).into_owned();
+    assert!(
+        out.between.is_none(),
+        "the write pass's line never came:\n{text}"
+    );
+    assert!(outcome.any_failed(), "{text}");
+    assert_eq!(
+        verify_line(&text),
+        "data verify: 4000 keys checked, 3998 verified, 1 mismatched, 1 missing, 0 errors"
+    );
+    assert!(
+        text.lines().any(|l| l == "  key:000000000123 mismatched"),
+        "{text}"
+    );
+    assert!(
+        text.lines().any(|l| l == "  key:000000003999 missing"),
+        "{text}"
+    );
+    assert_eq!((s.calls("set"), s.calls("get")), (4000 + 1, 4000));
+}
+
 #[test]
 fn data_verify_checks_random_values_of_varying_length() {
     let s = RedisServer::start();
