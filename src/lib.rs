@@ -110,12 +110,14 @@ pub struct RunOutcome {
     pub failed: bool,
     /// True when the server answered any request with an error reply.
     pub error_replies: bool,
+    /// True when `--data-verify`'s read pass found a key mismatched, missing or answered with an error.
+    pub verify_failed: bool,
 }
 
 impl RunOutcome {
     /// True when any request failed (sent without an answer) or was answered with an error.
     pub fn any_failed(&self) -> bool {
-        self.failed || self.error_replies
+        self.failed || self.error_replies || self.verify_failed
     }
 }
 
@@ -514,6 +516,12 @@ pub fn run(
             outcome.failed |=
                 result.stats.failed > 0 || (result.stats.not_sent > 0 && !control.stopped());
             outcome.error_replies |= result.stats.errors > 0;
+            if let Some(v) = result.stats.verify.as_ref().filter(|v| v.failed() > 0) {
+                outcome.verify_failed = true;
+                if cfg.run.output == OutputMode::Csv {
+                    let _ = write!(stderr, "ringbench: {}", report::verify::verify_text(v));
+                }
+            }
             if !cfg.run.cluster
                 && !hinted
                 && let Some(h) = redirect_hint(&result)

@@ -242,3 +242,29 @@ fn dataset_rows_are_compiled_before_the_run() {
         "allocations grew with -n: {small} -> {large}"
     );
 }
+
+#[test]
+fn data_verify_passes_allocate_nothing_per_batch() {
+    // The write pass composes each value from its key; the read pass's comparator checks each reply in
+    // the receive buffers: neither allocates per request, so 20 times the keyspace costs the same.
+    let _turn = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let s = RedisServer::start();
+    let base = [
+        "--data-verify",
+        "-d",
+        "5-100",
+        "--random-data",
+        "-c",
+        "8",
+        "-P",
+        "16",
+    ];
+    let small = allocations_of_run(&s, &[&base[..], &["-r", "10000"]].concat());
+    let large = allocations_of_run(&s, &[&base[..], &["-r", "200000"]].concat());
+    eprintln!("allocations with --data-verify: -r 10000: {small}, -r 200000: {large}");
+    assert!(
+        large <= small + 50,
+        "allocations grew with -r: {small} -> {large}"
+    );
+    assert_eq!((s.calls("set"), s.calls("get")), (210_000, 210_000));
+}

@@ -622,6 +622,8 @@ const SWITCHES: &[&str] = &[
     "--insecure",
     "--sequential",
     "--random-data",
+    "--data-verify",
+    "--verify-only",
 ];
 
 /// One generated command line and its environment.

@@ -1201,3 +1201,42 @@ fn tls_groups_and_idle_refusals() {
         "{err}"
     );
 }
+
+#[test]
+fn tls_data_verify_checks_values_opened_from_records() {
+    // The read pass's comparator reads the plaintext the TLS session opens, values cut across records
+    // and receive buffers.
+    let _turn = shared();
+    let certs = Certs::make("verify");
+    let s = TlsServer::start(&certs, false);
+    s.server.reset();
+    let flags = [
+        "--tls",
+        "--insecure",
+        "-r",
+        "4000",
+        "-d",
+        "100-6000",
+        "--random-data",
+        "-c",
+        "4",
+        "-P",
+        "16",
+        "-q",
+    ];
+    let out = s.run_ok(&[&["--data-verify"][..], &flags].concat());
+    assert!(
+        out.contains("data verify: 4000 keys checked, 4000 verified, 0 mismatched, 0 missing"),
+        "{out}"
+    );
+    assert_eq!((s.server.calls("set"), s.server.calls("get")), (4000, 4000));
+    s.server.cli(&["setrange", "key:000000003999", "50", "#"]);
+    let out = s.run(&[&["--verify-only"][..], &flags].concat());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("data verify: 4000 keys checked, 3999 verified, 1 mismatched, 0 missing")
+            && text.contains("  key:000000003999 mismatched"),
+        "{text}"
+    );
+}

@@ -1312,6 +1312,11 @@ pub fn run(
     stdout: &mut dyn Write,
     stderr: &mut dyn Write,
 ) -> Result<SearchRun, RunError> {
+    if cfg.run.verify.is_some() {
+        return Err(RunError::Usage(usage(
+            "'capacity' cannot be combined with --data-verify or --verify-only: they check values, not a rate",
+        )));
+    }
     if cfg.tests.len() != 1 {
         return Err(RunError::Usage(usage(format!(
             "'capacity' searches one test at a time, not {}: give one with -t, --mix or a command",
@@ -1541,6 +1546,7 @@ pub fn run(
             stopped,
             failed,
             error_replies,
+            verify_failed: false,
         },
         entry,
     })

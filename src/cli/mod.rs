@@ -254,6 +254,12 @@ pub struct Cli {
     /// The element each document of an XML --dataset is (needed for a name with .xml), e.g. page
     #[arg(long = "xml-root-element", value_name = "name")]
     pub xml_root_element: Option<String>,
+    /// Write every key of -r, then read each back and check its value (memtier_benchmark's flag)
+    #[arg(long = "data-verify", action = ArgAction::SetTrue)]
+    pub data_verify: bool,
+    /// Only the read pass of --data-verify: check the values an earlier --data-verify wrote (memtier_benchmark's flag)
+    #[arg(long = "verify-only", action = ArgAction::SetTrue)]
+    pub verify_only: bool,
     /// A command of the mix, as memtier_benchmark takes it (repeatable), e.g. "SET __key__ __data__"
     #[arg(long = "command", value_name = "\"CMD ARGS\"", action = ArgAction::Append)]
     pub mix_command: Vec<String>,

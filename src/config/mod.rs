@@ -12,6 +12,7 @@ pub mod settings;
 pub(crate) mod shape;
 pub(crate) mod shard;
 pub mod start_at;
+pub(crate) mod verify;
 
 use crate::config::error::usage;
 use crate::config::paths::{check_writable, log_path};
@@ -221,6 +222,13 @@ impl Config {
             executors: s.run.threads.min(s.run.clients),
         };
         let build = |shape: &Shape, stdin: &mut dyn Read, stderr: &mut dyn Write| {
+            if let Some(v) = s.run.verify {
+                let spec = workload::verify::VerifySpec {
+                    value: shape.value,
+                    ..v
+                };
+                return Ok(workload::verify::verify_tests(&spec));
+            }
             let mut tests = build_suite(
                 &s.suite,
                 shape,

@@ -167,6 +167,8 @@ pub struct RunSettings {
     /// `--shard` / `--shards`: this process's place in a run of several; `clients`, `requests`, the rate,
     /// the seed and the sequential key slice above are already this shard's share.
     pub shard: Option<crate::config::shard::Shard>,
+    /// `--data-verify` / `--verify-only`: the suite is the verification's passes.
+    pub verify: Option<crate::workload::verify::VerifySpec>,
 }
 
 impl std::fmt::Debug for Settings {
@@ -343,6 +345,17 @@ impl Settings {
         let mut clients = in_range("-c", cli.clients, 1, MAX_CLIENTS)? as usize;
         let mut requests = in_range("-n", cli.requests, 1, i64::MAX)? as u64;
         let mut shape = Shape::from_cli(cli)?;
+        let keyspace = match cli.keyspace {
+            Some(r) => Some(in_range("-r", r, 1, i64::MAX)? as u64),
+            None => None,
+        };
+        // --data-verify: each pass sends one request per key, walking the keyspace in order (each
+        // shard and executor its own slice of it, as sequential keys are shared).
+        let verify = crate::config::verify::verify_spec(cli, keyspace, shape.value)?;
+        if let (Some(_), Some(r)) = (verify, keyspace) {
+            requests = r;
+            shape.distribution = Distribution::Sequential { part: 0, parts: 1 };
+        }
         let mut commands =
             crate::config::shape::mix_commands(&cli.command_flags, shape.distribution)?;
         if !commands.is_empty()
@@ -393,10 +406,6 @@ impl Settings {
         let data_size = shape.value.max;
         let pipeline = in_range("-P", cli.pipeline, 1, 1_000_000)? as usize;
         let dbnum = in_range("--dbnum", cli.dbnum, 0, u32::MAX as i64)? as u32;
-        let keyspace = match cli.keyspace {
-            Some(r) => Some(in_range("-r", r, 1, i64::MAX)? as u64),
-            None => None,
-        };
         if cli.distribution_given && keyspace.is_none() {
             // Without -r every key is the literal `key:__rand_int__`: there is nothing to distribute.
             return Err(usage(format!(
@@ -613,6 +622,7 @@ impl Settings {
                 start_at,
                 shape,
                 shard,
+                verify,
             },
         })
     }

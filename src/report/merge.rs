@@ -317,6 +317,10 @@ pub fn merge(files: &[(String, RunFile)]) -> Result<Merged, MergeError> {
             cluster: None,
             // Each client machine's memory is its own.
             client_memory: None,
+            // Each shard checked its own slice: the checks add up.
+            data_verify: crate::report::verify::merge_entries(
+                parts.iter().filter_map(|(_, t)| t.data_verify.as_ref()),
+            ),
             commands,
             per_second,
         });

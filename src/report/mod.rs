@@ -13,6 +13,7 @@ pub(crate) mod result_file;
 pub(crate) mod results;
 mod significance;
 pub(crate) mod subcommands;
+pub(crate) mod verify;
 
 use crate::stats::{TestResult, ns_to_ms};
 use std::fmt::Write;

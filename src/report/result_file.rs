@@ -254,6 +254,9 @@ pub struct TestEntry {
     /// The client's memory in this test (Linux), when it was measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_memory: Option<MemoryEntry>,
+    /// `--data-verify`'s read pass: keys checked and what was wrong with them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_verify: Option<crate::report::verify::VerifyEntry>,
     /// A mix (`--mix`, `--command`, a `;` sequence) or a replay: each command's own figures, in the
     /// report's order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -542,6 +545,10 @@ impl TestEntry {
                 peak_rss_bytes: m.peak_rss,
                 bytes_per_connection: m.per_connection(),
             }),
+            data_verify: st
+                .verify
+                .as_ref()
+                .map(crate::report::verify::VerifyEntry::of),
             commands: CommandEntry::of_parts(r),
             // The intervals were cut by this run's executors: they decode.
             per_second: crate::report::per_second::of(r).unwrap_or_default(),
@@ -559,6 +566,7 @@ impl TestEntry {
         stats.timed_out = self.errors.timed_out;
         stats.not_sent = self.errors.not_sent;
         stats.in_flight = self.errors.in_flight;
+        stats.verify = self.data_verify.as_ref().map(|v| v.counts());
         stats.first_error = self.errors.first.clone();
         stats.parts = self
             .commands

@@ -12,9 +12,24 @@ use std::io::Write;
 /// A finished test as the chosen output prints it: the normal block, the `-q` line or the CSV row, each
 /// with its `--rps` figures.
 pub fn test_text(r: &TestResult, h: &Header, mode: OutputMode) -> String {
+    let verify = r.stats.verify.as_ref().map(report::verify::verify_text);
     match mode {
-        OutputMode::Normal => normal_text(r, h),
-        OutputMode::Quiet => report::quiet_line(r) + &rate_report::quiet_parts(r),
+        OutputMode::Normal => {
+            let mut text = normal_text(r, h);
+            if let Some(v) = verify {
+                // Above the block's closing blank line, with the summary.
+                if text.ends_with("\n\n") {
+                    text.pop();
+                }
+                text.push_str(&v);
+                text.push('\n');
+            }
+            text
+        }
+        OutputMode::Quiet => {
+            report::quiet_line(r) + &rate_report::quiet_parts(r) + verify.as_deref().unwrap_or("")
+        }
+        // A CSV row has no room for it: the run says it on stderr.
         OutputMode::Csv => report::csv_row(r) + &rate_report::csv_parts(r),
     }
 }

@@ -194,6 +194,8 @@ pub struct ShardStats {
     pub late_full: u64,
     /// Open loop: requests sent over 1 ms late although their connection had room (the client was busy).
     pub late_free: u64,
+    /// `--data-verify`'s read pass: keys checked and what was wrong with them.
+    pub verify: Option<crate::workload::verify::VerifyCounts>,
 }
 
 /// One command's figures inside a mix.
@@ -231,6 +233,7 @@ impl ShardStats {
             parts: Vec::new(),
             late_full: 0,
             late_free: 0,
+            verify: None,
         }
     }
 
@@ -276,6 +279,9 @@ impl ShardStats {
         self.in_flight += other.in_flight;
         self.late_full += other.late_full;
         self.late_free += other.late_free;
+        if let Some(o) = &other.verify {
+            self.verify.get_or_insert_with(Default::default).merge(o);
+        }
         match (&mut self.service, &other.service) {
             (Some(a), Some(b)) => a.add(b).expect("histograms share their bounds"),
             (None, Some(b)) => self.service = Some(b.clone()),

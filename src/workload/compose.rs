@@ -167,6 +167,11 @@ pub struct Variant {
     key: KeyAt,
 }
 
+/// The value each key number must hold (`--data-verify`: `workload::verify::Values`).
+pub trait KeyedValues: std::fmt::Debug + Send + Sync {
+    fn value(&self, n: u64) -> &[u8];
+}
+
 /// A compiled set of request shapes, chosen by weight, with the value pool they draw from.
 /// Shared read-only by every executor.
 #[derive(Debug, Clone)]
@@ -185,6 +190,9 @@ pub struct Composer {
     pool: Vec<u8>,
     /// `--dataset`: one command per row, sent in turn in place of the variant's pieces.
     rows: Option<Rows>,
+    /// `--data-verify`'s write pass: each value is the one its key must hold (the request's last
+    /// `__rand_int__` number before it), not a random one.
+    keyed: Option<std::sync::Arc<dyn KeyedValues>>,
 }
 
 /// The commands of a `--dataset` run, one per row, each compiled once into pieces of the composer's
@@ -292,6 +300,7 @@ impl RowsBuilder {
             pool: Vec::new(),
             expiry: self.expiry,
             rows: Some(self.rows),
+            keyed: None,
         })
     }
 }
@@ -375,7 +384,14 @@ impl Composer {
             expiry,
             pool,
             rows: None,
+            keyed: None,
         }
+    }
+
+    /// Makes every value the one `values` gives the request's key (`--data-verify`'s write pass).
+    pub fn with_keyed_values(mut self, values: std::sync::Arc<dyn KeyedValues>) -> Self {
+        self.keyed = Some(values);
+        self
     }
 
     /// Each command's own key pattern, in order (what [`KeyGen::new`] takes).
@@ -436,6 +452,7 @@ impl Composer {
             }
             None => &self.variants[kind].pieces,
         };
+        let mut last = 0;
         for piece in pieces {
             match *piece {
                 Piece::Lit(a, b) => out.extend_from_slice(&self.lit[a as usize..b as usize]),
@@ -455,6 +472,15 @@ impl Composer {
                     let at = out.len();
                     out.extend_from_slice(&[0u8; 12]);
                     write_12_digits(&mut out[at..], v);
+                    last = v;
+                }
+                Piece::Value if self.keyed.is_some() => {
+                    let v = self.keyed.as_ref().map_or(&[][..], |k| k.value(last));
+                    out.push(b'$');
+                    crate::protocol::resp::push_decimal(out, v.len() as u64);
+                    out.extend_from_slice(b"\r\n");
+                    out.extend_from_slice(v);
+                    out.extend_from_slice(b"\r\n");
                 }
                 Piece::Value => {
                     let v = &self.value;

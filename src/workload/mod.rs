@@ -8,6 +8,7 @@ pub(crate) mod mix;
 pub mod replay;
 pub(crate) mod template;
 pub(crate) mod xml;
+pub(crate) mod verify;
 
 pub use template::{PipelineBuffer, RAND_INT, RequestTemplate};
 

@@ -131,19 +131,27 @@ impl ClusterLayer<'_> {
                     .take(k)
                     .filter(|&&i| reqs[i as usize].asking)
                     .count();
-                let out = d.out(j, k + asks);
+                let (out, mut verify) = d.out_verified(j, k + asks);
                 let owed = &mut self.owed[j];
                 for i in q.drain(..k) {
                     let r = &mut reqs[i as usize];
                     if r.asking {
                         out.extend_from_slice(ASKING);
                         owed.push_back(ASKING_MARK);
+                        if let Some(v) = verify.as_deref_mut() {
+                            v.skip();
+                        }
                     }
-                    out.extend_from_slice(if composed {
+                    let bytes = if composed {
                         &bufs[i as usize]
                     } else {
                         pipe.request(i as usize)
-                    });
+                    };
+                    out.extend_from_slice(bytes);
+                    // --data-verify's read pass: the key its reply must hold, in send order.
+                    if let Some(v) = verify.as_deref_mut() {
+                        v.expect(crate::workload::verify::key_number(bytes).unwrap_or(u64::MAX));
+                    }
                     owed.push_back(i);
                     r.sent = true;
                     if r.first_sent == 0 {

@@ -29,6 +29,10 @@ impl Driver<'_> {
             batch_sent: now,
             flights: VecDeque::new(),
             reader: InPlaceScanner::default(),
+            verify: self
+                .values
+                .as_ref()
+                .map(|v| Box::new(Verifier::new(v.clone(), self.cfg.run.pipeline, true))),
             keys: self.plan.keys(&self.plan.cursors()),
             rng: SmallRng::seed_from_u64(0),
             pacing: None,
@@ -92,6 +96,18 @@ impl Driver<'_> {
         c.restart_clock |= c.due == 0;
         c.due += replies;
         &mut c.out
+    }
+
+    /// [`Self::out`], with connection `i`'s `--data-verify` comparator (`None` when the test checks
+    /// nothing): it is told the key of each request written to the buffer, in order.
+    pub(crate) fn out_verified(
+        &mut self,
+        i: usize,
+        replies: usize,
+    ) -> (&mut Vec<u8>, Option<&mut Verifier>) {
+        self.out(i, replies);
+        let c = &mut self.conns[i];
+        (&mut c.out, c.verify.as_deref_mut())
     }
 
     /// Sends connection `i`'s buffer; on failure the connection is shut and its requests are the

@@ -74,6 +74,9 @@ impl Driver<'_> {
         c.connect_args = None;
         c.fd = None;
         c.reader.reset();
+        if let Some(v) = c.verify.as_mut() {
+            v.reset();
+        }
         c.generation = c.generation.wrapping_add(1);
         if self.is_fixed(i) {
             // Drop the table's reference too, so the socket really closes.

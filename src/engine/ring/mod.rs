@@ -32,6 +32,7 @@ use crate::workload::PipelineBuffer;
 use crate::workload::compose::Composer;
 use crate::workload::keys::KeyGen;
 use crate::workload::replay::Replay;
+use crate::workload::verify::{Values, Verifier};
 use io_uring::types::{Fd, Fixed, SubmitArgs, Timespec};
 use io_uring::{IoUring, cqueue, opcode, squeue};
 use rand::SeedableRng;
@@ -178,6 +179,8 @@ struct Conn {
     /// Composed requests and the open loop: one entry per request waiting for its reply.
     flights: VecDeque<Flight>,
     reader: InPlaceScanner,
+    /// `--data-verify`'s read pass: checks each reply's value (fed the same bytes as `reader`).
+    verify: Option<Box<Verifier>>,
     keys: KeyGen,
     rng: SmallRng,
     pacing: Option<Pacing>,
@@ -244,6 +247,8 @@ pub(crate) struct Driver<'a> {
     addr: String,
     turn: Rc<Cell<u64>>,
     mixed: bool,
+    /// `--data-verify`'s read pass: the values its connections' comparators expect (`None` otherwise).
+    values: Option<Rc<Values>>,
     /// Plaintext of the receive buffer being scanned, under TLS.
     plain: Vec<u8>,
     /// Connections finished, and waiting to reconnect.
@@ -322,6 +327,14 @@ impl<'a> Driver<'a> {
             .filter(|_| socks.iter().flatten().all(|(fd, _)| RxStamps::enable(fd)));
         let cursor = plan.cursors();
         let depth = cfg.run.pipeline;
+        // The executor's values, shared by its connections.
+        let values = cfg
+            .run
+            .verify
+            .filter(|_| plan.test.command == "GET")
+            .map(|spec| Rc::new(Values::new(&spec)));
+        // Under a layer (`--cluster`) redirected requests are sent again: their replies are no answer.
+        let retried = layer.is_some();
         let mixed =
             composer.as_ref().is_some_and(|c| c.variants().len() > 1) || plan.test.replay.is_some();
         let shared = (composer.is_none()
@@ -382,6 +395,9 @@ impl<'a> Driver<'a> {
                     batch_sent: began,
                     flights,
                     reader: InPlaceScanner::default(),
+                    verify: values
+                        .as_ref()
+                        .map(|v| Box::new(Verifier::new(v.clone(), depth, retried))),
                     keys: plan.keys(&cursor),
                     rng: SmallRng::seed_from_u64(seed),
                     next_due: pacing.as_ref().map(|p| p.intended(0)),
@@ -426,6 +442,7 @@ impl<'a> Driver<'a> {
             cfg,
             addr: cfg.target.display(),
             turn: Rc::new(Cell::new(plan.first_request)),
+            values,
             mixed,
             plain: Vec::new(),
             done: absent,
@@ -615,6 +632,13 @@ impl<'a> Driver<'a> {
         }
         // Requests still in flight when the loop ends failed, unless the run was stopped on purpose
         // (a signal, or the end of --duration).
+        if self.conns.iter().any(|c| c.verify.is_some()) {
+            let mut st = self.state.stats.borrow_mut();
+            let counts = st.verify.get_or_insert_with(Default::default);
+            for v in self.conns.iter().filter_map(|c| c.verify.as_ref()) {
+                counts.merge(&v.counts);
+            }
+        }
         let left: u64 = self.conns.iter().map(|c| c.waiting() as u64).sum();
         if left > 0 && !layered {
             let mut st = self.state.stats.borrow_mut();

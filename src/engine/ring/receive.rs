@@ -125,6 +125,9 @@ impl Driver<'_> {
             }
             data = &self.plain;
         }
+        if let Some(v) = c.verify.as_mut() {
+            v.feed(data);
+        }
         let full = c.flights.len() >= self.cfg.run.pipeline;
         let (reader, flights, due, batch_sent) =
             (&mut c.reader, &mut c.flights, &mut c.due, c.batch_sent);

@@ -58,8 +58,18 @@ impl Driver<'_> {
                 }
                 match &mut c.requests {
                     Requests::Fixed(p) => {
-                        let (keys, rng) = (&mut c.keys, &mut c.rng);
-                        c.out_len = p.fill(n, |g| keys.next_group(g, rng)).len();
+                        let (keys, rng, verify) = (&mut c.keys, &mut c.rng, &mut c.verify);
+                        c.out_len = match verify {
+                            None => p.fill(n, |g| keys.next_group(g, rng)).len(),
+                            // The read pass: each request's key is the one its reply must hold.
+                            Some(v) => p
+                                .fill(n, |g| {
+                                    let k = keys.next_group(g, rng);
+                                    v.expect(k);
+                                    k
+                                })
+                                .len(),
+                        };
                         c.due = n;
                         c.batch_sent = now;
                     }
