@@ -116,7 +116,8 @@ fn the_html_report_is_self_contained_and_a_browser_draws_it() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let shot = dir.path("both.png");
+    // The screenshot stays in the test output directory, to look at.
+    let shot = format!("{}/html-report.png", env!("CARGO_TARGET_TMPDIR"));
     let out = chromium(&[
         "--window-size=1200,5200",
         &format!("--screenshot={shot}"),

@@ -571,10 +571,10 @@ fn plot_to_a_png_name_draws_a_png() {
     assert!(dark > 2000, "{dark} dark pixels: no text or axes");
 }
 
-/// `compare A... vs B...` judges each test's change against the noise of the runs on each side: a
-/// pipeline of 16 over 20 connections against one connection without one is a change no noise explains
-/// (the verdict says "faster" with an interval above 0), one run a side cannot judge noise, and a
-/// misplaced `vs` is a usage error.
+/// `compare A... vs B...` judges each test's change against the noise of the runs on each side: `-P 16`
+/// against `-P 1` (20 connections each) is a change no noise explains (the verdict says "faster" with
+/// an interval above 0), the same runs on both sides are no difference, one run a side cannot judge
+/// noise, and a misplaced `vs` is a usage error.
 #[test]
 fn compare_says_whether_a_difference_is_beyond_the_noise_of_repeated_runs() {
     let s = RedisServer::start();
@@ -590,7 +590,7 @@ fn compare_says_whether_a_difference_is_beyond_the_noise_of_repeated_runs() {
             })
             .collect()
     };
-    let a = side("a", &["-c", "1"]);
+    let a = side("a", &["-c", "20", "-P", "1"]);
     let b = side("b", &["-c", "20", "-P", "16"]);
     let mut args = vec!["compare"];
     args.extend(a.iter().map(String::as_str));
@@ -620,6 +620,13 @@ fn compare_says_whether_a_difference_is_beyond_the_noise_of_repeated_runs() {
     );
     assert!(
         text.contains("(significance: bootstrap of the median"),
+        "{text}"
+    );
+    // The same runs on both sides (in another order): no difference.
+    let out = ringbench(&["compare", &a[0], &a[1], &a[2], "vs", &a[2], &a[0], &a[1]]);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        text.contains("rps: no significant difference (+0.0%, 95% CI -"),
         "{text}"
     );
     // One run a side: the change, and no verdict on noise.

@@ -7,8 +7,8 @@ pub(crate) mod keys;
 pub(crate) mod mix;
 pub mod replay;
 pub(crate) mod template;
-pub(crate) mod xml;
 pub(crate) mod verify;
+pub(crate) mod xml;
 
 pub use template::{PipelineBuffer, RAND_INT, RequestTemplate};
 
