@@ -9,8 +9,6 @@ use hdrhistogram::Histogram;
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 use serde_json::Value;
-use std::io::Write;
-use std::process::{Command, Stdio};
 
 /// The `per command` table's row of `title`: (requests, errors).
 fn row(out: &str, title: &str) -> (u64, u64) {
@@ -30,23 +28,7 @@ fn row(out: &str, title: &str) -> (u64, u64) {
 
 /// Sends `commands` (one per line) through `redis-cli` and returns its answers, one per line.
 fn batch(s: &RedisServer, commands: &str) -> Vec<String> {
-    let mut child = Command::new("redis-cli")
-        .args(["-p", &s.port.to_string()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(commands.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(String::from)
-        .collect()
+    cli_batch(s.port, commands)
 }
 
 fn keys(s: &RedisServer, pattern: &str) -> Vec<String> {

@@ -6,7 +6,6 @@ mod common;
 use common::cluster::Cluster;
 use common::*;
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -26,19 +25,7 @@ fn scratch_file(name: &str) -> PathBuf {
 /// Sends one command a line of `commands` through one redis-cli connection (quoted as redis-cli reads
 /// them from stdin).
 fn batch(port: u16, commands: &str) {
-    let mut child = Command::new("redis-cli")
-        .args(["-p", &port.to_string()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(commands.as_bytes())
-        .unwrap();
-    assert!(child.wait().unwrap().success());
+    cli_batch(port, commands);
 }
 
 /// Commandstats without the tests' own commands, subcommands folded into their command.

@@ -85,24 +85,7 @@ impl Cluster {
 
     /// Sends one command per line of `commands` through a single redis-cli; returns its output lines.
     pub fn batch(&self, port: u16, commands: &str) -> Vec<String> {
-        use std::io::Write;
-        let mut child = Command::new("redis-cli")
-            .args(["-p", &port.to_string()])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(commands.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(String::from)
-            .collect()
+        cli_batch(port, commands)
     }
 
     /// The nodes that are masters now (asked of `via`), and for each its replicas.

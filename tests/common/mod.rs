@@ -309,3 +309,28 @@ pub fn completed(out: &str) -> (u64, f64) {
     let w: Vec<&str> = line.split_whitespace().collect();
     (w[0].parse().unwrap(), w[4].parse().unwrap())
 }
+
+/// Sends `commands` (one per line, quoted as redis-cli reads its input) through one `redis-cli`
+/// connection to `port`; its answers, one per line.
+#[allow(dead_code)]
+pub fn cli_batch(port: u16, commands: &str) -> Vec<String> {
+    use std::io::Write;
+    let mut child = Command::new("redis-cli")
+        .args(["-p", &port.to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(commands.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "redis-cli failed");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(String::from)
+        .collect()
+}
