@@ -608,12 +608,18 @@ pub fn encode_command(out: &mut Vec<u8>, args: &[&[u8]]) {
     push_decimal(out, args.len() as u64);
     out.extend_from_slice(b"\r\n");
     for arg in args {
-        out.push(b'$');
-        push_decimal(out, arg.len() as u64);
-        out.extend_from_slice(b"\r\n");
-        out.extend_from_slice(arg);
-        out.extend_from_slice(b"\r\n");
+        push_bulk(out, arg);
     }
+}
+
+/// Appends `bytes` as one RESP bulk string: `$<len>\r\n<bytes>\r\n`.
+#[inline]
+pub(crate) fn push_bulk(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.push(b'$');
+    push_decimal(out, bytes.len() as u64);
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(bytes);
+    out.extend_from_slice(b"\r\n");
 }
 
 /// Appends `n` in decimal without formatting machinery.

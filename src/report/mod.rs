@@ -50,16 +50,33 @@ pub const CSV_HEADER: &str = "\"test\",\"rps\",\"avg_latency_ms\",\"min_latency_
 
 /// One CSV row (with its newline); the title's quotes are doubled.
 pub fn csv_row(r: &TestResult) -> String {
+    csv_line(
+        &r.title,
+        [
+            r.rps(),
+            r.avg_ms(),
+            r.min_ms(),
+            r.quantile_ms(0.50),
+            r.quantile_ms(0.95),
+            r.quantile_ms(0.99),
+            r.max_ms(),
+        ],
+    )
+}
+
+/// A CSV row of [`CSV_HEADER`]'s columns: the title (its quotes doubled), rps, then avg, min, p50,
+/// p95, p99 and max in ms.
+pub(crate) fn csv_line(title: &str, v: [f64; 7]) -> String {
     format!(
         "\"{}\",\"{:.2}\",\"{:.3}\",\"{:.3}\",\"{:.3}\",\"{:.3}\",\"{:.3}\",\"{:.3}\"\n",
-        r.title.replace('"', "\"\""),
-        r.rps(),
-        r.avg_ms(),
-        r.min_ms(),
-        r.quantile_ms(0.50),
-        r.quantile_ms(0.95),
-        r.quantile_ms(0.99),
-        r.max_ms()
+        title.replace('"', "\"\""),
+        v[0],
+        v[1],
+        v[2],
+        v[3],
+        v[4],
+        v[5],
+        v[6]
     )
 }
 

@@ -16,17 +16,11 @@ pub struct Spread {
 
 impl Spread {
     fn of(mut v: Vec<f64>) -> Spread {
-        v.sort_by(f64::total_cmp);
-        let n = v.len();
-        let median = if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
-        };
+        let median = crate::report::significance::median(&mut v);
         Spread {
             median,
             min: v[0],
-            max: v[n - 1],
+            max: v[v.len() - 1],
         }
     }
 
@@ -114,16 +108,17 @@ pub fn quiet_line(r: &Repeats) -> String {
 
 /// The CSV row: each column's median over the runs.
 pub fn csv_row(r: &Repeats) -> String {
-    format!(
-        "\"{}\",\"{:.2}\",\"{:.3}\",\"{:.3}\",\"{:.3}\",\"{:.3}\",\"{:.3}\",\"{:.3}\"\n",
-        r.title.replace('"', "\"\""),
-        r.rps.median,
-        r.avg_ms.median,
-        r.min_ms.median,
-        r.p50_ms.median,
-        r.p95_ms.median,
-        r.p99_ms.median,
-        r.max_ms.median
+    crate::report::csv_line(
+        &r.title,
+        [
+            r.rps.median,
+            r.avg_ms.median,
+            r.min_ms.median,
+            r.p50_ms.median,
+            r.p95_ms.median,
+            r.p99_ms.median,
+            r.max_ms.median,
+        ],
     )
 }
 

@@ -24,7 +24,8 @@ pub struct Judged {
     pub ci_pct: Option<(f64, f64)>,
 }
 
-fn median(v: &mut [f64]) -> f64 {
+/// The median of `v` (sorted in place); `v` is not empty.
+pub(crate) fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();
     if n % 2 == 1 {

@@ -474,15 +474,11 @@ impl Composer {
                     write_12_digits(&mut out[at..], v);
                     last = v;
                 }
-                Piece::Value if self.keyed.is_some() => {
-                    let v = self.keyed.as_ref().map_or(&[][..], |k| k.value(last));
-                    out.push(b'$');
-                    crate::protocol::resp::push_decimal(out, v.len() as u64);
-                    out.extend_from_slice(b"\r\n");
-                    out.extend_from_slice(v);
-                    out.extend_from_slice(b"\r\n");
-                }
                 Piece::Value => {
+                    if let Some(k) = &self.keyed {
+                        crate::protocol::resp::push_bulk(out, k.value(last));
+                        continue;
+                    }
                     let v = &self.value;
                     let len = v.min + bounded(rng.next_u64(), (v.max - v.min + 1) as u64) as usize;
                     let from = if v.random {
@@ -490,11 +486,7 @@ impl Composer {
                     } else {
                         0
                     };
-                    out.push(b'$');
-                    crate::protocol::resp::push_decimal(out, len as u64);
-                    out.extend_from_slice(b"\r\n");
-                    out.extend_from_slice(&self.pool[from..from + len]);
-                    out.extend_from_slice(b"\r\n");
+                    crate::protocol::resp::push_bulk(out, &self.pool[from..from + len]);
                 }
                 Piece::Expiry => {
                     let e = self.expiry.unwrap_or(Expiry { min: 1, max: 1 });

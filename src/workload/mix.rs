@@ -18,94 +18,14 @@ pub enum SplitError {
     Empty,
 }
 
-/// Splits a command line into arguments as redis-cli and memtier_benchmark do: words separated by
-/// spaces; `"..."` may hold spaces and the escapes `\n \r \t \b \a \\ \" \xHH`; `'...'` may hold spaces
-/// and `\'`. Returns the arguments and whether any was quoted.
+/// Splits a command line into arguments as redis-cli and memtier_benchmark do (see
+/// [`crate::workload::words`]). Returns the arguments and whether any was quoted.
 pub fn split_words(line: &str) -> Result<(Vec<Vec<u8>>, bool), SplitError> {
-    let b = line.as_bytes();
-    let mut out = Vec::new();
-    let mut quoted = false;
-    let mut i = 0;
-    loop {
-        while i < b.len() && b[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        if i >= b.len() {
-            break;
-        }
-        let mut word = Vec::new();
-        loop {
-            match b.get(i) {
-                None => break,
-                Some(c) if c.is_ascii_whitespace() => break,
-                Some(b'"') => {
-                    quoted = true;
-                    i += 1;
-                    loop {
-                        match b.get(i) {
-                            None => return Err(SplitError::Unclosed),
-                            Some(b'"') => break,
-                            Some(b'\\') => {
-                                let hex = |c: Option<&u8>| (*c? as char).to_digit(16);
-                                if let (Some(b'x'), Some(h), Some(l)) =
-                                    (b.get(i + 1), hex(b.get(i + 2)), hex(b.get(i + 3)))
-                                {
-                                    word.push((h * 16 + l) as u8);
-                                    i += 4;
-                                    continue;
-                                }
-                                let c = *b.get(i + 1).ok_or(SplitError::Unclosed)?;
-                                word.push(match c {
-                                    b'n' => b'\n',
-                                    b'r' => b'\r',
-                                    b't' => b'\t',
-                                    b'b' => 8,
-                                    b'a' => 7,
-                                    c => c,
-                                });
-                                i += 2;
-                            }
-                            Some(&c) => {
-                                word.push(c);
-                                i += 1;
-                            }
-                        }
-                    }
-                    i += 1;
-                    if b.get(i).is_some_and(|c| !c.is_ascii_whitespace()) {
-                        return Err(SplitError::AfterQuote);
-                    }
-                }
-                Some(b'\'') => {
-                    quoted = true;
-                    i += 1;
-                    loop {
-                        match b.get(i) {
-                            None => return Err(SplitError::Unclosed),
-                            Some(b'\'') => break,
-                            Some(b'\\') if b.get(i + 1) == Some(&b'\'') => {
-                                word.push(b'\'');
-                                i += 2;
-                            }
-                            Some(&c) => {
-                                word.push(c);
-                                i += 1;
-                            }
-                        }
-                    }
-                    i += 1;
-                    if b.get(i).is_some_and(|c| !c.is_ascii_whitespace()) {
-                        return Err(SplitError::AfterQuote);
-                    }
-                }
-                Some(&c) => {
-                    word.push(c);
-                    i += 1;
-                }
-            }
-        }
-        out.push(word);
-    }
+    use crate::workload::words;
+    let (out, quoted) = words::split(line.as_bytes()).map_err(|e| match e {
+        words::SplitError::Unclosed { .. } => SplitError::Unclosed,
+        words::SplitError::AfterQuote { .. } => SplitError::AfterQuote,
+    })?;
     if out.is_empty() {
         return Err(SplitError::Empty);
     }

@@ -8,6 +8,7 @@ pub(crate) mod mix;
 pub mod replay;
 pub(crate) mod template;
 pub(crate) mod verify;
+pub(crate) mod words;
 pub(crate) mod xml;
 
 pub use template::{PipelineBuffer, RAND_INT, RequestTemplate};

@@ -452,109 +452,11 @@ fn monitor_line(line: &[u8]) -> Result<Parsed, String> {
     })
 }
 
-/// Splits a line into arguments as redis-cli does (`sdssplitargs`): spaces separate them; `"..."`
-/// takes `\"`, `\\`, `\n`, `\r`, `\t`, `\b`, `\a` and `\xHH` (any other `\c` is `c`); `'...'` takes
-/// `\'`. A closing quote must be followed by a space or the line's end.
+/// Splits a line into arguments as redis-cli does (see [`crate::workload::words`]).
 pub fn split_args(line: &[u8]) -> Result<Vec<Vec<u8>>, String> {
-    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
-    let mut args = Vec::new();
-    let mut i = 0;
-    let n = line.len();
-    loop {
-        while i < n && line[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        if i >= n {
-            return Ok(args);
-        }
-        let start = i;
-        let mut cur = Vec::new();
-        let (mut dq, mut sq) = (false, false);
-        loop {
-            let c = line.get(i).copied();
-            if dq {
-                match c {
-                    None => {
-                        return Err(format!(
-                            "unterminated \"quote\" in the argument starting at column {}",
-                            start + 1
-                        ));
-                    }
-                    Some(b'\\') if line.get(i + 1) == Some(&b'x') => {
-                        match (
-                            line.get(i + 2).and_then(|&b| hex(b)),
-                            line.get(i + 3).and_then(|&b| hex(b)),
-                        ) {
-                            (Some(h), Some(l)) => {
-                                cur.push(h << 4 | l);
-                                i += 3;
-                            }
-                            _ => {
-                                cur.push(b'x');
-                                i += 1;
-                            }
-                        }
-                    }
-                    Some(b'\\') if i + 1 < n => {
-                        i += 1;
-                        cur.push(match line[i] {
-                            b'n' => b'\n',
-                            b'r' => b'\r',
-                            b't' => b'\t',
-                            b'b' => 0x08,
-                            b'a' => 0x07,
-                            other => other,
-                        });
-                    }
-                    Some(b'"') => {
-                        if line.get(i + 1).is_some_and(|b| !b.is_ascii_whitespace()) {
-                            return Err(format!(
-                                "a closing quote at column {} must be followed by a space",
-                                i + 1
-                            ));
-                        }
-                        i += 1;
-                        break;
-                    }
-                    Some(b) => cur.push(b),
-                }
-            } else if sq {
-                match c {
-                    None => {
-                        return Err(format!(
-                            "unterminated 'quote' in the argument starting at column {}",
-                            start + 1
-                        ));
-                    }
-                    Some(b'\\') if line.get(i + 1) == Some(&b'\'') => {
-                        i += 1;
-                        cur.push(b'\'');
-                    }
-                    Some(b'\'') => {
-                        if line.get(i + 1).is_some_and(|b| !b.is_ascii_whitespace()) {
-                            return Err(format!(
-                                "a closing quote at column {} must be followed by a space",
-                                i + 1
-                            ));
-                        }
-                        i += 1;
-                        break;
-                    }
-                    Some(b) => cur.push(b),
-                }
-            } else {
-                match c {
-                    None => break,
-                    Some(b) if b.is_ascii_whitespace() => break,
-                    Some(b'"') => dq = true,
-                    Some(b'\'') => sq = true,
-                    Some(b) => cur.push(b),
-                }
-            }
-            i += 1;
-        }
-        args.push(cur);
-    }
+    crate::workload::words::split(line)
+        .map(|(args, _)| args)
+        .map_err(|e| e.located())
 }
 
 /// The key a command is routed by under `--cluster`: its first argument, except for commands that
