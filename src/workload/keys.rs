@@ -1,6 +1,7 @@
 //! Key number distributions for `__rand_int__` and friends (`--distribution`): drawn without allocation.
 
 use rand::Rng;
+use rand_distr::Distribution as _;
 use std::cell::Cell;
 use std::rc::Rc;
 
@@ -61,12 +62,6 @@ pub fn bounded(x: u64, range: u64) -> u64 {
     ((x as u128 * range as u128) >> 64) as u64
 }
 
-/// A uniform float in [0, 1) from 53 random bits.
-#[inline]
-fn unit(x: u64) -> f64 {
-    (x >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-}
-
 /// Part `part` of `parts` of `[0, len)`: its first number and length. Parts are cut as requests are
 /// shared (`--shard`'s shares, the engine's per-executor split): each has `len / parts` numbers and the
 /// lower parts one more each for the remainder, so a part with `k` requests walks `k` keys.
@@ -109,10 +104,18 @@ impl Cursors {
 /// How one key source draws its numbers.
 #[derive(Debug, Clone)]
 enum Draw {
-    Uniform { range: u64 },
-    Sequential { start: u64, len: u64 },
+    Uniform {
+        range: u64,
+    },
+    Sequential {
+        start: u64,
+        len: u64,
+    },
     Zipf(Zipf),
-    Gaussian { range: u64, spare: Option<f64> },
+    Gaussian {
+        range: u64,
+        normal: rand_distr::Normal<f64>,
+    },
 }
 
 impl Draw {
@@ -127,7 +130,14 @@ impl Draw {
                 Draw::Sequential { start, len }
             }
             Distribution::Zipf(e) => Draw::Zipf(Zipf::new(range, e)),
-            Distribution::Gaussian => Draw::Gaussian { range, spare: None },
+            Distribution::Gaussian => {
+                let r = range as f64;
+                Draw::Gaussian {
+                    range,
+                    normal: rand_distr::Normal::new(r / 2.0, r / 6.0)
+                        .expect("a finite range has a finite standard deviation"),
+                }
+            }
         }
     }
 
@@ -141,21 +151,9 @@ impl Draw {
                 *start + c
             }
             Draw::Zipf(z) => z.sample(rng),
-            Draw::Gaussian { range, spare } => {
-                // Box-Muller gives two normal numbers per pair of uniforms; the second is kept.
-                let z = match spare.take() {
-                    Some(z) => z,
-                    None => {
-                        let u1 = 1.0 - unit(rng.next_u64()); // (0, 1]: ln is finite
-                        let u2 = unit(rng.next_u64());
-                        let r = (-2.0 * u1.ln()).sqrt();
-                        let t = std::f64::consts::TAU * u2;
-                        *spare = Some(r * t.sin());
-                        r * t.cos()
-                    }
-                };
+            Draw::Gaussian { range, normal } => {
+                let x = normal.sample(rng);
                 let r = *range as f64;
-                let x = r / 2.0 + z * r / 6.0;
                 if x <= 0.0 {
                     0
                 } else if x >= r {
@@ -234,77 +232,25 @@ impl KeyGen {
     }
 }
 
-/// Zipf sampling over `n` numbers by rejection-inversion (Hörmann and Derflinger, 1996): constant
-/// memory whatever `n` is, and on average little more than one uniform draw per number.
+/// Zipf sampling over `n` numbers (`rand_distr::Zipf`, by rejection-inversion: constant memory whatever
+/// `n` is, and on average little more than one uniform draw per number), shifted to start at 0.
 #[derive(Debug, Clone)]
-pub struct Zipf {
-    n: f64,
-    exponent: f64,
-    h_x1: f64,
-    h_n: f64,
-    s: f64,
-}
+pub struct Zipf(rand_distr::Zipf<f64>);
 
 impl Zipf {
+    /// `n` is at least 1 and `exponent` in (0, 10] (`Distribution::parse` and `KeyGen::new` see to it).
     pub fn new(n: u64, exponent: f64) -> Zipf {
-        let mut z = Zipf {
-            n: n as f64,
-            exponent,
-            h_x1: 0.0,
-            h_n: 0.0,
-            s: 0.0,
-        };
-        z.h_x1 = z.h_integral(1.5) - 1.0;
-        z.h_n = z.h_integral(n as f64 + 0.5);
-        z.s = 2.0 - z.h_integral_inverse(z.h_integral(2.5) - z.h(2.0));
-        z
-    }
-
-    /// x^-exponent: the unnormalised weight of rank x.
-    fn h(&self, x: f64) -> f64 {
-        (-self.exponent * x.ln()).exp()
-    }
-
-    /// An antiderivative of `h`, written so that exponent 1 (the logarithm) needs no special case.
-    fn h_integral(&self, x: f64) -> f64 {
-        let lx = x.ln();
-        expm1_over_x((1.0 - self.exponent) * lx) * lx
-    }
-
-    fn h_integral_inverse(&self, x: f64) -> f64 {
-        let t = (x * (1.0 - self.exponent)).max(-1.0);
-        (ln1p_over_x(t) * x).exp()
+        Zipf(
+            rand_distr::Zipf::new(n.max(1) as f64, exponent)
+                .expect("n >= 1 and a positive finite exponent make a Zipf distribution"),
+        )
     }
 
     /// A number in `[0, n)`; 0 is the most frequent.
     #[inline]
     pub fn sample<R: Rng>(&self, rng: &mut R) -> u64 {
-        loop {
-            let u = self.h_n + unit(rng.next_u64()) * (self.h_x1 - self.h_n);
-            let x = self.h_integral_inverse(u);
-            let k = (x + 0.5).floor().clamp(1.0, self.n);
-            if k - x <= self.s || u >= self.h_integral(k + 0.5) - self.h(k) {
-                return k as u64 - 1;
-            }
-        }
-    }
-}
-
-/// (e^x - 1) / x, accurate near 0.
-fn expm1_over_x(x: f64) -> f64 {
-    if x.abs() > 1e-8 {
-        x.exp_m1() / x
-    } else {
-        1.0 + x / 2.0
-    }
-}
-
-/// ln(1 + x) / x, accurate near 0.
-fn ln1p_over_x(x: f64) -> f64 {
-    if x.abs() > 1e-8 {
-        x.ln_1p() / x
-    } else {
-        1.0 - x / 2.0
+        // rand_distr draws ranks 1..=n as whole floats.
+        self.0.sample(rng) as u64 - 1
     }
 }
 
