@@ -785,6 +785,33 @@ fn a_uri_escape_cut_inside_a_character_is_a_usage_error_that_hides_the_password(
 }
 
 #[test]
+fn non_ascii_and_bad_escapes_in_a_uri_are_one_line_and_exit_2() {
+    let port = free_port().to_string();
+    for (uri, want) in [
+        (
+            "redis://j\u{fc}rgen:p%C3%28w@127.0.0.1",
+            "'redis://j\u{fc}rgen:***@127.0.0.1' for '-u': the password's %-escapes do not decode to UTF-8 text",
+        ),
+        (
+            "redis://%\u{e9}9:pw@h\u{e9}",
+            "'redis://%\u{e9}9:***@h\u{e9}' for '-u': the user name has a '%' not followed by two hexadecimal digits",
+        ),
+        (
+            "redis://\u{e9}\u{e8}:\u{1f600}%@h",
+            "'redis://\u{e9}\u{e8}:***@h' for '-u': the password has a '%' not followed by two hexadecimal digits",
+        ),
+        (
+            "redis://:%FF%FE@h",
+            "'redis://:***@h' for '-u': the password's %-escapes do not decode to UTF-8 text",
+        ),
+    ] {
+        let err = usage_error(&["-u", uri, "-p", &port]);
+        assert!(err.contains(want), "{uri}: {err}");
+        assert!(!err.contains("panicked"), "{uri}: {err}");
+    }
+}
+
+#[test]
 fn a_huge_cpus_range_is_a_usage_error() {
     let port = free_port().to_string();
     for list in ["0-18446744073709551615", "0-4294967296"] {

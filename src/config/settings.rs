@@ -216,27 +216,21 @@ enum DecodeError {
     NotUtf8,
 }
 
-/// Decodes `%XX` escapes byte by byte (the text around them may be any UTF-8).
+/// Decodes `%XX` escapes (percent-encoding's decoder). It passes a malformed escape through as text,
+/// which would silently change a password, so a `%` must be followed by two hexadecimal digits.
 fn percent_decode(s: &str) -> Result<String, DecodeError> {
-    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hi = b.get(i + 1).copied().and_then(hex);
-            let lo = b.get(i + 2).copied().and_then(hex);
-            match (hi, lo) {
-                (Some(hi), Some(lo)) => out.push(hi << 4 | lo),
-                _ => return Err(DecodeError::BadEscape),
-            }
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
+    let malformed = s.match_indices('%').any(|(i, _)| {
+        let b = s.as_bytes();
+        !(b.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
+            && b.get(i + 2).is_some_and(u8::is_ascii_hexdigit))
+    });
+    if malformed {
+        return Err(DecodeError::BadEscape);
     }
-    String::from_utf8(out).map_err(|_| DecodeError::NotUtf8)
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8()
+        .map(|t| t.into_owned())
+        .map_err(|_| DecodeError::NotUtf8)
 }
 
 /// `uri` with the password (what lies between the first `:` after the scheme and the last `@`) shown as `***`.
