@@ -34,6 +34,9 @@ render threads -h redis -p 6380 -c 300 --threads 4 --rps 150000.5 --duration 60 
 render uri -u 'redis://redis:6379/0' --user bench --auth-secret redis-auth:password --tls --insecure \
   -t get -n 50000 -d 64-512 --pods 2
 render command -h redis --pods 4 -n 400000 -r 100000 -- lpush 'my list' 'ele:__rand_int__' '-q'
+render unconfined -h redis --pods 2 --seccomp unconfined
+render runtime-default -h redis --pods 2 --seccomp runtime-default
+render own-profile -h redis --pods 2 --seccomp localhost:lab/ringbench.json
 for f in "$work"/*.yaml; do
   if "$validate" --strict "${version_flag[@]}" "$f"; then :; else
     echo "FAIL: $(basename "$f") does not validate" >&2
@@ -41,11 +44,24 @@ for f in "$work"/*.yaml; do
   fi
 done
 
+# The pods' seccomp profile is the shipped Localhost one, unless --seccomp says otherwise.
+grep -q '"localhostProfile": "profiles/ringbench-io-uring.json"' "$work/basic.yaml" ||
+  { echo "FAIL: basic.yaml does not name the shipped seccomp profile" >&2; fail=1; }
+grep -q '"type": "Unconfined"' "$work/unconfined.yaml" ||
+  { echo "FAIL: --seccomp unconfined is not in unconfined.yaml" >&2; fail=1; }
+
 # Broken copies must be refused.
 b=$work/basic.yaml
-sed 's/topologyKey:/topologyKeys:/' "$b" >"$work/broken-field.bad"
-sed 's/parallelism: 3/parallelism: "three"/' "$b" >"$work/broken-type.bad"
-sed 's/completionMode: Indexed/completionMod: Indexed/' "$b" >"$work/broken-unknown.bad"
+sed 's/"topologyKey":/"topologyKeys":/' "$b" >"$work/broken-field.bad"
+sed 's/"parallelism": 3/"parallelism": "three"/' "$b" >"$work/broken-type.bad"
+sed 's/"completionMode": "Indexed"/"completionMod": "Indexed"/' "$b" >"$work/broken-unknown.bad"
+sed 's/"localhostProfile":/"localhostProfil":/' "$b" >"$work/broken-seccomp.bad"
+for f in "$work"/*.bad; do
+  if cmp -s "$b" "$f"; then
+    echo "FAIL: $(basename "$f") is not broken: its sed found nothing to change" >&2
+    fail=1
+  fi
+done
 for f in "$work"/*.bad; do
   if "$validate" --strict --quiet "${version_flag[@]}" "$f" >"$f.out" 2>&1; then
     echo "FAIL: the validator accepted $(basename "$f")" >&2

@@ -67,28 +67,9 @@ check() {
   trap 'stop_server' EXIT
   start_server
   work=$(mktemp -d)
-  # Loads a profile (minus the names given after it) as the runtime would, then execs the command.
-  cat >"$work/under.py" <<'PY'
-import json, os, sys, seccomp
-profile, drop, argv = sys.argv[1], sys.argv[2].split(","), sys.argv[3:]
-p = json.load(open(profile))
-f = seccomp.SyscallFilter(seccomp.ERRNO(p["defaultErrnoRet"]))
-ops = {"SCMP_CMP_EQ": seccomp.EQ, "SCMP_CMP_NE": seccomp.NE}
-for rule in p["syscalls"]:
-    for name in rule["names"]:
-        if name in drop:
-            continue
-        try:
-            args = [seccomp.Arg(a["index"], ops[a["op"]], a["value"]) for a in rule.get("args", [])]
-            f.add_rule(seccomp.ALLOW, name, *args)
-        except (RuntimeError, ValueError, OSError):
-            pass  # a name this architecture does not have
-f.load()
-os.execv(argv[0], argv)
-PY
   local fail=0
   redis-cli -p "$SERVER_PORT" config resetstat >/dev/null
-  if "$py" "$work/under.py" "$profile" "" "$RINGBENCH_BIN" -p "$SERVER_PORT" -n 10000 -t set,get -q \
+  if "$py" scripts/lib/under-seccomp.py "$profile" "" "$RINGBENCH_BIN" -p "$SERVER_PORT" -n 10000 -t set,get -q \
     >"$work/ok.out" 2>"$work/ok.err" && [ ! -s "$work/ok.err" ]; then
     calls=$(redis-cli -p "$SERVER_PORT" info commandstats | tr -d '\r' | sed -n 's/^cmdstat_set:calls=\([0-9]*\),.*/\1/p')
     echo "under the profile: $(tr '\n' ' ' <"$work/ok.out")(server: $calls SET calls)"
@@ -97,7 +78,7 @@ PY
     echo "FAIL: ringbench under $profile: $(cat "$work/ok.err")" >&2
     fail=1
   fi
-  if "$py" "$work/under.py" "$profile" io_uring_setup,io_uring_enter,io_uring_register "$RINGBENCH_BIN" \
+  if "$py" scripts/lib/under-seccomp.py "$profile" io_uring_setup,io_uring_enter,io_uring_register "$RINGBENCH_BIN" \
     -p "$SERVER_PORT" -n 10000 -t set -q >"$work/no.out" 2>"$work/no.err"; then
     echo "FAIL: ringbench ran without the io_uring calls: the check does not bite" >&2
     fail=1

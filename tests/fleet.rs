@@ -9,16 +9,17 @@ use serde_json::Value;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-/// The manifest's container command and arguments (written as JSON arrays, which YAML reads the same).
+/// The manifest's document: comment lines on top, then the Job as JSON (which YAML reads the same).
+fn job(manifest: &str) -> Value {
+    let body: Vec<&str> = manifest.lines().filter(|l| !l.starts_with('#')).collect();
+    serde_json::from_str(&body.join("\n")).unwrap_or_else(|e| panic!("{e} in\n{manifest}"))
+}
+
+/// The manifest's container command and arguments.
 fn pod_command(manifest: &str) -> (Vec<String>, Vec<String>) {
-    let list = |key: &str| -> Vec<String> {
-        let line = manifest
-            .lines()
-            .find_map(|l| l.trim_start().strip_prefix(key))
-            .unwrap_or_else(|| panic!("no {key} in\n{manifest}"));
-        serde_json::from_str(line).unwrap()
-    };
-    (list("command: "), list("args: "))
+    let c = &job(manifest)["spec"]["template"]["spec"]["containers"][0];
+    let list = |key: &str| -> Vec<String> { serde_json::from_value(c[key].clone()).unwrap() };
+    (list("command"), list("args"))
 }
 
 fn render(args: &[&str]) -> String {
@@ -184,6 +185,71 @@ fn simulated_pods_of_the_rendered_job_make_one_run() {
         text.starts_with("Merged 3 runs") && text.contains("All 3 shards of one run"),
         "{text}"
     );
+}
+
+/// Runs the first pod of `manifest` under its Localhost seccomp profile (the file in deploy/seccomp/ that
+/// kubelet finds at the rendered path), loaded by libseccomp as a runtime would, without the system calls
+/// in `drop`. Returns its exit status and stderr.
+fn run_pod_under_seccomp(manifest: &str, drop: &str) -> (std::process::ExitStatus, String) {
+    let c = &job(manifest)["spec"]["template"]["spec"]["containers"][0];
+    let sc = &c["securityContext"]["seccompProfile"];
+    assert_eq!(sc["type"], "Localhost", "{manifest}");
+    let name = sc["localhostProfile"].as_str().unwrap();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let profile = root
+        .join("deploy/seccomp")
+        .join(name.rsplit('/').next().unwrap());
+    assert!(profile.is_file(), "{name}: no {}", profile.display());
+    let (_, args) = pod_command(manifest);
+    let out = Command::new("/usr/bin/python3")
+        .arg(root.join("scripts/lib/under-seccomp.py"))
+        .arg(&profile)
+        .arg(drop)
+        .arg(env!("CARGO_BIN_EXE_ringbench"))
+        .args(&args)
+        .env("JOB_COMPLETION_INDEX", "0")
+        .stdin(Stdio::null())
+        .output()
+        .expect("/usr/bin/python3 runs (with python3-seccomp)");
+    (
+        out.status,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_pod_runs_under_the_rendered_seccomp_profile_and_needs_its_io_uring_calls() {
+    let s = RedisServer::start();
+    s.reset();
+    let port = s.port.to_string();
+    let args = [
+        "-h",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "-t",
+        "set",
+        "-n",
+        "20000",
+        "--pods",
+        "1",
+        "--lead",
+        "1",
+    ];
+    let (status, err) = run_pod_under_seccomp(&render(&args), "");
+    assert!(status.success() && err.is_empty(), "{status:?} {err}");
+    assert_eq!(s.calls("set"), 20000);
+    // Without io_uring's calls (RuntimeDefault's list alone), the pod stops at ringbench's io_uring line.
+    let (status, err) = run_pod_under_seccomp(
+        &render(&args),
+        "io_uring_setup,io_uring_enter,io_uring_register",
+    );
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("io_uring is not available: io_uring_setup was refused (EPERM)"),
+        "{err}"
+    );
+    assert_eq!(s.calls("set"), 20000, "nothing sent without io_uring");
 }
 
 #[test]

@@ -4,11 +4,13 @@
 //!
 //! Nothing here talks to a cluster: the manifest goes to `kubectl apply`, and the pods' result documents
 //! (`--json -`, so each pod's log is its result) come back through `kubectl logs ... | ringbench merge -`.
-//! Every scalar is written as a JSON string or number, which YAML reads as the same value.
+//! The manifest is built as a JSON value (serde_json) and written as JSON, which YAML reads as the same
+//! document, under comment lines with those commands.
 
 use crate::cli::Cli;
 use crate::config::shard::MAX_SHARDS;
 use crate::config::{Config, ConfigError, Env, Settings, UsageError};
+use serde_json::{Value, json};
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::io::Write;
@@ -16,6 +18,54 @@ use std::process::ExitCode;
 
 /// Default seconds between rendering the manifest and the pods' common start.
 pub const DEFAULT_LEAD: f64 = 60.0;
+
+/// Where kubelet finds deploy/seccomp/ringbench-io-uring.json, relative to its seccomp directory
+/// (`/var/lib/kubelet/seccomp` by default).
+pub const SECCOMP_PROFILE: &str = "profiles/ringbench-io-uring.json";
+
+/// The pods' seccomp profile (`--seccomp`). Kubernetes' RuntimeDefault commonly refuses io_uring.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Seccomp {
+    /// A profile file on every node (default: deploy/seccomp's, RuntimeDefault plus io_uring).
+    Localhost(String),
+    /// No seccomp filter at all.
+    Unconfined,
+    /// The runtime's default, for runtimes whose default allows io_uring.
+    RuntimeDefault,
+}
+
+impl Seccomp {
+    /// `localhost[:PATH]`, `unconfined` or `runtime-default`; `None` is `localhost`.
+    pub fn parse(v: Option<&str>) -> Result<Seccomp, UsageError> {
+        match v {
+            None | Some("localhost") => Ok(Seccomp::Localhost(SECCOMP_PROFILE.to_string())),
+            Some("unconfined") => Ok(Seccomp::Unconfined),
+            Some("runtime-default") => Ok(Seccomp::RuntimeDefault),
+            Some(o) => match o.strip_prefix("localhost:") {
+                Some(p)
+                    if !p.is_empty()
+                        && !p.starts_with('/')
+                        && !p.split('/').any(|c| c == "..")
+                        && !p.chars().any(char::is_whitespace) =>
+                {
+                    Ok(Seccomp::Localhost(p.to_string()))
+                }
+                _ => Err(usage(format!(
+                    "invalid value '{o}' for '--seccomp': localhost[:PATH] (PATH relative to kubelet's seccomp directory), unconfined or runtime-default"
+                ))),
+            },
+        }
+    }
+
+    /// The container's `seccompProfile`.
+    fn profile(&self) -> Value {
+        match self {
+            Seccomp::Localhost(path) => json!({ "type": "Localhost", "localhostProfile": path }),
+            Seccomp::Unconfined => json!({ "type": "Unconfined" }),
+            Seccomp::RuntimeDefault => json!({ "type": "RuntimeDefault" }),
+        }
+    }
+}
 
 /// What `fleet kubernetes` was asked for.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,6 +77,8 @@ pub struct JobSpec {
     pub memory: String,
     /// `--auth-secret NAME[:KEY]`: the password comes from this Secret's key, as `REDISCLI_AUTH`.
     pub auth_secret: Option<(String, String)>,
+    /// `--seccomp`: the pods' seccomp profile.
+    pub seccomp: Seccomp,
     /// Cores each pod asks for: its executors (`--threads`, 1 without).
     pub cpus: u64,
     /// The common start, Unix seconds.
@@ -39,11 +91,12 @@ const HELP: &str = "\
 Print a Kubernetes Indexed Job that runs one benchmark as N pods, each its shard of the whole.
 
 Usage: ringbench fleet kubernetes [FLAGS OF A RUN] --pods N [--image IMAGE] [--lead SECONDS] [--name NAME]
-                                  [--namespace NS] [--memory QUANTITY]
+                                  [--namespace NS] [--memory QUANTITY] [--seccomp PROFILE]
 
   --pods N            pods (client machines) to split the run over; each runs --shards N with its index
                       from JOB_COMPLETION_INDEX, on its own node (pod anti-affinity)
-  --image IMAGE       container image whose PATH has ringbench (default: ringbench:VERSION; none is built)
+  --image IMAGE       container image whose PATH has ringbench (default: ringbench:VERSION, which
+                      scripts/image.sh builds; push it and give its registry name)
   --lead SECONDS      the pods start this long after rendering (default: 60); apply the manifest before
   --name NAME         the Job's name (default: ringbench-START)
   --namespace NS      the Job's namespace (default: kubectl's)
@@ -51,6 +104,10 @@ Usage: ringbench fleet kubernetes [FLAGS OF A RUN] --pods N [--image IMAGE] [--l
   --auth-secret NAME[:KEY]
                       the server's password, from key KEY (default: password) of Secret NAME, given to the
                       pods as REDISCLI_AUTH (-a and passwords in -u are refused: they would be in the Job)
+  --seccomp localhost[:PATH]|unconfined|runtime-default
+                      the pods' seccomp profile (default: localhost, deploy/seccomp/ringbench-io-uring.json
+                      installed on every node as profiles/ringbench-io-uring.json under kubelet's seccomp
+                      directory: RuntimeDefault plus io_uring, which RuntimeDefault commonly refuses)
 
 The flags of the run are ringbench's usual ones; -n, --rps and -c are totals that the pods share.
 The server's address must be given (-h, -u or -s) as the pods see it. Every pod prints its result as
@@ -142,6 +199,7 @@ impl JobSpec {
         let mut namespace = None;
         let mut memory = None;
         let mut auth_secret = None;
+        let mut seccomp = None;
         let mut run_args = Vec::new();
         let mut it = args.iter();
         let mut options_ended = false;
@@ -167,6 +225,7 @@ impl JobSpec {
                 "--namespace" => &mut namespace,
                 "--memory" => &mut memory,
                 "--auth-secret" => &mut auth_secret,
+                "--seccomp" => &mut seccomp,
                 _ => {
                     run_args.push(a.clone());
                     continue;
@@ -249,6 +308,7 @@ impl JobSpec {
                 "invalid value '{image}' for '--image': an image reference without spaces"
             )));
         }
+        let seccomp = Seccomp::parse(seccomp.as_deref())?;
         let cpus = check_run(&run_args, pods, auth_secret.is_some(), err)?;
         Ok(JobSpec {
             pods,
@@ -257,6 +317,7 @@ impl JobSpec {
             namespace,
             memory,
             auth_secret,
+            seccomp,
             cpus,
             start_at,
             run_args,
@@ -279,18 +340,16 @@ impl JobSpec {
 
     /// The manifest, with the commands to run and collect it as comments on top.
     pub fn render(&self) -> String {
-        let q = |s: &str| serde_json::to_string(s).expect("a string serializes");
         let ns_flag = self
             .namespace
             .as_ref()
             .map(|n| format!(" -n {n}"))
             .unwrap_or_default();
-        let start = format!("{:.3}", self.start_at);
         let mut y = String::new();
         let _ = writeln!(
             y,
-            "# ringbench fleet kubernetes: {} pods, each one shard of one run, all starting at Unix time {start}.",
-            self.pods
+            "# ringbench fleet kubernetes: {} pods, each one shard of one run, all starting at Unix time {:.3}.",
+            self.pods, self.start_at
         );
         let _ = writeln!(
             y,
@@ -304,61 +363,86 @@ impl JobSpec {
             "#   kubectl wait{ns_flag} --for=condition=complete --timeout=1h job/{n} && kubectl logs{ns_flag} -l job-name={n} --tail=-1 | ringbench merge -",
             n = self.name
         );
-        let _ = writeln!(y, "apiVersion: batch/v1");
-        let _ = writeln!(y, "kind: Job");
-        let _ = writeln!(y, "metadata:");
-        let _ = writeln!(y, "  name: {}", q(&self.name));
-        if let Some(ns) = &self.namespace {
-            let _ = writeln!(y, "  namespace: {}", q(ns));
+        if let Seccomp::Localhost(path) = &self.seccomp {
+            let _ = writeln!(
+                y,
+                "# Seccomp: every node needs deploy/seccomp/ringbench-io-uring.json as {path} under kubelet's seccomp directory"
+            );
         }
-        let _ = writeln!(y, "  labels:");
-        let _ = writeln!(y, "    app.kubernetes.io/name: \"ringbench\"");
-        let _ = writeln!(y, "spec:");
-        let _ = writeln!(y, "  completionMode: Indexed");
-        let _ = writeln!(y, "  completions: {}", self.pods);
-        let _ = writeln!(y, "  parallelism: {}", self.pods);
-        // A retried pod could not make the common start; the run is then incomplete, and merge says so.
-        let _ = writeln!(y, "  backoffLimit: 0");
-        let _ = writeln!(y, "  template:");
-        let _ = writeln!(y, "    metadata:");
-        let _ = writeln!(y, "      labels:");
-        let _ = writeln!(y, "        app.kubernetes.io/name: \"ringbench\"");
-        let _ = writeln!(y, "        ringbench/run: {}", q(&self.name));
-        let _ = writeln!(y, "    spec:");
-        let _ = writeln!(y, "      restartPolicy: Never");
-        let _ = writeln!(y, "      affinity:");
-        let _ = writeln!(y, "        podAntiAffinity:");
-        let _ = writeln!(
-            y,
-            "          requiredDuringSchedulingIgnoredDuringExecution:"
-        );
-        let _ = writeln!(y, "            - labelSelector:");
-        let _ = writeln!(y, "                matchLabels:");
-        let _ = writeln!(y, "                  ringbench/run: {}", q(&self.name));
-        let _ = writeln!(y, "              topologyKey: \"kubernetes.io/hostname\"");
-        let _ = writeln!(y, "      containers:");
-        let _ = writeln!(y, "        - name: \"ringbench\"");
-        let _ = writeln!(y, "          image: {}", q(&self.image));
-        let _ = writeln!(y, "          command: [\"ringbench\"]");
-        let args: Vec<String> = self.pod_args().iter().map(|a| q(a)).collect();
-        let _ = writeln!(y, "          args: [{}]", args.join(", "));
-        if let Some((name, key)) = &self.auth_secret {
-            let _ = writeln!(y, "          env:");
-            let _ = writeln!(y, "            - name: \"REDISCLI_AUTH\"");
-            let _ = writeln!(y, "              valueFrom:");
-            let _ = writeln!(y, "                secretKeyRef:");
-            let _ = writeln!(y, "                  name: {}", q(name));
-            let _ = writeln!(y, "                  key: {}", q(key));
-        }
-        let _ = writeln!(y, "          resources:");
-        // Requests equal to limits, in whole cores: a Guaranteed pod, which a node's static CPU manager
-        // gives cores of its own (the executors pin themselves to the cores they are given).
-        for kind in ["requests", "limits"] {
-            let _ = writeln!(y, "            {kind}:");
-            let _ = writeln!(y, "              cpu: {}", q(&self.cpus.to_string()));
-            let _ = writeln!(y, "              memory: {}", q(&self.memory));
-        }
+        y.push_str(&serde_json::to_string_pretty(&self.job()).expect("a JSON value serializes"));
+        y.push('\n');
         y
+    }
+
+    /// The Job, as the JSON value kubectl reads (the manifest is YAML written as JSON, which YAML is).
+    fn job(&self) -> Value {
+        let mut metadata = json!({
+            "name": self.name,
+            "labels": { "app.kubernetes.io/name": "ringbench" },
+        });
+        if let Some(ns) = &self.namespace {
+            metadata["namespace"] = json!(ns);
+        }
+        let mut container = json!({
+            "name": "ringbench",
+            "image": self.image,
+            "imagePullPolicy": "IfNotPresent",
+            "command": ["ringbench"],
+            "args": self.pod_args(),
+            // Requests equal to limits, in whole cores: a Guaranteed pod, which a node's static CPU
+            // manager gives cores of its own (the executors pin themselves to the cores they are given).
+            "resources": {
+                "requests": { "cpu": self.cpus.to_string(), "memory": self.memory },
+                "limits": { "cpu": self.cpus.to_string(), "memory": self.memory },
+            },
+            // ringbench needs no privilege: io_uring, pinning and sockets work for any user.
+            "securityContext": {
+                "runAsNonRoot": true,
+                "runAsUser": 65534,
+                "runAsGroup": 65534,
+                "allowPrivilegeEscalation": false,
+                "capabilities": { "drop": ["ALL"] },
+                "seccompProfile": self.seccomp.profile(),
+            },
+        });
+        if let Some((name, key)) = &self.auth_secret {
+            container["env"] = json!([{
+                "name": "REDISCLI_AUTH",
+                "valueFrom": { "secretKeyRef": { "name": name, "key": key } },
+            }]);
+        }
+        json!({
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": metadata,
+            "spec": {
+                "completionMode": "Indexed",
+                "completions": self.pods,
+                "parallelism": self.pods,
+                // A retried pod could not make the common start; the run is then incomplete, and merge says so.
+                "backoffLimit": 0,
+                "template": {
+                    "metadata": {
+                        "labels": {
+                            "app.kubernetes.io/name": "ringbench",
+                            "ringbench/run": self.name,
+                        },
+                    },
+                    "spec": {
+                        "restartPolicy": "Never",
+                        "affinity": {
+                            "podAntiAffinity": {
+                                "requiredDuringSchedulingIgnoredDuringExecution": [{
+                                    "labelSelector": { "matchLabels": { "ringbench/run": self.name } },
+                                    "topologyKey": "kubernetes.io/hostname",
+                                }],
+                            },
+                        },
+                        "containers": [container],
+                    },
+                },
+            },
+        })
     }
 }
 
@@ -450,6 +534,16 @@ fn check_run(
 mod tests {
     use super::*;
 
+    /// The manifest's document: the comment lines on top, then JSON.
+    fn job(manifest: &str) -> Value {
+        let body: String = manifest
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .collect::<Vec<_>>()
+            .join("\n");
+        serde_json::from_str(&body).unwrap()
+    }
+
     fn spec(args: &[&str]) -> Result<JobSpec, UsageError> {
         let a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         JobSpec::from_args(&a, 1_700_000_000.0, &mut std::io::sink())
@@ -487,10 +581,13 @@ mod tests {
             "redis-auth:pass",
         ])
         .unwrap();
-        let y = with_secret.render();
-        assert!(
-            y.contains("- name: \"REDISCLI_AUTH\"") && y.contains("key: \"pass\""),
-            "{y}"
+        let c = &job(&with_secret.render())["spec"]["template"]["spec"]["containers"][0];
+        assert_eq!(
+            c["env"],
+            json!([{
+                "name": "REDISCLI_AUTH",
+                "valueFrom": { "secretKeyRef": { "name": "redis-auth", "key": "pass" } },
+            }])
         );
         assert_eq!(s.cpus, 2);
         assert_eq!(
@@ -505,18 +602,71 @@ mod tests {
             ]
         );
         let y = s.render();
-        for want in [
-            "completionMode: Indexed",
-            "completions: 3",
-            "parallelism: 3",
-            "podAntiAffinity:",
-            "image: \"reg/rb:1\"",
-            "cpu: \"2\"",
-            "kubectl logs -l job-name=ringbench-1700000030 --tail=-1 | ringbench merge -",
-            "args: [\"--shards\", \"3\", \"--start-at\", \"1700000030.000\", \"--json\", \"-\", \"-h\", \"redis\"",
+        assert!(
+            y.contains(
+                "kubectl logs -l job-name=ringbench-1700000030 --tail=-1 | ringbench merge -"
+            ),
+            "{y}"
+        );
+        let j = job(&y);
+        let spec = &j["spec"];
+        assert_eq!(
+            (
+                &spec["completionMode"],
+                &spec["completions"],
+                &spec["parallelism"]
+            ),
+            (&json!("Indexed"), &json!(3), &json!(3))
+        );
+        let pod = &spec["template"]["spec"];
+        assert_eq!(
+            pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]
+                ["topologyKey"],
+            "kubernetes.io/hostname"
+        );
+        let c = &pod["containers"][0];
+        assert_eq!(c["image"], "reg/rb:1");
+        assert_eq!(c["resources"]["limits"]["cpu"], "2");
+        assert_eq!(c["args"], json!(s.pod_args()));
+        assert_eq!(
+            (&c["args"][6], &c["args"][7]),
+            (&json!("-h"), &json!("redis"))
+        );
+        assert_eq!(
+            c["securityContext"]["seccompProfile"],
+            json!({ "type": "Localhost", "localhostProfile": "profiles/ringbench-io-uring.json" })
+        );
+    }
+
+    #[test]
+    fn seccomp_is_localhost_unless_asked() {
+        for (flag, want) in [
+            (
+                None,
+                json!({ "type": "Localhost", "localhostProfile": SECCOMP_PROFILE }),
+            ),
+            (Some("unconfined"), json!({ "type": "Unconfined" })),
+            (Some("runtime-default"), json!({ "type": "RuntimeDefault" })),
+            (
+                Some("localhost:lab/rb.json"),
+                json!({ "type": "Localhost", "localhostProfile": "lab/rb.json" }),
+            ),
         ] {
-            assert!(y.contains(want), "{want} not in\n{y}");
+            let mut args = vec!["-h", "r", "--pods", "2"];
+            args.extend(flag.map(|f| ["--seccomp", f]).iter().flatten());
+            let j = job(&spec(&args).unwrap().render());
+            let sc = &j["spec"]["template"]["spec"]["containers"][0]["securityContext"];
+            assert_eq!(sc["seccompProfile"], want, "{flag:?}");
+            assert_eq!(sc["capabilities"]["drop"], json!(["ALL"]));
         }
+        // The shipped profile is the one the default names, and it allows io_uring.
+        let shipped = include_str!("../../deploy/seccomp/ringbench-io-uring.json");
+        let p: Value = serde_json::from_str(shipped).unwrap();
+        let allowed = p["syscalls"][0]["names"].as_array().unwrap();
+        for call in ["io_uring_setup", "io_uring_enter", "io_uring_register"] {
+            assert!(allowed.contains(&json!(call)), "{call}");
+        }
+        assert!(SECCOMP_PROFILE.ends_with("/ringbench-io-uring.json"));
     }
 
     #[test]
@@ -547,6 +697,21 @@ mod tests {
                 "'--auth-secret'",
             ),
             (vec!["-h", "r", "--pods", "2", "--user", "u"], "'--user'"),
+            (
+                vec!["-h", "r", "--pods", "2", "--seccomp", "default"],
+                "'--seccomp'",
+            ),
+            (
+                vec![
+                    "-h",
+                    "r",
+                    "--pods",
+                    "2",
+                    "--seccomp",
+                    "localhost:/etc/x.json",
+                ],
+                "'--seccomp'",
+            ),
         ] {
             let e = spec(&args).unwrap_err().0;
             assert!(e.contains(want), "{args:?}: {e}");
