@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test on a fresh Debian/Ubuntu machine: installs what the tests start or call when it is
-# missing (redis-server and redis-cli, openssl for the TLS certificates, script for terminal tests, a
-# TrueType font for the PNG chart, python3 for the layering check, ip and iptables for the network
-# namespace tests, python3-seccomp for the fleet's seccomp profile, chromium for the HTML report's browser test), checks clippy, the layering
+# missing (redis-server and redis-cli, openssl for the TLS certificates, script for terminal tests,
+# python3 for the layering check, ip and iptables for the network namespace tests, python3-seccomp for
+# the fleet's seccomp profile, chromium for the HTML report's browser test), checks clippy, the layering
 # (scripts/deps.sh) and the docs with warnings as errors, then runs
 # `cargo test --all-targets` with its output shown. Extra arguments go to cargo test.
 set -euo pipefail
@@ -19,13 +19,6 @@ command -v ip >/dev/null || missing+=(iproute2)
 command -v iptables >/dev/null || [ -x /usr/sbin/iptables ] || missing+=(iptables)
 # tests/fleet.rs runs a pod under the shipped seccomp profile, loaded by libseccomp's Python binding.
 /usr/bin/python3 -c 'import seccomp' 2>/dev/null || missing+=(python3-seccomp)
-# The PNG chart test draws text with a system TrueType font.
-font=""
-for f in /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf /usr/share/fonts/dejavu/DejaVuSans.ttf \
-  /usr/share/fonts/TTF/DejaVuSans.ttf /usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf; do
-  [ -f "$f" ] && font=$f
-done
-[ -n "$font" ] || missing+=(fonts-dejavu-core)
 # The HTML report is checked in a real browser, headless.
 command -v chromium >/dev/null || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then

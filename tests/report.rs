@@ -130,7 +130,7 @@ fn the_html_report_is_self_contained_and_a_browser_draws_it() {
     );
     let (w, h, px) = pixels(&shot);
     assert_eq!((w, h), (1200, 5200));
-    // The charts' lines: the latency line's red (plotters' first palette colour) and the per-second
+    // The charts' lines: the latency line's blue (the charts' first colour) and the per-second
     // chart's blue rate line and red p99 line, drawn in many pixels each; and dark text.
     let near = |p: &[u8; 3], c: [u8; 3]| p.iter().zip(c).all(|(&a, b)| a.abs_diff(b) < 40);
     let count = |c: [u8; 3]| px.iter().filter(|p| near(p, c)).count();

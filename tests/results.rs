@@ -560,11 +560,10 @@ fn plot_to_a_png_name_draws_a_png() {
     assert_eq!((info.width, info.height), (960, 600));
     assert_eq!(info.color_type, png::ColorType::Rgb);
     let pixels: Vec<&[u8]> = buf[..info.buffer_size()].chunks(3).collect();
-    // Each test's line (and its legend box) in its own palette colour, and text and axes in black.
-    use plotters::style::{Color, Palette, Palette99};
-    for i in 0..2 {
-        let (r, g, b) = Palette99::pick(i).to_rgba().rgb();
-        let n = pixels.iter().filter(|p| **p == [r, g, b]).count();
+    // Each test's line (and its legend box) in its own colour, the chart's first two (dark blue and red:
+    // readable on white), and text and axes in black.
+    for (i, rgb) in [[31u8, 119, 180], [214, 39, 40]].into_iter().enumerate() {
+        let n = pixels.iter().filter(|p| **p == rgb).count();
         assert!(n > 500, "series {i}: {n} pixels of its colour");
     }
     let dark = pixels.iter().filter(|p| p.iter().all(|&c| c < 60)).count();

@@ -1529,13 +1529,13 @@ pub fn run(
             .iter()
             .map(|o| (o.percentile, o.max_ms))
             .collect();
-        crate::report::plot::write_knee(
-            path,
-            &format!("ringbench capacity: {}", test.title),
-            &points,
-            &objectives,
-        )
-        .map_err(|e| RunError::Results(vec![e.into()]))?;
+        let title = format!(
+            "ringbench capacity: {}\n{}",
+            test.title,
+            crate::report::result_file::RunConfig::of(&cfg).summary()
+        );
+        crate::report::plot::write_knee(path, &title, &points, &objectives, entry.capacity_rps)
+            .map_err(|e| RunError::Results(vec![e.into()]))?;
     }
     let results: Vec<TestResult> = records.into_iter().map(|rec| rec.result).collect();
     let failed = results.iter().any(|r| r.stats.failed > 0);

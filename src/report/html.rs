@@ -259,6 +259,7 @@ fn capacity_section(
         "capacity: latency against offered load",
         &points,
         &objectives,
+        cap.capacity_rps,
     ) {
         let _ = writeln!(s, "<div class=\"chart\">{svg}</div>");
     }

@@ -2,9 +2,10 @@
 //! drawn with plotters' SVG or bitmap backend.
 //!
 //! The percentile axis is the usual HdrHistogram one: x = log10(1 / (1 - p)), so 90%, 99%, 99.9% ...
-//! are evenly spaced, from 0% to 99.999%; latency (ms) is on a log scale as well. Text goes through
-//! plotters' ab_glyph fonts: a PNG uses a TrueType font of the system; an SVG only needs text widths for
-//! its layout (the viewer draws `<text>`), which a built-in layout-only font gives when the system has none.
+//! are evenly spaced, from 0% to 99.999%; latency (ms) is on a log scale as well, labelled at every
+//! decade. Text is DejaVu Sans, embedded (`assets/fonts`, its licence beside it): an SVG takes its widths
+//! for the layout, a PNG its glyphs, drawn by `glyphs::Glyphs`. A title may have a second line (after a
+//! `\n`): the run's target and flags. Legends sit beside the plot, never over it.
 
 use hdrhistogram::Histogram;
 use plotters::prelude::*;
@@ -19,8 +20,6 @@ const STEPS: usize = 500;
 pub enum PlotError {
     #[error("could not draw the chart: {0}")]
     Draw(String),
-    #[error("could not draw the chart: {0}")]
-    Font(#[from] fonts::NoFont),
     #[error("could not write the chart {path}: {reason}")]
     Write { path: String, reason: String },
     #[error("nothing to plot: no latencies were recorded")]
@@ -71,29 +70,123 @@ fn lines_of(series: &[Series<'_>]) -> Result<Lines, PlotError> {
     Ok(lines)
 }
 
-/// Draws the chart on any plotters backend.
-fn draw<DB: DrawingBackend>(
-    root: DrawingArea<DB, plotters::coord::Shift>,
+/// Dark, distinct line colours, readable on white (plotters' palette has a faint yellow): one per line,
+/// in order.
+pub const COLORS: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 140, 44),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(0, 0, 0),
+    RGBColor(0, 128, 128),
+    RGBColor(200, 82, 0),
+];
+
+/// The `i`th line's colour.
+pub fn color(i: usize) -> RGBAColor {
+    COLORS[i % COLORS.len()].to_rgba()
+}
+
+/// How a legend entry shows its line: a filled box (a line of points) or a thin bar (a threshold).
+#[derive(Clone, Copy)]
+enum Mark {
+    Box,
+    Bar,
+}
+
+type Area<DB> = DrawingArea<DB, plotters::coord::Shift>;
+
+fn draw_error(e: &dyn std::fmt::Display) -> PlotError {
+    PlotError::Draw(e.to_string())
+}
+
+/// The axes' lowest and highest latency: whole decades around `lo..hi` (ms), a little wider, so that every
+/// decade the data crosses, and the ones below and above it, are labelled.
+fn decades(lo: f64, hi: f64) -> (f64, f64) {
+    let lo = lo.max(1e-4);
+    let hi = hi.max(lo * 1.01);
+    let bottom = 10f64.powf(lo.log10().floor());
+    let top = 10f64.powf(hi.log10().ceil());
+    // A little past the decades: the axis' key points are found by repeated multiplication.
+    (bottom / 1.05, top * 1.05)
+}
+
+/// Fills the background, writes the title (and its second line, if any) and splits off a legend column
+/// wide enough for `labels`. Returns the plot's area and the legend's.
+fn frame<DB: DrawingBackend>(
+    root: Area<DB>,
     title: &str,
-    lines: Lines,
+    labels: &[&str],
+) -> Result<(Area<DB>, Area<DB>), PlotError> {
+    root.fill(&WHITE).map_err(|e| draw_error(&e))?;
+    let (head, sub) = title.split_once('\n').unwrap_or((title, ""));
+    let mut area = root
+        .titled(head, ("sans-serif", 24))
+        .map_err(|e| draw_error(&e))?;
+    if !sub.is_empty() {
+        area = area
+            .titled(
+                sub,
+                ("sans-serif", 15).into_font().color(&RGBColor(60, 60, 60)),
+            )
+            .map_err(|e| draw_error(&e))?;
+    }
+    let font = TextStyle::from(("sans-serif", 15).into_font());
+    let widest = labels
+        .iter()
+        .map(|l| area.estimate_text_size(l, &font).map_or(0, |(w, _)| w))
+        .max()
+        .unwrap_or(0);
+    let (w, _) = area.dim_in_pixel();
+    let legend_w = (widest + 48).min(w / 3);
+    let (plot, legend) = area.split_horizontally(w - legend_w);
+    Ok((plot, legend))
+}
+
+/// Draws the legend's entries from the top of its column.
+fn legend<DB: DrawingBackend>(
+    area: &Area<DB>,
+    entries: &[(String, RGBAColor, Mark)],
 ) -> Result<(), PlotError> {
+    let style = TextStyle::from(("sans-serif", 15).into_font()).pos(
+        plotters_backend::text_anchor::Pos::new(
+            plotters_backend::text_anchor::HPos::Left,
+            plotters_backend::text_anchor::VPos::Center,
+        ),
+    );
+    for (i, (label, color, mark)) in entries.iter().enumerate() {
+        let y = 40 + 24 * i as i32;
+        let (top, bottom) = match mark {
+            Mark::Box => (y - 5, y + 5),
+            Mark::Bar => (y - 1, y + 1),
+        };
+        area.draw(&Rectangle::new([(6, top), (24, bottom)], color.filled()))
+            .map_err(|e| draw_error(&e))?;
+        area.draw(&Text::new(label.clone(), (32, y), style.clone()))
+            .map_err(|e| draw_error(&e))?;
+    }
+    Ok(())
+}
+
+/// Draws the chart on any plotters backend.
+fn draw<DB: DrawingBackend>(root: Area<DB>, title: &str, lines: Lines) -> Result<(), PlotError> {
     // Latency spans orders of magnitude between p50 and p99.999, so the latency axis is logarithmic too.
     let ys = || lines.iter().flat_map(|(_, p)| p.iter().map(|&(_, y)| y));
-    let top = ys().fold(0.0f64, f64::max).max(0.001) * 1.3;
-    let bottom = ys().fold(f64::MAX, f64::min).max(0.0001) / 1.3;
-    let fail = |e: &dyn std::fmt::Display| PlotError::Draw(e.to_string());
-    root.fill(&WHITE).map_err(|e| fail(&e))?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 26))
+    let (bottom, top) = decades(ys().fold(f64::MAX, f64::min), ys().fold(0.0f64, f64::max));
+    let labels: Vec<&str> = lines.iter().map(|(l, _)| l.as_str()).collect();
+    let (plot, side) = frame(root, title, &labels)?;
+    let mut chart = ChartBuilder::on(&plot)
         .margin(16)
-        .margin_right(48)
+        .margin_right(36)
         .x_label_area_size(44)
         .y_label_area_size(70)
         .build_cartesian_2d(0f64..NINES, (bottom..top).log_scale())
-        .map_err(|e| fail(&e))?;
+        .map_err(|e| draw_error(&e))?;
     chart
         .configure_mesh()
         .x_labels(NINES as usize + 1)
+        .y_labels(12)
         .x_label_formatter(&|x| percentile_label(*x))
         .y_label_formatter(&|y| ms_label(*y))
         .x_desc("percentile")
@@ -101,32 +194,24 @@ fn draw<DB: DrawingBackend>(
         .label_style(("sans-serif", 15))
         .axis_desc_style(("sans-serif", 16))
         .draw()
-        .map_err(|e| fail(&e))?;
+        .map_err(|e| draw_error(&e))?;
+    let mut entries = Vec::new();
     for (i, (label, pts)) in lines.into_iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
+        let color = color(i);
         chart
             .draw_series(LineSeries::new(pts, color.stroke_width(2)))
-            .map_err(|e| fail(&e))?
-            .label(label)
-            // A filled box, not a line, so the chart holds exactly one line element per series.
-            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 18, y + 5)], color.filled()));
+            .map_err(|e| draw_error(&e))?;
+        entries.push((label, color, Mark::Box));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 15))
-        .draw()
-        .map_err(|e| fail(&e))?;
-    root.present().map_err(|e| fail(&e))?;
+    legend(&side, &entries)?;
+    plot.present().map_err(|e| draw_error(&e))?;
     Ok(())
 }
 
 /// Draws the chart as SVG text.
 pub fn render(title: &str, series: &[Series<'_>]) -> Result<String, PlotError> {
     let lines = lines_of(series)?;
-    fonts::ensure(false)?;
+    fonts::ensure();
     let mut svg = String::new();
     draw(
         SVGBackend::with_string(&mut svg, (960, 600)).into_drawing_area(),
@@ -160,7 +245,7 @@ pub fn render_seconds(title: &str, seconds: &[(f64, f64, f64)]) -> Result<String
     if seconds.is_empty() {
         return Err(PlotError::Empty);
     }
-    fonts::ensure(false)?;
+    fonts::ensure();
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (960, 420)).into_drawing_area();
@@ -261,9 +346,9 @@ fn is_png(path: &std::path::Path) -> bool {
 pub fn write(path: &std::path::Path, title: &str, series: &[Series<'_>]) -> Result<(), PlotError> {
     if is_png(path) {
         let lines = lines_of(series)?;
-        fonts::ensure(true)?;
+        fonts::ensure();
         return draw(
-            BitMapBackend::new(path, (960, 600)).into_drawing_area(),
+            glyphs::Glyphs(BitMapBackend::new(path, (960, 600))).into_drawing_area(),
             title,
             lines,
         )
@@ -287,125 +372,166 @@ fn png_error(path: &std::path::Path, e: PlotError) -> PlotError {
     }
 }
 
-/// Fonts for plotters' text. The SVG backend writes text as `<text>` for the viewer to render and only
-/// needs widths for the layout; a PNG needs real glyphs, taken from a TrueType font of the system.
+/// The charts' font: DejaVu Sans, embedded, so every chart's text looks the same on every machine and a
+/// PNG needs no font installed. An SVG takes its text widths for the layout (the viewer draws the text).
 mod fonts {
     use plotters::style::FontStyle;
-    use std::sync::OnceLock;
+    use std::sync::Once;
 
-    /// Where Debian, Ubuntu, Fedora and Arch put common sans-serif fonts.
-    const CANDIDATES: [&str; 6] = [
-        "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
-        "/usr/share/fonts/dejavu/DejaVuSans.ttf",
-        "/usr/share/fonts/TTF/DejaVuSans.ttf",
-        "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
-        "/usr/share/fonts/liberation-sans/LiberationSans-Regular.ttf",
-        "/usr/share/fonts/truetype/freefont/FreeSans.ttf",
-    ];
+    /// DejaVu Sans 2.37 (Bitstream Vera licence, in assets/fonts/LICENSE).
+    pub(super) const DEJAVU_SANS: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 
-    /// Which font is registered: a system font (glyphs) or the layout-only one.
-    static REGISTERED: OnceLock<bool> = OnceLock::new();
+    static REGISTERED: Once = Once::new();
 
-    /// Registers the first system font that parses; true when one did.
-    fn register_system_font() -> bool {
-        CANDIDATES.iter().any(|p| {
-            let Ok(bytes) = std::fs::read(p) else {
-                return false;
-            };
-            // plotters keeps fonts for the life of the process.
-            let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
-            plotters::style::register_font("sans-serif", FontStyle::Normal, bytes).is_ok()
-        })
-    }
-
-    /// A PNG was asked for and the system has no TrueType font to draw its text with.
-    #[derive(Debug, thiserror::Error)]
-    #[error(
-        "a PNG chart needs a TrueType font and none was found (looked for {0} and others); install fonts-dejavu-core or name the file .svg"
-    )]
-    pub struct NoFont(&'static str);
-
-    /// Registers the fonts once. `glyphs`: the caller draws pixels (PNG) and needs a system font.
-    pub(super) fn ensure(glyphs: bool) -> Result<(), NoFont> {
-        let has_glyphs = *REGISTERED.get_or_init(|| {
-            if register_system_font() {
-                return true;
-            }
-            let bytes: &'static [u8] = Box::leak(layout_only_font().into_boxed_slice());
-            let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, bytes);
-            false
+    /// Registers the font as plotters' "sans-serif", once.
+    pub(super) fn ensure() {
+        REGISTERED.call_once(|| {
+            // The embedded file is a valid TrueType font (the tests parse it).
+            let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, DEJAVU_SANS);
         });
-        if glyphs && !has_glyphs {
-            return Err(NoFont(CANDIDATES[0]));
-        }
-        Ok(())
     }
+}
 
-    /// A TrueType font with one empty glyph 0.6 em wide: enough for plotters to lay out SVG text,
-    /// whose glyphs the SVG viewer supplies. Tables: head, hhea, hmtx, maxp (all big-endian).
-    pub(super) fn layout_only_font() -> Vec<u8> {
-        let mut head = Vec::new();
-        head.extend(1u16.to_be_bytes()); // majorVersion
-        head.extend(0u16.to_be_bytes()); // minorVersion
-        head.extend(0x0001_0000u32.to_be_bytes()); // fontRevision
-        head.extend(0u32.to_be_bytes()); // checksumAdjustment
-        head.extend(0x5F0F_3CF5u32.to_be_bytes()); // magicNumber
-        head.extend(0u16.to_be_bytes()); // flags
-        head.extend(1000u16.to_be_bytes()); // unitsPerEm
-        head.extend([0u8; 16]); // created, modified
-        for v in [0i16, -200, 600, 800] {
-            head.extend(v.to_be_bytes()); // xMin, yMin, xMax, yMax
+/// A bitmap backend whose text is laid out glyph by glyph at the font's own positions. plotters' ab_glyph
+/// text drawing places each glyph's outline at the pen position without its left side bearing, which
+/// splits words in a PNG ("SE T", "ob jective"); this draws each glyph where the font puts it.
+mod glyphs {
+    use ab_glyph::{Font, FontRef, ScaleFont};
+    use plotters::prelude::*;
+    use plotters_backend::text_anchor::{HPos, VPos};
+    use plotters_backend::{
+        BackendColor, BackendCoord, BackendStyle, BackendTextStyle, DrawingErrorKind,
+    };
+
+    pub struct Glyphs<B>(pub B);
+
+    type Result<B> = std::result::Result<(), DrawingErrorKind<<B as DrawingBackend>::ErrorType>>;
+
+    impl<B: DrawingBackend> DrawingBackend for Glyphs<B> {
+        type ErrorType = B::ErrorType;
+
+        fn get_size(&self) -> (u32, u32) {
+            self.0.get_size()
         }
-        head.extend(0u16.to_be_bytes()); // macStyle
-        head.extend(8u16.to_be_bytes()); // lowestRecPPEM
-        head.extend(2i16.to_be_bytes()); // fontDirectionHint
-        head.extend(0i16.to_be_bytes()); // indexToLocFormat
-        head.extend(0i16.to_be_bytes()); // glyphDataFormat
-        let mut hhea = Vec::new();
-        hhea.extend(0x0001_0000u32.to_be_bytes()); // version
-        for v in [800i16, -200, 0] {
-            hhea.extend(v.to_be_bytes()); // ascender, descender, lineGap
+        fn ensure_prepared(&mut self) -> Result<B> {
+            self.0.ensure_prepared()
         }
-        hhea.extend(600u16.to_be_bytes()); // advanceWidthMax
-        for v in [0i16, 0, 600, 1, 0, 0, 0, 0, 0, 0, 0] {
-            // minLeftSideBearing, minRightSideBearing, xMaxExtent, caretSlopeRise, caretSlopeRun,
-            // caretOffset, 4 reserved, metricDataFormat
-            hhea.extend(v.to_be_bytes());
+        fn present(&mut self) -> Result<B> {
+            self.0.present()
         }
-        hhea.extend(1u16.to_be_bytes()); // numberOfHMetrics
-        let mut hmtx = Vec::new();
-        hmtx.extend(600u16.to_be_bytes()); // advanceWidth
-        hmtx.extend(0i16.to_be_bytes()); // lsb
-        let mut maxp = Vec::new();
-        maxp.extend(0x0000_5000u32.to_be_bytes()); // version 0.5
-        maxp.extend(1u16.to_be_bytes()); // numGlyphs
-        let tables: [(&[u8; 4], Vec<u8>); 4] = [
-            (b"head", head),
-            (b"hhea", hhea),
-            (b"hmtx", hmtx),
-            (b"maxp", maxp),
-        ];
-        let mut font = Vec::new();
-        font.extend(0x0001_0000u32.to_be_bytes()); // sfntVersion
-        font.extend((tables.len() as u16).to_be_bytes());
-        font.extend(64u16.to_be_bytes()); // searchRange
-        font.extend(2u16.to_be_bytes()); // entrySelector
-        font.extend(0u16.to_be_bytes()); // rangeShift
-        let mut offset = 12 + 16 * tables.len();
-        let mut body = Vec::new();
-        for (tag, data) in &tables {
-            font.extend(*tag);
-            font.extend(0u32.to_be_bytes()); // checksum (not checked by readers)
-            font.extend((offset as u32).to_be_bytes());
-            font.extend((data.len() as u32).to_be_bytes());
-            body.extend(data);
-            while body.len() % 4 != 0 {
-                body.push(0);
+        fn draw_pixel(&mut self, p: BackendCoord, c: BackendColor) -> Result<B> {
+            self.0.draw_pixel(p, c)
+        }
+        fn draw_line<S: BackendStyle>(
+            &mut self,
+            a: BackendCoord,
+            b: BackendCoord,
+            s: &S,
+        ) -> Result<B> {
+            self.0.draw_line(a, b, s)
+        }
+        fn draw_rect<S: BackendStyle>(
+            &mut self,
+            a: BackendCoord,
+            b: BackendCoord,
+            s: &S,
+            fill: bool,
+        ) -> Result<B> {
+            self.0.draw_rect(a, b, s, fill)
+        }
+        fn draw_path<S: BackendStyle, I: IntoIterator<Item = BackendCoord>>(
+            &mut self,
+            path: I,
+            s: &S,
+        ) -> Result<B> {
+            self.0.draw_path(path, s)
+        }
+        fn draw_circle<S: BackendStyle>(
+            &mut self,
+            c: BackendCoord,
+            r: u32,
+            s: &S,
+            fill: bool,
+        ) -> Result<B> {
+            self.0.draw_circle(c, r, s, fill)
+        }
+        fn fill_polygon<S: BackendStyle, I: IntoIterator<Item = BackendCoord>>(
+            &mut self,
+            vert: I,
+            s: &S,
+        ) -> Result<B> {
+            self.0.fill_polygon(vert, s)
+        }
+        fn blit_bitmap(&mut self, pos: BackendCoord, size: (u32, u32), src: &[u8]) -> Result<B> {
+            self.0.blit_bitmap(pos, size, src)
+        }
+
+        /// As plotters' own (anchor, rotation, the layout box of its text), but each glyph's outline is
+        /// drawn at its pen position plus its bearing.
+        fn draw_text<S: BackendTextStyle>(
+            &mut self,
+            text: &str,
+            style: &S,
+            pos: BackendCoord,
+        ) -> Result<B> {
+            let color = style.color();
+            if color.alpha == 0.0 {
+                return Ok(());
             }
-            offset = 12 + 16 * tables.len() + body.len();
+            let font = FontRef::try_from_slice(super::fonts::DEJAVU_SANS)
+                .expect("the embedded font parses");
+            let size = style.size() as f32;
+            let scaled = font.as_scaled(size);
+            let ((min_x, min_y), (max_x, max_y)) = style
+                .layout_box(text)
+                .map_err(|e| DrawingErrorKind::FontError(Box::new(e)))?;
+            let (width, height) = (max_x - min_x, max_y - min_y);
+            let dx = match style.anchor().h_pos {
+                HPos::Left => 0,
+                HPos::Right => -width,
+                HPos::Center => -width / 2,
+            };
+            let dy = match style.anchor().v_pos {
+                VPos::Top => 0,
+                VPos::Center => -height / 2,
+                VPos::Bottom => -height,
+            };
+            let trans = style.transform();
+            let (w, h) = self.get_size();
+            // The baseline where plotters puts it (half the size down from the layout box's top).
+            let baseline = size / 2.0;
+            let mut pen = 0f32;
+            let mut prev = None;
+            for c in text.chars() {
+                let id = scaled.glyph_id(c);
+                if let Some(p) = prev {
+                    pen += scaled.kern(p, id);
+                }
+                prev = Some(id);
+                let glyph = id.with_scale_and_position(size, ab_glyph::point(pen, baseline));
+                pen += scaled.h_advance(id);
+                let Some(outline) = scaled.outline_glyph(glyph) else {
+                    continue;
+                };
+                let bounds = outline.px_bounds();
+                let mut covered = Vec::new();
+                outline.draw(|x, y, a| covered.push((x, y, a)));
+                for (x, y, a) in covered {
+                    let gx = bounds.min.x as i32 + x as i32;
+                    let gy = bounds.min.y as i32 + y as i32;
+                    let (x, y) = trans.transform(gx + dx - min_x, gy + dy - min_y);
+                    let (x, y) = (pos.0 + x, pos.1 + y);
+                    if x >= 0 && x < w as i32 && y >= 0 && y < h as i32 && a > 0.0 {
+                        let c = BackendColor {
+                            alpha: color.alpha * f64::from(a.min(1.0)),
+                            rgb: color.rgb,
+                        };
+                        self.0.draw_pixel((x, y), c)?;
+                    }
+                }
+            }
+            Ok(())
         }
-        font.extend(body);
-        font
     }
 }
 
@@ -447,7 +573,7 @@ struct Knee {
 type KneeLine = (f64, Vec<(f64, f64, bool)>);
 
 fn knee_of(steps: &[KneePoint<'_>], objectives: &[(f64, f64)]) -> Result<Knee, PlotError> {
-    fonts::ensure(false)?;
+    fonts::ensure();
     let mut steps: Vec<&KneePoint<'_>> = steps.iter().filter(|s| !s.hist.is_empty()).collect();
     if steps.is_empty() {
         return Err(PlotError::Empty);
@@ -473,8 +599,8 @@ fn knee_of(steps: &[KneePoint<'_>], objectives: &[(f64, f64)]) -> Result<Knee, P
             .flat_map(|(_, p)| p.iter().map(|&(_, y, _)| y))
             .chain(objectives.iter().map(|&(_, ms)| ms))
     };
-    let top = ys().fold(0.0f64, f64::max).max(0.001) * 1.5;
-    let bottom = ys().fold(f64::MAX, f64::min).max(0.0001) / 1.5;
+    let top = ys().fold(0.0f64, f64::max);
+    let bottom = ys().fold(f64::MAX, f64::min);
     let right = steps.iter().map(|s| s.offered).fold(0.0, f64::max) * 1.05;
     Ok(Knee {
         ps,
@@ -486,14 +612,16 @@ fn knee_of(steps: &[KneePoint<'_>], objectives: &[(f64, f64)]) -> Result<Knee, P
 }
 
 /// Draws the knee chart as SVG text: latency percentiles (log scale) against offered load, one line per
-/// percentile through the steps in rate order (failed steps marked with a cross), and each objective
-/// (percentile, ms) as a dashed horizontal line in its percentile's colour.
+/// percentile through the steps in rate order (failed steps marked with a cross), each objective
+/// (percentile, ms) as a dashed horizontal line in its percentile's colour, and the search's answer
+/// (`capacity`, requests per second) as a vertical line.
 pub fn render_knee(
     title: &str,
     steps: &[KneePoint<'_>],
     objectives: &[(f64, f64)],
+    capacity: Option<f64>,
 ) -> Result<String, PlotError> {
-    fonts::ensure(false)?;
+    fonts::ensure();
     let knee = knee_of(steps, objectives)?;
     let mut svg = String::new();
     draw_knee(
@@ -501,17 +629,23 @@ pub fn render_knee(
         title,
         &knee,
         objectives,
+        capacity,
     )?;
     Ok(svg)
 }
 
+/// The answer's legend label: "capacity 41000 rps".
+fn capacity_label(rps: f64) -> String {
+    format!("capacity {rps:.0} rps")
+}
+
 fn draw_knee<DB: DrawingBackend>(
-    root: DrawingArea<DB, plotters::coord::Shift>,
+    root: Area<DB>,
     title: &str,
     knee: &Knee,
     objectives: &[(f64, f64)],
+    capacity: Option<f64>,
 ) -> Result<(), PlotError> {
-    let draw = |e: &dyn std::fmt::Display| PlotError::Draw(e.to_string());
     let Knee {
         ps,
         lines,
@@ -519,18 +653,36 @@ fn draw_knee<DB: DrawingBackend>(
         bottom,
         top,
     } = knee;
-    let (right, bottom, top) = (*right, *bottom, *top);
-    root.fill(&WHITE).map_err(|e| draw(&e))?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 26))
+    let right = capacity.map_or(*right, |c| right.max(c * 1.05));
+    let (bottom, top) = decades(*bottom, *top);
+    let color_of = |p: f64| color(ps.iter().position(|&q| q == p).unwrap_or(0));
+    let mut entries: Vec<(String, RGBAColor, Mark)> = lines
+        .iter()
+        .map(|(p, _)| (pct_label(*p), color_of(*p), Mark::Box))
+        .collect();
+    entries.extend(objectives.iter().map(|&(p, ms)| {
+        (
+            format!("objective {} <= {ms} ms", pct_label(p)),
+            color_of(p),
+            Mark::Bar,
+        )
+    }));
+    let answer_color = RGBColor(90, 90, 90).to_rgba();
+    if let Some(c) = capacity {
+        entries.push((capacity_label(c), answer_color, Mark::Bar));
+    }
+    let labels: Vec<&str> = entries.iter().map(|(l, _, _)| l.as_str()).collect();
+    let (plot, side) = frame(root, title, &labels)?;
+    let mut chart = ChartBuilder::on(&plot)
         .margin(16)
-        .margin_right(48)
+        .margin_right(36)
         .x_label_area_size(44)
         .y_label_area_size(70)
         .build_cartesian_2d(0f64..right, (bottom..top).log_scale())
-        .map_err(|e| draw(&e))?;
+        .map_err(|e| draw_error(&e))?;
     chart
         .configure_mesh()
+        .y_labels(12)
         .x_label_formatter(&|x| {
             if right >= 10_000.0 {
                 format!("{:.0}k", x / 1000.0)
@@ -544,20 +696,7 @@ fn draw_knee<DB: DrawingBackend>(
         .label_style(("sans-serif", 15))
         .axis_desc_style(("sans-serif", 16))
         .draw()
-        .map_err(|e| draw(&e))?;
-    // Dark, distinct colours (the default palette's yellow is hard to read on white).
-    const COLORS: [RGBColor; 6] = [
-        RGBColor(31, 119, 180),
-        RGBColor(214, 39, 40),
-        RGBColor(44, 140, 44),
-        RGBColor(148, 103, 189),
-        RGBColor(140, 86, 75),
-        RGBColor(0, 0, 0),
-    ];
-    let color_of = |p: f64| {
-        let i = ps.iter().position(|&q| q == p).unwrap_or(0);
-        COLORS[i % COLORS.len()].to_rgba()
-    };
+        .map_err(|e| draw_error(&e))?;
     for (p, pts) in lines {
         let color = color_of(*p);
         chart
@@ -565,9 +704,7 @@ fn draw_knee<DB: DrawingBackend>(
                 pts.iter().map(|&(x, y, _)| (x, y)),
                 color.stroke_width(2),
             ))
-            .map_err(|e| draw(&e))?
-            .label(pct_label(*p))
-            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 18, y + 5)], color.filled()));
+            .map_err(|e| draw_error(&e))?;
         chart
             .draw_series(pts.iter().map(|&(x, y, pass)| {
                 if pass {
@@ -576,30 +713,30 @@ fn draw_knee<DB: DrawingBackend>(
                     Cross::new((x, y), 5, color.stroke_width(2)).into_dyn()
                 }
             }))
-            .map_err(|e| draw(&e))?;
+            .map_err(|e| draw_error(&e))?;
     }
     for &(p, ms) in objectives {
-        let color = color_of(p);
         chart
             .draw_series(DashedLineSeries::new(
                 [(0.0, ms), (right, ms)],
                 10,
                 6,
-                color.stroke_width(2),
+                color_of(p).stroke_width(2),
             ))
-            .map_err(|e| draw(&e))?
-            .label(format!("objective {} <= {ms} ms", pct_label(p)))
-            .legend(move |(x, y)| Rectangle::new([(x, y - 1), (x + 18, y + 1)], color.filled()));
+            .map_err(|e| draw_error(&e))?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 15))
-        .draw()
-        .map_err(|e| draw(&e))?;
-    root.present().map_err(|e| draw(&e))?;
+    if let Some(c) = capacity {
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(c, bottom), (c, top)],
+                4,
+                4,
+                answer_color.stroke_width(2),
+            ))
+            .map_err(|e| draw_error(&e))?;
+    }
+    legend(&side, &entries)?;
+    plot.present().map_err(|e| draw_error(&e))?;
     Ok(())
 }
 
@@ -609,19 +746,21 @@ pub fn write_knee(
     title: &str,
     steps: &[KneePoint<'_>],
     objectives: &[(f64, f64)],
+    capacity: Option<f64>,
 ) -> Result<(), PlotError> {
     if is_png(path) {
-        fonts::ensure(true)?;
+        fonts::ensure();
         let knee = knee_of(steps, objectives)?;
         return draw_knee(
-            BitMapBackend::new(path, (960, 600)).into_drawing_area(),
+            glyphs::Glyphs(BitMapBackend::new(path, (960, 600))).into_drawing_area(),
             title,
             &knee,
             objectives,
+            capacity,
         )
         .map_err(|e| png_error(path, e));
     }
-    let svg = render_knee(title, steps, objectives)?;
+    let svg = render_knee(title, steps, objectives, capacity)?;
     std::fs::write(path, svg).map_err(|e| PlotError::Write {
         path: path.display().to_string(),
         reason: crate::os_error::describe(e),
@@ -664,19 +803,113 @@ mod tests {
     }
 
     #[test]
-    fn the_layout_only_font_lays_out_svg_text() {
-        // Registered directly: whichever font this machine has, the layout-only one must parse.
-        let bytes: &'static [u8] = Box::leak(fonts::layout_only_font().into_boxed_slice());
+    fn the_embedded_font_lays_out_text_by_its_glyphs() {
+        fonts::ensure();
+        let font = FontDesc::new(FontFamily::Name("sans-serif"), 20.0, FontStyle::Normal);
+        let (w_wide, _) = font.box_size("WWWW").unwrap();
+        let (w_thin, _) = font.box_size("iiii").unwrap();
         assert!(
-            plotters::style::register_font("ringbench-layout", FontStyle::Normal, bytes).is_ok()
+            w_wide > 2 * w_thin,
+            "W {w_wide} px, i {w_thin} px: not a real font's widths"
         );
-        let font = FontDesc::new(
-            FontFamily::Name("ringbench-layout"),
-            10.0,
-            FontStyle::Normal,
-        );
-        let (w, _) = font.box_size("abcd").unwrap();
-        assert_eq!(w, 24, "4 characters of 0.6 em at 10 px");
+    }
+
+    /// The columns of `text` drawn at 15 px (as the legend's labels are) that have ink, left to right.
+    fn inked_columns(text: &str) -> Vec<bool> {
+        fonts::ensure();
+        let (w, h) = (200u32, 40u32);
+        let mut buf = vec![255u8; (w * h * 3) as usize];
+        {
+            let area =
+                glyphs::Glyphs(BitMapBackend::with_buffer(&mut buf, (w, h))).into_drawing_area();
+            let style = TextStyle::from(("sans-serif", 15).into_font());
+            area.draw(&Text::new(text.to_string(), (4, 10), style))
+                .unwrap();
+            area.present().unwrap();
+        }
+        (0..w as usize)
+            .map(|x| (0..h as usize).any(|y| buf[(y * w as usize + x) * 3] < 128))
+            .collect()
+    }
+
+    #[test]
+    fn png_words_are_not_split() {
+        // The widest blank gap inside a word: a split word ("SE T") has one far wider than its others.
+        for word in ["SET", "objective", "LPUSH", "percentile"] {
+            let cols = inked_columns(word);
+            let first = cols.iter().position(|&c| c).unwrap();
+            let last = cols.iter().rposition(|&c| c).unwrap();
+            let mut gap = 0;
+            let mut widest = 0;
+            for &c in &cols[first..=last] {
+                gap = if c { 0 } else { gap + 1 };
+                widest = widest.max(gap);
+            }
+            assert!(widest <= 2, "{word}: a blank gap of {widest} px inside it");
+        }
+    }
+
+    /// The SVG's text elements.
+    fn texts(svg: &str) -> Vec<String> {
+        let doc = roxmltree::Document::parse(svg).unwrap();
+        doc.descendants()
+            .filter(|n| n.has_tag_name("text"))
+            .filter_map(|n| n.text())
+            .map(|t| t.trim().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn every_decade_is_labelled_below_one_ms_too() {
+        let mut h = new_histogram(3);
+        for v in 20_000..400_000u64 {
+            h.record(v).unwrap(); // 0.02 ms to 0.4 ms
+        }
+        let svg = render(
+            "t\nsub",
+            &[Series {
+                label: "x".into(),
+                hist: &h,
+            }],
+        )
+        .unwrap();
+        let t = texts(&svg);
+        for label in ["0.01", "0.1", "1", "sub"] {
+            assert!(t.iter().any(|x| x == label), "no {label} in {t:?}");
+        }
+        assert_eq!(decades(0.3, 0.9), (0.1 / 1.05, 1.0 * 1.05));
+        assert_eq!(decades(2.0, 40.0), (1.0 / 1.05, 100.0 * 1.05));
+    }
+
+    #[test]
+    fn the_knee_marks_its_answer_beside_the_plot() {
+        let mut h = new_histogram(3);
+        for v in 100_000..300_000u64 {
+            h.record(v).unwrap();
+        }
+        let steps = [
+            KneePoint {
+                offered: 1000.0,
+                pass: true,
+                hist: &h,
+            },
+            KneePoint {
+                offered: 2000.0,
+                pass: false,
+                hist: &h,
+            },
+        ];
+        let svg = render_knee("k", &steps, &[(99.0, 1.0)], Some(1000.0)).unwrap();
+        let t = texts(&svg);
+        for label in [
+            "capacity 1000 rps",
+            "objective p99 <= 1 ms",
+            "p50",
+            "p99",
+            "p99.9",
+        ] {
+            assert!(t.iter().any(|x| x == label), "no {label} in {t:?}");
+        }
     }
 
     #[test]

@@ -467,6 +467,34 @@ pub fn host_name() -> String {
 }
 
 impl RunConfig {
+    /// The target and the flags that shape the load, in one line (a chart's subtitle):
+    /// `127.0.0.1:6379  -c 50 -P 1 -d 3 -n 100000`, then `-r`, `--threads`, `--rps`, ... when set.
+    pub fn summary(&self) -> String {
+        let mut s = format!(
+            "{}  -c {} -P {} -d {} -n {}",
+            self.target, self.clients, self.pipeline, self.data_size, self.requests
+        );
+        if let Some(r) = self.keyspace {
+            s.push_str(&format!(" -r {r}"));
+        }
+        if self.threads > 1 {
+            s.push_str(&format!(" --threads {}", self.threads));
+        }
+        if let Some(rps) = self.rps {
+            s.push_str(&format!(" --rps {rps}"));
+        }
+        if self.cluster {
+            s.push_str(" --cluster");
+        }
+        if self.resp3 {
+            s.push_str(" -3");
+        }
+        if let Some(sh) = &self.shard {
+            s.push_str(&format!(" --shard {}/{}", sh.index, sh.count));
+        }
+        s
+    }
+
     pub fn of(cfg: &Config) -> Self {
         RunConfig {
             target: cfg.target.display(),

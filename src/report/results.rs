@@ -4,7 +4,7 @@
 use crate::config::{Config, OutputMode};
 use crate::report::hdrlog::HdrLogError;
 use crate::report::plot::PlotError;
-use crate::report::result_file::{ResultFileError, RunFile};
+use crate::report::result_file::{ResultFileError, RunConfig, RunFile};
 use crate::report::{self, Header, rate_report};
 use crate::stats::TestResult;
 use std::io::Write;
@@ -99,7 +99,11 @@ pub fn after_run(
                 }))
             })
             .collect();
-        crate::report::plot::write(path, "ringbench: latency by percentile", &series)?;
+        let title = format!(
+            "ringbench: latency by percentile\n{}",
+            RunConfig::of(cfg).summary()
+        );
+        crate::report::plot::write(path, &title, &series)?;
     }
     if let Some(path) = &cfg.run.report {
         let loaded = [crate::report::compare::Loaded {

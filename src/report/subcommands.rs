@@ -147,7 +147,19 @@ pub fn run_compare(a: &CompareArgs, out: &mut dyn Write) -> Result<(), ToolError
                 hist,
             })
             .collect();
-        plot::write(path, "ringbench compare: latency by percentile", &series)?;
+        // The subtitle: each distinct target and flags among the files.
+        let mut runs: Vec<String> = Vec::new();
+        for f in &loaded {
+            let r = f.file.config.summary();
+            if !runs.contains(&r) {
+                runs.push(r);
+            }
+        }
+        let title = format!(
+            "ringbench compare: latency by percentile\n{}",
+            runs.join("  vs  ")
+        );
+        plot::write(path, &title, &series)?;
     }
     Ok(())
 }
@@ -232,7 +244,11 @@ pub fn run_merge(a: &MergeArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
                 hist: &r.stats.hist,
             })
             .collect();
-        plot::write(path, "ringbench merge: latency by percentile", &series)?;
+        let title = format!(
+            "ringbench merge: latency by percentile\n{}",
+            f.config.summary()
+        );
+        plot::write(path, &title, &series)?;
     }
     Ok(())
 }
