@@ -221,21 +221,11 @@ fn run_pod_under_seccomp(manifest: &str, drop: &str) -> (std::process::ExitStatu
 fn a_pod_runs_under_the_rendered_seccomp_profile_and_needs_its_io_uring_calls() {
     let s = RedisServer::start();
     s.reset();
-    let port = s.port.to_string();
-    let args = [
-        "-h",
-        "127.0.0.1",
-        "-p",
-        &port,
-        "-t",
-        "set",
-        "-n",
-        "20000",
-        "--pods",
-        "1",
-        "--lead",
-        "1",
-    ];
+    let flags = format!(
+        "-h 127.0.0.1 -p {} -t set -n 20000 --pods 1 --lead 1",
+        s.port
+    );
+    let args: Vec<&str> = flags.split_whitespace().collect();
     let (status, err) = run_pod_under_seccomp(&render(&args), "");
     assert!(status.success() && err.is_empty(), "{status:?} {err}");
     assert_eq!(s.calls("set"), 20000);
