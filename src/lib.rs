@@ -78,6 +78,9 @@ pub enum RunError {
     /// The server has no room for the run's connections under its `maxclients`.
     #[error("{0}")]
     NoRoom(String),
+    /// `--metrics-listen` or `--statsd` could not start.
+    #[error(transparent)]
+    Metrics(#[from] report::metrics::MetricsError),
 }
 
 impl RunError {
@@ -310,7 +313,8 @@ pub fn run(
         drop(ctl.take());
         // On a terminal, the connections still open (as redis-benchmark shows them).
         let mut shown = None;
-        let ran = engine::run_test(&cfg, &cfg.tests[0], 0, control, stderr, |open, _| {
+        let ran = engine::run_test(&cfg, &cfg.tests[0], 0, control, stderr, |live| {
+            let (open, _) = live.totals();
             if let Some(p) = progress.as_deref_mut()
                 && shown != Some(open)
             {
@@ -376,6 +380,12 @@ pub fn run(
             return Ok(outcome);
         }
     }
+    let mut metrics = report::metrics::LiveMetrics::start(&cfg)?;
+    if let Some(url) = metrics.as_ref().and_then(|m| m.url())
+        && cfg.run.output == OutputMode::Normal
+    {
+        writeln!(out, "Serving live metrics at {url}")?;
+    }
     if cfg.run.output == OutputMode::Csv {
         out.write_all(report::CSV_HEADER.as_bytes())?;
     }
@@ -394,8 +404,15 @@ pub fn run(
             let mut prev = (0u64, 0u64, started);
             let title = test.title.clone();
             watch.begin();
-            let mut tick = |completed: u64, lat_sum: u64| {
+            if let Some(m) = metrics.as_mut() {
+                m.begin(&title);
+            }
+            let mut tick = |live: &stats::live::LiveView| {
+                let (completed, lat_sum) = live.totals();
                 watch.sample();
+                if let Some(m) = metrics.as_mut() {
+                    m.tick(&title, live);
+                }
                 let Some(p) = progress.as_deref_mut() else {
                     return;
                 };
@@ -430,7 +447,7 @@ pub fn run(
                     requests: u64::MAX,
                     duration: Some(warmup),
                 };
-                let w = engine::run_phase(&cfg, test, budget, control, stderr, |_, _| {})?;
+                let w = engine::run_phase(&cfg, test, budget, control, stderr, |_| {})?;
                 warmed = Some((w.completed, w.elapsed().as_secs_f64()));
                 if control.stopped() {
                     break;
@@ -502,6 +519,9 @@ pub fn run(
                     test.title, result.stats.completed, requested
                 );
             }
+            if let Some(m) = metrics.as_mut() {
+                m.end(&result);
+            }
             if !lines_later {
                 let text = results::test_text(&result, &header, cfg.run.output);
                 out.write_all(text.as_bytes())?;
@@ -551,6 +571,9 @@ pub fn run(
     outcome.stopped = control.stopped();
     if let Err(e) = results::after_run(&cfg, &outcome.results, outcome.stopped, stdout) {
         unwritten.push(e);
+    }
+    if let Some(m) = metrics {
+        m.finish();
     }
     if !unwritten.is_empty() {
         return Err(RunError::Results(unwritten));

@@ -5,6 +5,7 @@ pub(crate) mod encoded_histogram;
 pub(crate) mod hdrlog;
 pub(crate) mod html;
 mod merge;
+pub(crate) mod metrics;
 pub(crate) mod per_second;
 pub(crate) mod plot;
 pub(crate) mod rate_report;
