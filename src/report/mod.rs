@@ -13,6 +13,8 @@ pub(crate) mod repeats;
 pub(crate) mod result_file;
 pub(crate) mod results;
 mod significance;
+pub(crate) mod sink;
+pub(crate) mod sinks;
 pub(crate) mod subcommands;
 pub(crate) mod verify;
 

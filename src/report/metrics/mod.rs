@@ -5,10 +5,12 @@ pub(crate) mod board;
 pub(crate) mod prometheus;
 pub(crate) mod statsd;
 
-use crate::config::Config;
+use crate::config::{Config, OutputMode};
+use crate::report::sink::{Sink, SinkError};
 use crate::stats::TestResult;
 use crate::stats::live::LiveView;
 use board::Board;
+use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -18,6 +20,8 @@ pub struct LiveMetrics {
     endpoint: Option<prometheus::Endpoint>,
     statsd: Option<statsd::Statsd>,
     linger: Duration,
+    /// The normal report's first line gives the endpoint's address.
+    announce: bool,
 }
 
 /// Why an output could not start.
@@ -49,6 +53,8 @@ impl LiveMetrics {
             endpoint,
             statsd,
             linger: m.linger,
+            announce: cfg.run.output == OutputMode::Normal
+                && !crate::report::results::json_to_stdout(cfg),
         }))
     }
 
@@ -58,36 +64,48 @@ impl LiveMetrics {
             .as_ref()
             .map(|e| format!("http://{}/metrics", e.addr))
     }
+}
 
-    /// Test `title` starts.
-    pub fn begin(&mut self, title: &str) {
+impl Sink for LiveMetrics {
+    fn start(&mut self, out: &mut dyn Write) -> Result<(), SinkError> {
+        if let Some(url) = self.url().filter(|_| self.announce) {
+            writeln!(out, "Serving live metrics at {url}")?;
+        }
+        Ok(())
+    }
+
+    fn begin(&mut self, title: &str) {
         self.board.begin(title);
     }
 
-    /// A progress tick of test `title`.
-    pub fn tick(&mut self, title: &str, view: &LiveView) {
+    fn tick(&mut self, title: &str, live: &LiveView) {
         let now = Instant::now();
-        self.board.update(title, view, now);
+        self.board.update(title, live, now);
         if let Some(s) = self.statsd.as_mut() {
             s.tick(&self.board, now);
         }
     }
 
-    /// A test ended with `result`.
-    pub fn end(&mut self, result: &TestResult) {
-        self.board.end(result);
+    fn test(&mut self, r: &TestResult, _out: &mut dyn Write) -> Result<(), SinkError> {
+        self.board.end(r);
         if let Some(s) = self.statsd.as_mut() {
-            s.end_test(&self.board, &result.title);
+            s.end_test(&self.board, &r.title);
         }
+        Ok(())
     }
 
-    /// The run is over: the endpoint serves the final figures until a scrape has read them, at most
-    /// `--metrics-linger`.
-    pub fn finish(self) {
+    /// The endpoint serves the final figures until a scrape has read them, at most `--metrics-linger`.
+    fn finish(
+        &mut self,
+        _results: &[TestResult],
+        _stopped: bool,
+        _out: &mut dyn Write,
+    ) -> Result<(), SinkError> {
         self.board.finish();
-        if let Some(e) = self.endpoint {
+        if let Some(e) = self.endpoint.take() {
             e.linger(self.linger);
         }
+        Ok(())
     }
 }
 
