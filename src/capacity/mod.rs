@@ -1532,7 +1532,7 @@ pub fn run(
         let title = format!(
             "ringbench capacity: {}\n{}",
             test.title,
-            crate::report::result_file::RunConfig::of(&cfg).summary()
+            crate::report::result_file::RunConfig::of(&cfg).summary(false)
         );
         crate::report::plot::write_knee(path, &title, &points, &objectives, entry.capacity_rps)
             .map_err(|e| RunError::Results(vec![e.into()]))?;

@@ -469,11 +469,15 @@ pub fn host_name() -> String {
 impl RunConfig {
     /// The target and the flags that shape the load, in one line (a chart's subtitle):
     /// `127.0.0.1:6379  -c 50 -P 1 -d 3 -n 100000`, then `-r`, `--threads`, `--rps`, ... when set.
-    pub fn summary(&self) -> String {
+    /// `requests`: whether `-n` is part of it (a capacity search's steps are timed instead).
+    pub fn summary(&self, requests: bool) -> String {
         let mut s = format!(
-            "{}  -c {} -P {} -d {} -n {}",
-            self.target, self.clients, self.pipeline, self.data_size, self.requests
+            "{}  -c {} -P {} -d {}",
+            self.target, self.clients, self.pipeline, self.data_size
         );
+        if requests {
+            s.push_str(&format!(" -n {}", self.requests));
+        }
         if let Some(r) = self.keyspace {
             s.push_str(&format!(" -r {r}"));
         }

@@ -46,7 +46,7 @@ impl Sinks {
                 path: path.clone(),
                 title: format!(
                     "ringbench: latency by percentile\n{}",
-                    RunConfig::of(cfg).summary()
+                    RunConfig::of(cfg).summary(true)
                 ),
             }));
         }

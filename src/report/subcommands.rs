@@ -150,7 +150,7 @@ pub fn run_compare(a: &CompareArgs, out: &mut dyn Write) -> Result<(), ToolError
         // The subtitle: each distinct target and flags among the files.
         let mut runs: Vec<String> = Vec::new();
         for f in &loaded {
-            let r = f.file.config.summary();
+            let r = f.file.config.summary(f.file.capacity.is_none());
             if !runs.contains(&r) {
                 runs.push(r);
             }
@@ -246,7 +246,7 @@ pub fn run_merge(a: &MergeArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
             .collect();
         let title = format!(
             "ringbench merge: latency by percentile\n{}",
-            f.config.summary()
+            f.config.summary(f.capacity.is_none())
         );
         plot::write(path, &title, &series)?;
     }
