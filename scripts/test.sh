@@ -2,7 +2,7 @@
 # Runs every test on a fresh Debian/Ubuntu machine: installs what the tests start or call when it is
 # missing (redis-server and redis-cli, openssl for the TLS certificates, script for terminal tests, a
 # TrueType font for the PNG chart, python3 for the layering check, ip and iptables for the network
-# namespace tests, chromium for the HTML report's browser test), checks clippy, the layering
+# namespace tests, chromium for the HTML report's browser test, man-db for the man page test), checks clippy, the layering
 # (scripts/deps.sh) and the docs with warnings as errors, then runs
 # `cargo test --all-targets` with its output shown. Extra arguments go to cargo test.
 set -euo pipefail
@@ -17,6 +17,8 @@ command -v python3 >/dev/null || missing+=(python3-minimal)
 # Network faults: tests make a network namespace of their own (ip, iproute2) and drop packets in it.
 command -v ip >/dev/null || missing+=(iproute2)
 command -v iptables >/dev/null || [ -x /usr/sbin/iptables ] || missing+=(iptables)
+# The man page test renders the generated page with man-db's `man -l`.
+command -v man >/dev/null || missing+=(man-db)
 # The PNG chart test draws text with a system TrueType font.
 font=""
 for f in /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf /usr/share/fonts/dejavu/DejaVuSans.ttf \
