@@ -67,6 +67,16 @@ fn help_lists_every_subcommand() {
         }
         assert!(out.stderr.is_empty(), "{args:?}");
     }
+    // Each subcommand has its help, with exit code 0.
+    for name in SUBCOMMANDS {
+        let out = ringbench(&[name, "--help"]);
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && help.contains(&format!("Usage: ringbench {name}")),
+            "{name} --help: {help}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
     // A subcommand's help is its own flags.
     let out = ringbench(&["help", "capacity"]);
     let help = String::from_utf8_lossy(&out.stdout);

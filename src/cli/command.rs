@@ -8,7 +8,7 @@
 use super::Cli;
 use super::capacity::SearchFlags;
 use super::fleet::JobFlags;
-use super::subcommands::{CompareArgs, MergeArgs, ReportArgs};
+use super::subcommands::{CompareArgs, HelpFlag, MergeArgs, ReportArgs};
 use clap::{Args, Command, CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -95,6 +95,8 @@ pub enum Sub {
     Fleet {
         #[command(subcommand)]
         engine: FleetEngine,
+        #[command(flatten)]
+        help: HelpFlag,
     },
     /// Compare result files written with --json, test by test (the first file is the base)
     ///
@@ -110,6 +112,8 @@ pub enum Sub {
     Completions {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
+        #[command(flatten)]
+        help: HelpFlag,
     },
     /// Write the man pages (ringbench.1 and one per subcommand) into DIR
     #[command(hide = true)]
@@ -287,7 +291,7 @@ pub fn parse(args: &[OsString], is_command: &dyn Fn(&str) -> bool) -> Result<Par
             Sub::Compare(a) => Parsed::Compare(a),
             Sub::Merge(a) => Parsed::Merge(a),
             Sub::Report(a) => Parsed::Report(a),
-            Sub::Completions { shell } => Parsed::Completions(shell),
+            Sub::Completions { shell, .. } => Parsed::Completions(shell),
             Sub::Manpage { dir } => Parsed::Manpage(dir),
             Sub::Capacity(_) | Sub::Fleet { .. } => unreachable!("matched above"),
         },

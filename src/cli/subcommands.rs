@@ -1,12 +1,23 @@
 //! The flags of the `compare`, `merge` and `report` subcommands (subcommands of `command::Ringbench`):
 //! they read result files and never touch a server; `report::subcommands` runs them.
 
-use clap::Args;
+use clap::{ArgAction, Args};
 use std::path::PathBuf;
+
+/// `-h`/`--help` for a subcommand without the benchmark's flags (where `-h` is the host, clap's own help
+/// flag is off for the whole command line).
+#[derive(Args, Debug, Clone, Default)]
+pub struct HelpFlag {
+    /// Print help
+    #[arg(short = 'h', long = "help", action = ArgAction::Help)]
+    help: Option<bool>,
+}
 
 /// `ringbench compare`.
 #[derive(Args, Debug)]
 pub struct CompareArgs {
+    #[command(flatten)]
+    pub help: HelpFlag,
     /// Result files; the first is the base
     #[arg(value_name = "FILE.json", num_args = 2.., required = true)]
     pub files: Vec<PathBuf>,
@@ -18,6 +29,8 @@ pub struct CompareArgs {
 /// `ringbench report`.
 #[derive(Args, Debug)]
 pub struct ReportArgs {
+    #[command(flatten)]
+    pub help: HelpFlag,
     /// Result files
     #[arg(value_name = "FILE.json", num_args = 1.., required = true)]
     pub files: Vec<PathBuf>,
@@ -34,6 +47,8 @@ pub struct ReportArgs {
 /// `ringbench merge`.
 #[derive(Args, Debug)]
 pub struct MergeArgs {
+    #[command(flatten)]
+    pub help: HelpFlag,
     /// Result files to merge; '-' reads result documents one after the other from stdin
     /// (e.g. `kubectl logs -l job-name=NAME --tail=-1 | ringbench merge -`)
     #[arg(value_name = "FILE.json", num_args = 1.., required = true)]
