@@ -1536,12 +1536,7 @@ mod tests {
 
     /// The search's flags of `ringbench capacity ARGS`, parsed with the command line's definition.
     fn search_of(args: &[&str]) -> Result<SearchArgs, String> {
-        let words: Vec<std::ffi::OsString> = ["ringbench", "capacity"]
-            .iter()
-            .chain(args)
-            .map(std::ffi::OsString::from)
-            .collect();
-        match crate::cli::command::parse(&words, &|_| false) {
+        match crate::cli::command::parse_words(&[&["capacity"][..], args].concat()) {
             Ok(crate::cli::command::Parsed::Capacity(flags, cli)) => {
                 SearchArgs::from_flags(&flags, cli.warmup).map_err(|e| e.0)
             }

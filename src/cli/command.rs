@@ -299,6 +299,17 @@ pub fn parse(args: &[OsString], is_command: &dyn Fn(&str) -> bool) -> Result<Par
     Ok(parsed)
 }
 
+/// `parse` of `ringbench WORDS...`, no word a server command: for the tests of the stages that check
+/// a subcommand's flags.
+#[cfg(test)]
+pub(crate) fn parse_words(words: &[&str]) -> Result<Parsed, Refused> {
+    let argv: Vec<OsString> = std::iter::once("ringbench")
+        .chain(words.iter().copied())
+        .map(OsString::from)
+        .collect();
+    parse(&argv, &|_| false)
+}
+
 /// The words after `fleet kubernetes` without the Job's own flags (and their values): the run's flags,
 /// as the pods are given them. The Job's flags are those `JobFlags` defines.
 fn run_words(words: &[OsString]) -> Vec<OsString> {

@@ -374,12 +374,7 @@ mod tests {
 
     /// The Job of `ringbench fleet kubernetes ARGS`, parsed with the command line's definition.
     fn spec(args: &[&str]) -> Result<JobSpec, UsageError> {
-        let words: Vec<std::ffi::OsString> = ["ringbench", "fleet", "kubernetes"]
-            .iter()
-            .chain(args)
-            .map(std::ffi::OsString::from)
-            .collect();
-        match crate::cli::command::parse(&words, &|_| false) {
+        match crate::cli::command::parse_words(&[&["fleet", "kubernetes"][..], args].concat()) {
             Ok(crate::cli::command::Parsed::Fleet(flags, run)) => {
                 JobSpec::from_flags(&flags, run, 1_700_000_000.0, &mut std::io::sink())
             }
