@@ -23,7 +23,8 @@ mkdir -p "$completions"
 bash -n "$completions/ringbench.bash"
 
 rm -rf target/debian
-cargo deb --no-build --output target/debian/
+# Stripped: the release profile keeps line tables for profiling, which a package need not carry.
+cargo deb --no-build --strip --output target/debian/
 deb=$(ls target/debian/ringbench_*.deb)
 echo "scripts/deb.sh: built $deb"
 dpkg-deb --info "$deb"
@@ -37,7 +38,7 @@ version=$(grep -m1 '^version' Cargo.toml | cut -d'"' -f2)
 cat >"$root.check.sh" <<CHECK
 set -eux
 cd /root
-apt-get install -y ./$name
+apt install -y ./$name
 test "\$(ringbench --version)" = "ringbench $version"
 MANWIDTH=100 man -P cat -l /usr/share/man/man1/ringbench.1.gz | grep -q capacity
 MANWIDTH=100 man -P cat ringbench-capacity | grep -q -- --slo
