@@ -159,14 +159,20 @@ pub fn run_compare(
     // `A1 A2 vs B1 B2`: two sides of several runs each.
     let split = a.files.iter().position(|f| f.as_os_str() == "vs");
     if let Some(at) = split
-        && (at == 0 || at + 1 == a.files.len() || a.files[at + 1..].iter().any(|f| f == "vs"))
+        && (at == 0
+            || at + 1 == a.files.len()
+            || a.files[at + 1..].iter().any(|f| f.as_os_str() == "vs"))
     {
         return Err(ToolError::Usage(crate::config::UsageError(
-            "ringbench compare: 'vs' stands between the two sides' files: A.json... vs B.json..."
-                .into(),
+            "'vs' stands between the two sides' files: A.json... vs B.json...".into(),
         )));
     }
-    let files: Vec<PathBuf> = a.files.iter().filter(|f| *f != "vs").cloned().collect();
+    let files: Vec<PathBuf> = a
+        .files
+        .iter()
+        .filter(|f| f.as_os_str() != "vs")
+        .cloned()
+        .collect();
     match split {
         Some(at) => {
             refuse_repeats(&files[..at])?;
