@@ -2,7 +2,8 @@
 # Runs every test on a fresh Debian/Ubuntu machine: installs what the tests start or call when it is
 # missing (redis-server and redis-cli, openssl for the TLS certificates, script for terminal tests, a
 # TrueType font for the PNG chart, python3 for the layering check, ip and iptables for the network
-# namespace tests, chromium for the HTML report's browser test, man-db for the man page test), checks clippy, the layering
+# namespace tests, chromium for the HTML report's browser test, prometheus to scrape the live metrics,
+# man-db for the man page test), checks clippy, the layering
 # (scripts/deps.sh) and the docs with warnings as errors, then runs
 # `cargo test --all-targets` with its output shown. Extra arguments go to cargo test.
 set -euo pipefail
@@ -28,6 +29,8 @@ done
 [ -n "$font" ] || missing+=(fonts-dejavu-core)
 # The HTML report is checked in a real browser, headless.
 command -v chromium >/dev/null || missing+=(chromium)
+# --metrics-listen is scraped by a real Prometheus server.
+command -v prometheus >/dev/null || missing+=(prometheus)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "scripts/test.sh: installing ${missing[*]} (apt-get)" >&2
   sudo=""
@@ -36,7 +39,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get update
   $sudo apt-get install -y "${missing[@]}"
   # The tests start their own servers on free ports; the packaged one started by the install is not needed.
-  if command -v service >/dev/null; then $sudo service redis-server stop >/dev/null 2>&1 || true; fi
+  # So are the Prometheus server (and its node exporter) the prometheus package starts.
+  if command -v service >/dev/null; then
+    for s in redis-server prometheus prometheus-node-exporter; do $sudo service "$s" stop >/dev/null 2>&1 || true; done
+  fi
 fi
 cargo clippy --all-targets -- -D warnings
 # The stages' layering and no import cycle between files (ARCHITECTURE.md, "Dependencies").

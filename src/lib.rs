@@ -37,7 +37,7 @@ use net::control;
 use net::discovery::{self, DiscoveryError};
 use net::target::Target;
 use protocol::cluster::ClusterError;
-use report::results;
+
 use stats::TestResult;
 use stats::server_view;
 use std::ffi::OsString;
@@ -72,13 +72,16 @@ pub enum RunError {
     NotCluster(ClusterError),
     /// Sinks (`--hdr-out`, `--json`, `--plot`) that could not be written, one line each.
     #[error("{}", .0.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"))]
-    Results(Vec<results::SinkError>),
+    Results(Vec<report::sink::SinkError>),
     /// The server refused the run before it began (`NOAUTH`, too many clients): its own message.
     #[error("Error from server: {0}")]
     Server(String),
     /// The server has no room for the run's connections under its `maxclients`.
     #[error("{0}")]
     NoRoom(String),
+    /// `--metrics-listen` or `--statsd` could not start.
+    #[error(transparent)]
+    Metrics(#[from] report::metrics::MetricsError),
 }
 
 impl RunError {
@@ -271,7 +274,8 @@ fn cluster_header(cfg: &Config) -> Result<(Vec<discovery::NodeConfig>, Vec<Targe
 
 /// Runs every test of `cfg`, writing reports to `stdout` as each test ends; warnings, `-e`'s error replies
 /// and the notes of a CSV run go to `stderr` (nothing, when the run succeeds); the terminal's progress line
-/// goes to `progress`.
+/// goes to `progress`. The steps: check the machine, connect and read the server, (`-I`: hold idle
+/// connections), watch the server, wait for `--start-at`, then every round of tests into the sinks.
 pub fn run(
     cfg: Config,
     control: &RunControl,
@@ -279,26 +283,64 @@ pub fn run(
     stderr: &mut dyn Write,
     mut progress: ProgressSink<'_>,
 ) -> Result<RunOutcome, RunError> {
-    // With `--json -` stdout carries the JSON alone.
-    let mut sink = std::io::sink();
-    let out: &mut dyn Write = if results::json_to_stdout(&cfg) {
-        &mut sink
-    } else {
-        stdout
-    };
     let cfg = Arc::new(cfg);
+    prepare(&cfg)?;
+    let (ctl, header, masters, yield_slot) = connect(&cfg)?;
+    if cfg.run.idle {
+        return run_idle(&cfg, ctl, control, stdout, stderr, progress);
+    }
+    let mut watch = watch_server(&cfg, ctl, &masters, yield_slot);
+    if !wait_for_start(&cfg, control, &mut progress) {
+        return Ok(RunOutcome {
+            stopped: true,
+            ..RunOutcome::default()
+        });
+    }
+    let mut sinks = report::sinks::Sinks::for_run(&cfg, header)?;
+    sinks.start(stdout)?;
+    let mut runner = Runner {
+        cfg: &cfg,
+        control,
+        stderr,
+        progress,
+        watch: &mut watch,
+        sinks: &mut sinks,
+        outcome: RunOutcome::default(),
+        hinted: false,
+    };
+    runner.rounds(stdout)?;
+    let mut outcome = runner.outcome;
+    outcome.stopped = control.stopped();
+    sinks.finish(&outcome.results, outcome.stopped, stdout)?;
+    if !sinks.unwritten.is_empty() {
+        return Err(RunError::Results(std::mem::take(&mut sinks.unwritten)));
+    }
+    Ok(outcome)
+}
+
+/// The machine's side: file and port limits, and io_uring.
+fn prepare(cfg: &Config) -> Result<(), RunError> {
     limits::prepare(cfg.run.clients, cfg.run.threads)?;
     if matches!(cfg.target, Target::Tcp { .. }) && !cfg.run.cluster {
         limits::local_ports(cfg.run.clients)?;
     }
     ring::probe()?;
+    Ok(())
+}
+
+/// The control connection and what it reads for the report's header: the server's settings, its room
+/// for the run's clients (true: only if the control connection yields its slot), and with `--cluster`
+/// the masters.
+fn connect(
+    cfg: &Config,
+) -> Result<(control::ControlClient, report::Header, Vec<Target>, bool), RunError> {
     let mut ctl = control::ControlClient::connect(
         &cfg.target,
         cfg.tls.as_ref(),
         &cfg.setup,
         cfg.run.connect_timeout,
     )?;
-    let header = report::Header {
+    let mut header = report::Header {
         clients: cfg.run.clients,
         data_size: cfg.run.data_size,
         data_min: Some(cfg.run.shape.value.min),
@@ -307,7 +349,7 @@ pub fn run(
         appendonly: ctl.config_get("appendonly")?,
         multi_thread: cfg.run.multi_thread,
         threads: cfg.run.threads.min(cfg.run.clients),
-        threads_note: threads_note(&cfg),
+        threads_note: threads_note(cfg),
         tls: cfg.tls.as_ref().map(|t| t.checks.clone()),
         cluster_nodes: None,
         expiry: cfg.run.shape.expiry.map(|e| (e.min, e.max)),
@@ -327,50 +369,68 @@ pub fn run(
     } else {
         check_room(&mut ctl, cfg.run.clients as u64)?
     };
-    let mut header = header;
     let mut masters = Vec::new();
     if cfg.run.cluster {
-        let (configs, targets) = cluster_header(&cfg)?;
+        let (configs, targets) = cluster_header(cfg)?;
         header.cluster_nodes = Some(configs);
         masters = targets;
     }
-    let mut ctl = Some(ctl);
-    let mut outcome = RunOutcome::default();
-    let mut unwritten = Vec::new();
-    if cfg.run.idle {
-        writeln!(
-            out,
-            "Creating {} idle connections and waiting forever (Ctrl+C when done)",
-            cfg.run.clients
-        )?;
-        out.flush()?;
-        // Idle mode opens exactly -c connections.
-        drop(ctl.take());
-        // On a terminal, the connections still open (as redis-benchmark shows them).
-        let mut shown = None;
-        let ran = engine::run_test(&cfg, &cfg.tests[0], 0, control, stderr, |open, _| {
-            if let Some(p) = progress.as_deref_mut()
-                && shown != Some(open)
-            {
-                let _ = write!(p, "\r\x1b[Kclients: {open}");
-                let _ = p.flush();
-                shown = Some(open);
-            }
-        });
+    Ok((ctl, header, masters, yield_slot))
+}
+
+/// `-I`: opens exactly `-c` idle connections and holds them until stopped, showing on a terminal how
+/// many are still open.
+fn run_idle(
+    cfg: &Arc<Config>,
+    ctl: control::ControlClient,
+    control: &RunControl,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+    mut progress: ProgressSink<'_>,
+) -> Result<RunOutcome, RunError> {
+    writeln!(
+        stdout,
+        "Creating {} idle connections and waiting forever (Ctrl+C when done)",
+        cfg.run.clients
+    )?;
+    stdout.flush()?;
+    drop(ctl);
+    let mut shown = None;
+    let ran = engine::run_test(cfg, &cfg.tests[0], 0, control, stderr, |live| {
+        let (open, _) = live.totals();
         if let Some(p) = progress.as_deref_mut()
-            && shown.is_some()
+            && shown != Some(open)
         {
-            let _ = writeln!(p);
+            let _ = write!(p, "\r\x1b[Kclients: {open}");
+            let _ = p.flush();
+            shown = Some(open);
         }
-        // Like redis-benchmark, an idle connection that fails says "Error" first; the server's own
-        // refusal already reads "Error from server: ...".
-        ran.map_err(|e| match e {
-            EngineError::Conn(c @ ConnError::Refused(_)) => RunError::Conn(c),
-            other => RunError::Idle(Box::new(RunError::from(other))),
-        })?;
-        outcome.stopped = true;
-        return Ok(outcome);
+    });
+    if let Some(p) = progress
+        && shown.is_some()
+    {
+        let _ = writeln!(p);
     }
+    // Like redis-benchmark, an idle connection that fails says "Error" first; the server's own
+    // refusal already reads "Error from server: ...".
+    ran.map_err(|e| match e {
+        EngineError::Conn(c @ ConnError::Refused(_)) => RunError::Conn(c),
+        other => RunError::Idle(Box::new(RunError::from(other))),
+    })?;
+    Ok(RunOutcome {
+        stopped: true,
+        ..RunOutcome::default()
+    })
+}
+
+/// The server's view of each test (INFO before and after); with `--cluster` of every master, each
+/// watch connecting when its first test begins.
+fn watch_server(
+    cfg: &Config,
+    ctl: control::ControlClient,
+    masters: &[Target],
+    yield_slot: bool,
+) -> server_view::Watches {
     let watch_of = |ctl, target: &Target| {
         server_view::ServerWatch::new(
             ctl,
@@ -380,15 +440,14 @@ pub fn run(
             cfg.run.connect_timeout,
         )
     };
-    // With --cluster the view covers every master (each watch connects when its first test begins).
-    let mut watch = if masters.is_empty() {
-        let mut w = watch_of(ctl.take(), &cfg.target);
+    if masters.is_empty() {
+        let mut w = watch_of(Some(ctl), &cfg.target);
         if yield_slot {
             w.yield_slot(cfg.run.clients as u64);
         }
         server_view::Watches::one(w)
     } else {
-        drop(ctl.take());
+        drop(ctl);
         server_view::Watches::cluster(
             masters
                 .iter()
@@ -398,200 +457,210 @@ pub fn run(
             &cfg.setup,
             cfg.run.connect_timeout,
         )
+    }
+}
+
+/// `--start-at`: waits for its time; false when the run was stopped meanwhile.
+fn wait_for_start(cfg: &Config, control: &RunControl, progress: &mut ProgressSink<'_>) -> bool {
+    let Some(t) = cfg.run.start_at else {
+        return true;
     };
-    if let Some(t) = cfg.run.start_at {
-        // Shown on a terminal only: a pod's or a host's log is its result (--json -), and a successful run
-        // writes nothing to stderr.
-        if let Some(p) = progress.as_deref_mut() {
-            let _ = writeln!(
-                p,
-                "ringbench: waiting {:.1} s for --start-at {t}",
-                (t - start_at::unix_now()).max(0.0)
-            );
-        }
-        if !engine::wait_until(t, control) {
-            outcome.stopped = true;
-            return Ok(outcome);
-        }
+    // Shown on a terminal only: a pod's or a host's log is its result (--json -), and a successful run
+    // writes nothing to stderr.
+    if let Some(p) = progress.as_deref_mut() {
+        let _ = writeln!(
+            p,
+            "ringbench: waiting {:.1} s for --start-at {t}",
+            (t - start_at::unix_now()).max(0.0)
+        );
     }
-    if cfg.run.output == OutputMode::Csv {
-        out.write_all(report::CSV_HEADER.as_bytes())?;
-    }
-    let mut hinted = false;
-    // --run-count: each run's block is printed as it ends; the -q and CSV lines wait for the medians.
-    let repeated = cfg.run.run_count > 1;
-    let lines_later = repeated && cfg.run.output != OutputMode::Normal;
-    let mut iteration = 0;
-    loop {
-        iteration += 1;
-        for test in &cfg.tests {
-            if control.stopped() {
-                break;
-            }
-            let started = Instant::now();
-            let mut prev = (0u64, 0u64, started);
-            let title = test.title.clone();
-            watch.begin();
-            let mut tick = |completed: u64, lat_sum: u64| {
-                watch.sample();
-                let Some(p) = progress.as_deref_mut() else {
-                    return;
-                };
-                let now = Instant::now();
-                let dt = now.duration_since(prev.2).as_secs_f64().max(1e-9);
-                let dc = completed.saturating_sub(prev.0);
-                let rps = dc as f64 / dt;
-                let overall =
-                    completed as f64 / now.duration_since(started).as_secs_f64().max(1e-9);
-                let avg = if dc > 0 {
-                    lat_sum.saturating_sub(prev.1) as f64 / dc as f64 / 1e6
-                } else {
-                    0.0
-                };
-                let overall_avg = if completed > 0 {
-                    lat_sum as f64 / completed as f64 / 1e6
-                } else {
-                    0.0
-                };
-                prev = (completed, lat_sum, now);
-                let _ = write!(
-                    p,
-                    "\r\x1b[K{}",
-                    report::progress_line(&title, rps, overall, avg, overall_avg)
-                );
-                let _ = p.flush();
-            };
-            let mut warmed = None;
-            if let Some(warmup) = cfg.run.shape.warmup {
-                // The server sees the warmup; its figures are dropped.
-                let budget = engine::Budget {
-                    requests: u64::MAX,
-                    duration: Some(warmup),
-                };
-                let w = engine::run_phase(&cfg, test, budget, control, stderr, |_, _| {})?;
-                warmed = Some((w.completed, w.elapsed().as_secs_f64()));
-                if control.stopped() {
+    engine::wait_until(t, control)
+}
+
+/// The rounds of a run (`-l`, `--run-count`), each test into the sinks as it ends.
+struct Runner<'a, 'p> {
+    cfg: &'a Arc<Config>,
+    control: &'a RunControl,
+    stderr: &'a mut dyn Write,
+    progress: ProgressSink<'p>,
+    watch: &'a mut server_view::Watches,
+    sinks: &'a mut report::sinks::Sinks,
+    outcome: RunOutcome,
+    /// The `--cluster` hint has been given.
+    hinted: bool,
+}
+
+impl Runner<'_, '_> {
+    fn rounds(&mut self, stdout: &mut dyn Write) -> Result<(), RunError> {
+        let cfg = self.cfg.clone();
+        let mut iteration = 0;
+        loop {
+            iteration += 1;
+            for test in &cfg.tests {
+                if self.control.stopped() {
                     break;
                 }
+                let Some(result) = self.one_test(test)? else {
+                    break;
+                };
+                self.sinks.test(&result, stdout)?;
+                self.account(&result);
+                if !cfg.run.loop_forever || cfg.run.json.is_some() || cfg.run.plot.is_some() {
+                    self.outcome.results.push(result);
+                }
             }
-            let stats = engine::run_test(&cfg, test, cfg.run.requests, control, stderr, &mut tick)?;
-            if let Some(p) = progress.as_deref_mut() {
-                let _ = write!(p, "\r\x1b[K");
-                let _ = p.flush();
+            if self.control.stopped() || !cfg.run.loop_forever && iteration >= cfg.run.run_count {
+                return Ok(());
             }
-            for e in &stats.conn_errors {
-                let _ = writeln!(stderr, "ringbench: {}: {e}", test.title);
+        }
+    }
+
+    /// Runs one test (after its `--warmup`); `None` when the run was stopped in the warmup.
+    fn one_test(&mut self, test: &workload::TestSpec) -> Result<Option<TestResult>, RunError> {
+        let cfg = self.cfg;
+        let control = self.control;
+        let started = Instant::now();
+        let mut prev = (0u64, 0u64, started);
+        let title = test.title.clone();
+        self.watch.begin();
+        self.sinks.begin(&title);
+        let mut warmed = None;
+        if let Some(warmup) = cfg.run.shape.warmup {
+            // The server sees the warmup; its figures are dropped.
+            let budget = engine::Budget {
+                requests: u64::MAX,
+                duration: Some(warmup),
+            };
+            let w = engine::run_phase(cfg, test, budget, control, self.stderr, |_| {})?;
+            warmed = Some((w.completed, w.elapsed().as_secs_f64()));
+            if control.stopped() {
+                return Ok(None);
             }
-            let requested = if cfg.run.shape.duration.is_some() {
-                // What was sent: answered, failed, or still in flight at the end.
-                stats.completed + stats.failed + stats.in_flight
+        }
+        let (watch, sinks, progress) = (&mut *self.watch, &mut *self.sinks, &mut self.progress);
+        let tick = |live: &stats::live::LiveView| {
+            watch.sample();
+            sinks.tick(&title, live);
+            let Some(p) = progress.as_deref_mut() else {
+                return;
+            };
+            let (completed, lat_sum) = live.totals();
+            let now = Instant::now();
+            let dt = now.duration_since(prev.2).as_secs_f64().max(1e-9);
+            let dc = completed.saturating_sub(prev.0);
+            let rps = dc as f64 / dt;
+            let overall = completed as f64 / now.duration_since(started).as_secs_f64().max(1e-9);
+            let avg = if dc > 0 {
+                lat_sum.saturating_sub(prev.1) as f64 / dc as f64 / 1e6
             } else {
-                cfg.run.requests
+                0.0
             };
+            let overall_avg = if completed > 0 {
+                lat_sum as f64 / completed as f64 / 1e6
+            } else {
+                0.0
+            };
+            prev = (completed, lat_sum, now);
+            let _ = write!(
+                p,
+                "\r\x1b[K{}",
+                report::progress_line(&title, rps, overall, avg, overall_avg)
+            );
+            let _ = p.flush();
+        };
+        let stats = engine::run_test(cfg, test, cfg.run.requests, control, self.stderr, tick)?;
+        if let Some(p) = self.progress.as_deref_mut() {
+            let _ = write!(p, "\r\x1b[K");
+            let _ = p.flush();
+        }
+        for e in &stats.conn_errors {
+            let _ = writeln!(self.stderr, "ringbench: {}: {e}", test.title);
+        }
+        let requested = if cfg.run.shape.duration.is_some() {
+            // What was sent: answered, failed, or still in flight at the end.
+            stats.completed + stats.failed + stats.in_flight
+        } else {
+            cfg.run.requests
+        };
+        if cfg.run.output == OutputMode::Csv {
+            csv_notes(self.stderr, &test.title, &stats, requested);
+        }
+        let mut result = TestResult::new(test.title.clone(), requested, stats);
+        result.warmup = warmed;
+        result.timeout_ms = cfg.run.timeout.map(|t| t.as_millis() as u64);
+        result.rate = cfg.run.shape.rps.map(|rps| config::shape::RateTarget {
+            rps,
+            slots: cfg.run.clients * cfg.run.pipeline,
+        });
+        let per_node = |name: &str| {
+            result.stats.cluster.as_ref().map_or(0, |c| {
+                c.nodes
+                    .iter()
+                    .filter(|n| n.name == name)
+                    .map(|n| n.completed)
+                    .sum()
+            })
+        };
+        let view = self
+            .watch
+            .end(result.stats.completed, per_node, control.stopped());
+        result.server = view;
+        result.interrupted = control.stopped();
+        if result.interrupted && cfg.run.output == OutputMode::Csv {
+            let _ = writeln!(
+                self.stderr,
+                "ringbench: {}: interrupted after {} of {} requests",
+                test.title, result.stats.completed, requested
+            );
+        }
+        Ok(Some(result))
+    }
+
+    /// What a finished test means for the run's exit code, and the `--cluster` hint.
+    fn account(&mut self, result: &TestResult) {
+        let (cfg, outcome) = (self.cfg, &mut self.outcome);
+        // Requests left unsent because the run gave up (not because it was stopped) count too.
+        outcome.failed |=
+            result.stats.failed > 0 || (result.stats.not_sent > 0 && !self.control.stopped());
+        outcome.error_replies |= result.stats.errors > 0;
+        if let Some(v) = result.stats.verify.as_ref().filter(|v| v.failed() > 0) {
+            outcome.verify_failed = true;
             if cfg.run.output == OutputMode::Csv {
-                // CSV rows have no room for failures: say so where a reader of the file still sees it.
-                if stats.errors > 0 {
-                    let _ = writeln!(
-                        stderr,
-                        "ringbench: {}: {} error replies (first: {})",
-                        test.title,
-                        stats.errors,
-                        stats.first_error.as_deref().unwrap_or("")
-                    );
-                }
-                if stats.failed > 0 || stats.not_sent > 0 {
-                    let _ = writeln!(
-                        stderr,
-                        "ringbench: {}: {} of {} requests failed, {} not sent",
-                        test.title, stats.failed, requested, stats.not_sent
-                    );
-                }
-                for p in stats.parts.iter().filter(|p| p.errors > 0) {
-                    let _ = writeln!(
-                        stderr,
-                        "ringbench: {} / {}: {} error replies",
-                        test.title, p.title, p.errors
-                    );
-                }
-            }
-            let mut result = TestResult::new(test.title.clone(), requested, stats);
-            result.warmup = warmed;
-            result.timeout_ms = cfg.run.timeout.map(|t| t.as_millis() as u64);
-            result.rate = cfg.run.shape.rps.map(|rps| config::shape::RateTarget {
-                rps,
-                slots: cfg.run.clients * cfg.run.pipeline,
-            });
-            let per_node = |name: &str| {
-                result.stats.cluster.as_ref().map_or(0, |c| {
-                    c.nodes
-                        .iter()
-                        .filter(|n| n.name == name)
-                        .map(|n| n.completed)
-                        .sum()
-                })
-            };
-            let view = watch.end(result.stats.completed, per_node, control.stopped());
-            result.server = view;
-            result.interrupted = control.stopped();
-            if result.interrupted && cfg.run.output == OutputMode::Csv {
-                let _ = writeln!(
-                    stderr,
-                    "ringbench: {}: interrupted after {} of {} requests",
-                    test.title, result.stats.completed, requested
-                );
-            }
-            if !lines_later {
-                let text = results::test_text(&result, &header, cfg.run.output);
-                out.write_all(text.as_bytes())?;
-                out.flush()?;
-            }
-            // A log that cannot be written is reported after the run: the report is out, the other
-            // tests still run.
-            if let Err(e) = results::after_test(&cfg, &result) {
-                unwritten.push(e);
-            }
-            // Requests left unsent because the run gave up (not because it was stopped) count too.
-            outcome.failed |=
-                result.stats.failed > 0 || (result.stats.not_sent > 0 && !control.stopped());
-            outcome.error_replies |= result.stats.errors > 0;
-            if let Some(v) = result.stats.verify.as_ref().filter(|v| v.failed() > 0) {
-                outcome.verify_failed = true;
-                if cfg.run.output == OutputMode::Csv {
-                    let _ = write!(stderr, "ringbench: {}", report::verify::verify_text(v));
-                }
-            }
-            if !cfg.run.cluster
-                && !hinted
-                && let Some(h) = redirect_hint(&result)
-            {
-                let _ = writeln!(stderr, "{h}");
-                hinted = true;
-            }
-            if !cfg.run.loop_forever || cfg.run.json.is_some() || cfg.run.plot.is_some() {
-                outcome.results.push(result);
+                let _ = write!(self.stderr, "ringbench: {}", report::verify::verify_text(v));
             }
         }
-        if control.stopped() || !cfg.run.loop_forever && iteration >= cfg.run.run_count {
-            break;
+        if !cfg.run.cluster
+            && !self.hinted
+            && let Some(h) = redirect_hint(result)
+        {
+            let _ = writeln!(self.stderr, "{h}");
+            self.hinted = true;
         }
     }
-    if repeated {
-        for r in report::repeats::summarize(&outcome.results) {
-            let text = match cfg.run.output {
-                OutputMode::Normal => report::repeats::text(&r),
-                OutputMode::Quiet => report::repeats::quiet_line(&r),
-                OutputMode::Csv => report::repeats::csv_row(&r),
-            };
-            out.write_all(text.as_bytes())?;
-        }
-        out.flush()?;
+}
+
+/// A CSV run's failures, said on stderr: its rows have no room for them.
+fn csv_notes(stderr: &mut dyn Write, title: &str, stats: &stats::ShardStats, requested: u64) {
+    if stats.errors > 0 {
+        let _ = writeln!(
+            stderr,
+            "ringbench: {title}: {} error replies (first: {})",
+            stats.errors,
+            stats.first_error.as_deref().unwrap_or("")
+        );
     }
-    outcome.stopped = control.stopped();
-    if let Err(e) = results::after_run(&cfg, &outcome.results, outcome.stopped, stdout) {
-        unwritten.push(e);
+    if stats.failed > 0 || stats.not_sent > 0 {
+        let _ = writeln!(
+            stderr,
+            "ringbench: {title}: {} of {requested} requests failed, {} not sent",
+            stats.failed, stats.not_sent
+        );
     }
-    if !unwritten.is_empty() {
-        return Err(RunError::Results(unwritten));
+    for p in stats.parts.iter().filter(|p| p.errors > 0) {
+        let _ = writeln!(
+            stderr,
+            "ringbench: {title} / {}: {} error replies",
+            p.title, p.errors
+        );
     }
-    Ok(outcome)
 }

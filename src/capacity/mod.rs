@@ -848,7 +848,7 @@ fn run_step(
             requests: u64::MAX,
             duration: Some(args.warmup),
         };
-        warm = engine::run_phase(&scfg, test, budget, control, stderr, |_, _| {})?.completed;
+        warm = engine::run_phase(&scfg, test, budget, control, stderr, |_| {})?.completed;
         if control.stopped() {
             return Ok(None);
         }
@@ -859,7 +859,7 @@ fn run_step(
         duration: Some(args.step),
     };
     let ticks = cpu_ticks();
-    let st = engine::run_phase(&scfg, test, budget, control, stderr, |_, _| watch.sample())?;
+    let st = engine::run_phase(&scfg, test, budget, control, stderr, |_| watch.sample())?;
     let steal = steal_between(ticks, cpu_ticks());
     if control.stopped() {
         return Ok(None);
@@ -1077,7 +1077,7 @@ impl Searcher<'_> {
                     requests: u64::MAX,
                     duration: Some(secs),
                 };
-                let st = engine::run_phase(&pcfg, test, budget, control, stderr, |_, _| {})?;
+                let st = engine::run_phase(&pcfg, test, budget, control, stderr, |_| {})?;
                 let r = TestResult::new(test.title.clone(), st.completed, st);
                 let rps = r.rps();
                 probe = Some(ProbeEntry {

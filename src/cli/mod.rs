@@ -190,6 +190,35 @@ pub struct Cli {
     /// Write one self-contained HTML page of the run: header, tables, charts, failures
     #[arg(long = "report", value_name = "FILE.html")]
     pub report: Option<String>,
+    /// Serve live Prometheus metrics at http://ADDR:PORT/metrics while the run lasts (port 0: any free one)
+    #[arg(long = "metrics-listen", value_name = "ADDR:PORT")]
+    pub metrics_listen: Option<String>,
+    /// After the run, keep serving the final metrics until a scrape has read them, at most this long
+    #[arg(long = "metrics-linger", value_name = "seconds", default_value = "5")]
+    pub metrics_linger: String,
+    /// Push rates and percentiles once a second to this StatsD server over UDP
+    #[arg(long = "statsd", value_name = "HOST:PORT")]
+    pub statsd: Option<String>,
+    /// StatsD server host name (memtier's flag; the port is --statsd-port)
+    #[arg(long = "statsd-host", value_name = "HOST")]
+    pub statsd_host: Option<String>,
+    /// StatsD server UDP port, with --statsd-host
+    #[arg(long = "statsd-port", value_name = "PORT", default_value_t = 8125)]
+    pub statsd_port: u16,
+    /// Prefix of every StatsD metric name
+    #[arg(
+        long = "statsd-prefix",
+        value_name = "PREFIX",
+        default_value = "ringbench"
+    )]
+    pub statsd_prefix: String,
+    /// Label of this run in StatsD metric names, to tell runs apart on a dashboard
+    #[arg(
+        long = "statsd-run-label",
+        value_name = "LABEL",
+        default_value = "default"
+    )]
+    pub statsd_run_label: String,
     /// Wait until this Unix time (seconds, fractions allowed) before the first test
     #[arg(long = "start-at", value_name = "UNIX_TIME")]
     pub start_at: Option<String>,

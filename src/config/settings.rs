@@ -169,6 +169,8 @@ pub struct RunSettings {
     pub shard: Option<crate::config::shard::Shard>,
     /// `--data-verify` / `--verify-only`: the suite is the verification's passes.
     pub verify: Option<crate::workload::verify::VerifySpec>,
+    /// `--metrics-listen` / `--statsd`: where live figures go while the run lasts.
+    pub metrics: Option<crate::config::metrics::MetricsSettings>,
 }
 
 impl std::fmt::Debug for Settings {
@@ -458,6 +460,7 @@ impl Settings {
                 )));
             }
         };
+        let metrics = crate::config::metrics::from_cli(cli)?;
         let run_count = cli.run_count;
         if !(1..=100_000).contains(&run_count) {
             return Err(usage(format!(
@@ -623,6 +626,7 @@ impl Settings {
                 shape,
                 shard,
                 verify,
+                metrics,
             },
         })
     }

@@ -15,7 +15,8 @@ pub(crate) use shared::{GateGuard, ShardPlan, ShardState, StartGate};
 use crate::config::Config;
 use crate::net::ConnError;
 use crate::stats::intervals::IntervalRecorder;
-use crate::stats::{ExecutorStats, LiveCounters, ShardStats, thread_cpu_seconds};
+use crate::stats::live::{LiveCounters, LiveView};
+use crate::stats::{ExecutorStats, ShardStats, thread_cpu_seconds};
 use crate::workload::TestSpec;
 use glommio::{LocalExecutorBuilder, Placement};
 use std::cell::{Cell, RefCell};
@@ -113,15 +114,15 @@ fn executor_error(e: glommio::GlommioError<()>) -> EngineError {
     })
 }
 
-/// Runs one test on `cfg.threads` executors; `on_tick` is called about every 250 ms with the live totals
-/// (completed, latency sum in ns) while it runs; what the executors have to say (`-e`) goes to `stderr`.
+/// Runs one test on `cfg.threads` executors; `on_tick` is called about every 250 ms with the executors' live
+/// counters while it runs; what the executors have to say (`-e`) goes to `stderr`.
 pub fn run_test(
     cfg: &Arc<Config>,
     test: &TestSpec,
     requests: u64,
     control: &RunControl,
     stderr: &mut dyn Write,
-    on_tick: impl FnMut(u64, u64),
+    on_tick: impl FnMut(&LiveView),
 ) -> Result<ShardStats, EngineError> {
     let budget = Budget {
         requests: if cfg.run.shape.duration.is_some() {
@@ -141,7 +142,7 @@ pub fn run_phase(
     budget: Budget,
     control: &RunControl,
     stderr: &mut dyn Write,
-    mut on_tick: impl FnMut(u64, u64),
+    mut on_tick: impl FnMut(&LiveView),
 ) -> Result<ShardStats, EngineError> {
     let requests = budget.requests;
     // A shard with no connection could not send its share, so there are never more shards than connections.
@@ -265,11 +266,7 @@ pub fn run_phase(
                     continue;
                 }
                 next_tick = Instant::now() + Duration::from_millis(250);
-                let (c, l) = lives
-                    .iter()
-                    .map(|l| l.read())
-                    .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
-                on_tick(c, l);
+                on_tick(&LiveView::new(&lives));
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }

@@ -4,8 +4,9 @@
 
 use crate::config::Config;
 use crate::engine::schedule::Pacing;
+use crate::stats::ShardStats;
 use crate::stats::intervals::IntervalRecorder;
-use crate::stats::{LiveCounters, ShardStats};
+use crate::stats::live::LiveCounters;
 use crate::workload::TestSpec;
 use crate::workload::keys::{Cursors, KeyGen};
 use std::cell::{Cell, RefCell, RefMut};

@@ -5,6 +5,7 @@ pub(crate) mod encoded_histogram;
 pub(crate) mod hdrlog;
 pub(crate) mod html;
 mod merge;
+pub(crate) mod metrics;
 pub(crate) mod per_second;
 pub(crate) mod plot;
 pub(crate) mod rate_report;
@@ -12,6 +13,8 @@ pub(crate) mod repeats;
 pub(crate) mod result_file;
 pub(crate) mod results;
 mod significance;
+pub(crate) mod sink;
+pub(crate) mod sinks;
 pub(crate) mod subcommands;
 pub(crate) mod verify;
 

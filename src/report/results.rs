@@ -1,13 +1,9 @@
-//! Where a run's results go besides the text report: the server view under the summary, `--hdr-out` logs
-//! after each test, and `--json` / `--plot` when the run ends.
+//! A finished test's text as the chosen output prints it (the normal block with the server's side, the
+//! `-q` line or the CSV row), and where the JSON goes.
 
 use crate::config::{Config, OutputMode};
-use crate::report::hdrlog::HdrLogError;
-use crate::report::plot::PlotError;
-use crate::report::result_file::{ResultFileError, RunFile};
 use crate::report::{self, Header, rate_report};
 use crate::stats::TestResult;
-use std::io::Write;
 
 /// A finished test as the chosen output prints it: the normal block, the `-q` line or the CSV row, each
 /// with its `--rps` figures.
@@ -48,70 +44,7 @@ pub fn normal_text(r: &TestResult, h: &Header) -> String {
     text
 }
 
-/// A sink besides the text report that could not be written: it is reported after the run.
-#[derive(Debug, thiserror::Error)]
-pub enum SinkError {
-    #[error(transparent)]
-    HdrLog(#[from] HdrLogError),
-    #[error(transparent)]
-    Json(#[from] ResultFileError),
-    #[error(transparent)]
-    Plot(#[from] PlotError),
-}
-
 /// True when the JSON goes to stdout, which then carries nothing else.
 pub fn json_to_stdout(cfg: &Config) -> bool {
     cfg.run.json.as_deref() == Some("-")
-}
-
-/// Called when a test ends: writes its interval log with `--hdr-out`.
-pub fn after_test(cfg: &Config, r: &TestResult) -> Result<(), SinkError> {
-    if let Some(prefix) = &cfg.run.hdr_out {
-        crate::report::hdrlog::write(prefix, r)?;
-    }
-    Ok(())
-}
-
-/// Called when the run ends (also after a signal): writes `--json` and `--plot`.
-pub fn after_run(
-    cfg: &Config,
-    results: &[TestResult],
-    stopped: bool,
-    out: &mut dyn Write,
-) -> Result<(), SinkError> {
-    if let Some(dest) = &cfg.run.json {
-        RunFile::of_run(cfg, results, stopped).write_to(dest, out)?;
-    }
-    if let Some(path) = &cfg.run.plot {
-        // One line per test, then one per command of a mix.
-        let series: Vec<crate::report::plot::Series<'_>> = results
-            .iter()
-            .flat_map(|r| {
-                std::iter::once(crate::report::plot::Series {
-                    label: r.title.clone(),
-                    hist: &r.stats.hist,
-                })
-                .chain(r.stats.parts.iter().map(|p| {
-                    crate::report::plot::Series {
-                        label: format!("{} / {}", r.title, p.title),
-                        hist: &p.hist,
-                    }
-                }))
-            })
-            .collect();
-        crate::report::plot::write(path, "ringbench: latency by percentile", &series)?;
-    }
-    if let Some(path) = &cfg.run.report {
-        let loaded = [crate::report::compare::Loaded {
-            label: "this run".into(),
-            file: RunFile::of_run(cfg, results, stopped),
-        }];
-        std::fs::write(path, crate::report::html::page(&loaded)).map_err(|e| {
-            ResultFileError::Write {
-                path: path.display().to_string(),
-                reason: crate::os_error::describe(e),
-            }
-        })?;
-    }
-    Ok(())
 }

@@ -4,11 +4,11 @@ pub(crate) mod cluster;
 pub(crate) mod cost;
 mod histogram;
 pub(crate) mod intervals;
+pub(crate) mod live;
 pub(crate) mod server_view;
 
 use hdrhistogram::Histogram;
 pub use histogram::new_histogram;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 /// Most distinct error-reply kinds kept per shard; later kinds are counted as `other`.
@@ -113,11 +113,20 @@ impl ExecutorStats {
 }
 
 /// The calling thread's CPU time so far as (user, system) seconds. Called on an executor thread at the
-/// start and end of its shard only, never per request.
+/// start and end of its shard and by the live metrics a few times a second, never per request.
 pub fn thread_cpu_seconds() -> (f64, f64) {
+    rusage_seconds(libc::RUSAGE_THREAD)
+}
+
+/// The whole process's CPU time so far as (user, system) seconds.
+pub fn process_cpu_seconds() -> (f64, f64) {
+    rusage_seconds(libc::RUSAGE_SELF)
+}
+
+fn rusage_seconds(who: libc::c_int) -> (f64, f64) {
     // SAFETY: getrusage fills the zeroed struct it is given and reads nothing else.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) } != 0 {
+    if unsafe { libc::getrusage(who, &mut ru) } != 0 {
         return (0.0, 0.0);
     }
     let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
@@ -336,28 +345,6 @@ impl ShardStats {
             (Some(s), Some(e)) if e > s => e - s,
             _ => Duration::ZERO,
         }
-    }
-}
-
-/// A shard's live counters, read by the progress line. Written by one executor only
-/// (plain stores, no read-modify-write), at most once per batch.
-#[derive(Debug, Default)]
-pub struct LiveCounters {
-    pub completed: AtomicU64,
-    pub latency_sum_ns: AtomicU64,
-}
-
-impl LiveCounters {
-    pub fn publish(&self, completed: u64, latency_sum_ns: u64) {
-        self.completed.store(completed, Ordering::Relaxed);
-        self.latency_sum_ns.store(latency_sum_ns, Ordering::Relaxed);
-    }
-
-    pub fn read(&self) -> (u64, u64) {
-        (
-            self.completed.load(Ordering::Relaxed),
-            self.latency_sum_ns.load(Ordering::Relaxed),
-        )
     }
 }
 

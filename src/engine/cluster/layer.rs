@@ -188,6 +188,12 @@ impl Layer for ClusterLayer<'_> {
         self.clients.iter().all(|c| c.finished) && !self.queries.asking_info()
     }
 
+    fn live_latencies(&self, into: &mut hdrhistogram::Histogram<u64>) {
+        for t in &self.tallies {
+            let _ = into.add(&t.hist);
+        }
+    }
+
     fn finish(&mut self, stats: &mut ShardStats) {
         // A signal ended the loop before these clients finished: what they had sent is in flight,
         // what they had drawn is not sent (under --duration it was never requested).

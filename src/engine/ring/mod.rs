@@ -28,6 +28,7 @@ use crate::net::tls_session::{TlsError, TlsSession};
 use crate::protocol::in_place::InPlaceScanner;
 use crate::protocol::resp::{Scanned, Value};
 use crate::stats::ShardStats;
+use crate::stats::live::{SNAPSHOT_EVERY, thread_cpu_total};
 use crate::workload::PipelineBuffer;
 use crate::workload::compose::Composer;
 use crate::workload::keys::KeyGen;
@@ -140,6 +141,9 @@ pub(crate) trait Layer {
     fn finished(&self) -> bool;
     /// Adds the layer's figures to the shard's when the run ends.
     fn finish(&mut self, stats: &mut ShardStats);
+    /// Adds the latencies the layer keeps outside the shard's histogram until [`Self::finish`] to
+    /// `into`, for the live metrics (a few times a second, never per reply).
+    fn live_latencies(&self, into: &mut hdrhistogram::Histogram<u64>);
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -510,6 +514,9 @@ impl<'a> Driver<'a> {
         let mut next_timeout_check = Instant::now();
         let mut cq = Vec::with_capacity(256);
         let layered = self.layer.is_some();
+        // Live metrics: the shard's figures are copied a few times a second.
+        let mut snapshot_at = self.cfg.run.metrics.as_ref().map(|_| Instant::now());
+        let mut cpu_then = (thread_cpu_total(), Instant::now());
         while !self.plan.control.stopped() {
             let now = Instant::now();
             if self.idle
@@ -619,6 +626,25 @@ impl<'a> Driver<'a> {
                     self.state.stats.borrow().completed,
                     self.state.latency_sum_ns.get(),
                 );
+                if let Some(at) = snapshot_at
+                    && now >= at
+                {
+                    let cpu = thread_cpu_total();
+                    let wall = now.saturating_duration_since(cpu_then.1).as_secs_f64();
+                    let busy = if wall > 0.0 {
+                        (cpu - cpu_then.0) / wall
+                    } else {
+                        0.0
+                    };
+                    cpu_then = (cpu, now);
+                    let layer = self.layer.as_ref();
+                    self.plan.live.put(&self.state.stats.borrow(), busy, |h| {
+                        if let Some(l) = layer {
+                            l.live_latencies(h);
+                        }
+                    });
+                    snapshot_at = Some(now + SNAPSHOT_EVERY);
+                }
             }
             if let Some(t) = timeout
                 && now >= next_timeout_check
