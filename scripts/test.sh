@@ -3,7 +3,7 @@
 # missing (redis-server and redis-cli, openssl for the TLS certificates, script for terminal tests,
 # python3 for the layering check, ip and iptables for the network namespace tests, python3-seccomp for
 # the fleet's seccomp profile, chromium for the HTML report's browser test, prometheus to scrape the
-# live metrics), checks clippy, the layering
+# live metrics, man-db for the man page test), checks clippy, the layering
 # (scripts/deps.sh) and the docs with warnings as errors, then runs
 # `cargo test --all-targets` with its output shown. Extra arguments go to cargo test.
 set -euo pipefail
@@ -20,6 +20,8 @@ command -v ip >/dev/null || missing+=(iproute2)
 command -v iptables >/dev/null || [ -x /usr/sbin/iptables ] || missing+=(iptables)
 # tests/fleet.rs runs a pod under the shipped seccomp profile, loaded by libseccomp's Python binding.
 /usr/bin/python3 -c 'import seccomp' 2>/dev/null || missing+=(python3-seccomp)
+# The man page test renders the generated page with man-db's `man -l`.
+command -v man >/dev/null || missing+=(man-db)
 # The HTML report is checked in a real browser, headless.
 command -v chromium >/dev/null || missing+=(chromium)
 # --metrics-listen is scraped by a real Prometheus server.

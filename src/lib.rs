@@ -1,8 +1,8 @@
 //! ringbench: a thread-per-core load generator for Redis, Valkey and any RESP server.
 //!
 //! `run(config)` drives the whole pipeline (control connection, every test on the engine, reports),
-//! so integration tests exercise exactly what the binary does; `dispatch` runs the subcommands that need
-//! no benchmark run (`compare`, `merge`, `fleet`).
+//! so integration tests exercise exactly what the binary does; `dispatch` parses the command line and runs
+//! the subcommands that need no benchmark run (`compare`, `merge`, `report`, `fleet`, `completions`).
 
 pub mod capacity;
 mod cli;
@@ -18,6 +18,7 @@ mod workload;
 
 // What `main.rs`, `tests/` and `benches/` name besides `run`, `dispatch` and `capacity`.
 pub use cli::Cli;
+pub use cli::capacity::SearchFlags;
 pub use config::start_at::unix_now;
 pub use config::{Config, ConfigError, Env, Settings};
 pub use engine::RunControl;
@@ -27,7 +28,7 @@ pub use report::result_file::RunFile;
 pub use stats::thread_cpu_seconds;
 pub use workload::{PipelineBuffer, RequestTemplate};
 
-use cli::subcommands::{self, CompareArgs, MergeArgs, ReportArgs};
+use cli::command::{self, Parsed};
 use config::{OutputMode, cpus, limits, start_at};
 use engine::EngineError;
 use engine::ring;
@@ -124,31 +125,68 @@ impl RunOutcome {
     }
 }
 
-/// Runs a subcommand (`compare`, `merge`, `fleet`) when `args[1]` names one; `None` means "a benchmark
-/// run". `capacity` is not one of them: it runs the benchmark.
-pub fn dispatch(args: &[OsString], out: &mut dyn Write, err: &mut dyn Write) -> Option<ExitCode> {
-    let name = args.get(1)?.to_str()?;
-    let rest = || args[2..].iter().cloned();
-    let outcome = match name {
-        "compare" => subcommands::parse::<CompareArgs>("compare", rest(), err)
-            .map(|a| report::subcommands::run_compare(&a, out)),
-        "merge" => subcommands::parse::<MergeArgs>("merge", rest(), err)
-            .map(|a| report::subcommands::run_merge(&a, out, err)),
-        "report" => subcommands::parse::<ReportArgs>("report", rest(), err)
-            .map(|a| report::subcommands::run_report(&a)),
-        "fleet" => {
-            return Some(fleet::dispatch(&args[2..], out, err, start_at::unix_now()));
+/// What the command line asks `main` to do once `dispatch` has parsed it.
+pub enum Invocation {
+    /// A benchmark run with these flags.
+    Bench(Box<Cli>),
+    /// `ringbench capacity`: the search's flags (`capacity::SearchArgs::from_flags` checks them) and the
+    /// benchmark's.
+    Capacity(SearchFlags, Box<Cli>),
+    /// Nothing more: a subcommand that needs no benchmark ran, help was printed, or a usage error.
+    Done(ExitCode),
+}
+
+/// Parses the command line (one clap definition, `cli::command`) and runs the subcommands that need no
+/// benchmark run (`compare`, `merge`, `report`, `fleet`, `completions`); a usage error is one line on
+/// `err` and exit code 2, and nothing is sent anywhere.
+pub fn dispatch(args: &[OsString], out: &mut dyn Write, err: &mut dyn Write) -> Invocation {
+    let parsed = match command::parse(args, &protocol::commands::is_command) {
+        Ok(p) => p,
+        Err(refused) if refused.is_help() => {
+            // Help goes to stdout, with exit code 0 (also for `ringbench fleet` alone).
+            let _ = write!(out, "{}", refused.error.render());
+            return Invocation::Done(ExitCode::SUCCESS);
         }
-        _ => return None,
+        Err(refused) => {
+            let _ = writeln!(err, "{}", refused.line());
+            return Invocation::Done(ExitCode::from(2));
+        }
     };
-    Some(match outcome {
-        Err(code) => code,
-        Ok(Ok(())) => ExitCode::SUCCESS,
-        Ok(Err(e)) => {
+    let (name, outcome) = match parsed {
+        Parsed::Bench(cli) => return Invocation::Bench(cli),
+        Parsed::Capacity(flags, cli) => return Invocation::Capacity(flags, cli),
+        Parsed::Fleet(flags, run) => {
+            return Invocation::Done(fleet::run(&flags, run, out, err, start_at::unix_now()));
+        }
+        Parsed::Compare(a) => ("compare", report::subcommands::run_compare(&a, out, err)),
+        Parsed::Merge(a) => ("merge", report::subcommands::run_merge(&a, out, err)),
+        Parsed::Report(a) => ("report", report::subcommands::run_report(&a)),
+        Parsed::Completions(shell) => {
+            clap_complete::generate(shell, &mut command::definition(), "ringbench", out);
+            return Invocation::Done(ExitCode::SUCCESS);
+        }
+        Parsed::Manpage(dir) => ("manpage", write_man_pages(&dir)),
+    };
+    Invocation::Done(match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
             let _ = writeln!(err, "ringbench: {name}: {e}");
             ExitCode::from(e.code())
         }
     })
+}
+
+/// `ringbench manpage DIR` (hidden; `scripts/man.sh` runs it): `ringbench.1` and one page per subcommand.
+fn write_man_pages(dir: &std::path::Path) -> Result<(), report::subcommands::ToolError> {
+    std::fs::create_dir_all(dir)
+        .and_then(|()| clap_mangen::generate_to(command::definition(), dir))
+        .map_err(|e| {
+            report::subcommands::ToolError::Other(format!(
+                "could not write the man pages to {}: {}",
+                dir.display(),
+                os_error::describe(e)
+            ))
+        })
 }
 
 /// Checks that the server has room under its `maxclients` for `clients` connections (beside the

@@ -1,8 +1,7 @@
 //! The `ringbench` binary: parse, run, print, and map errors to exit codes.
 
-use clap::error::ErrorKind;
-use ringbench::RunControl;
 use ringbench::{Cli, Config, ConfigError, Env, Settings};
+use ringbench::{Invocation, RunControl};
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -10,18 +9,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    if let Some(code) =
-        ringbench::dispatch(&args, &mut std::io::stdout().lock(), &mut std::io::stderr())
-    {
-        return code;
-    }
-    if args.get(1).and_then(|a| a.to_str()) == Some("capacity") {
-        return capacity(&args[2..]);
-    }
-    let cli = match parse_cli(args) {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
+    let cli =
+        match ringbench::dispatch(&args, &mut std::io::stdout().lock(), &mut std::io::stderr()) {
+            Invocation::Bench(cli) => cli,
+            Invocation::Capacity(flags, cli) => return capacity(&flags, *cli),
+            Invocation::Done(code) => return code,
+        };
     let cfg = match config(&cli) {
         Ok(c) => c,
         Err(code) => return code,
@@ -64,29 +57,6 @@ fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
-/// Parses the benchmark's flags; the error is the exit code, its line already printed.
-fn parse_cli(args: Vec<std::ffi::OsString>) -> Result<Cli, ExitCode> {
-    // `-h` is the host, as in redis-benchmark; alone (no host after it) it most likely meant help.
-    if args.len() >= 2 && args.last().is_some_and(|a| a == "-h") {
-        eprintln!("ringbench: '-h' needs a host name (-h <hostname>); for help use --help");
-        return Err(ExitCode::from(2));
-    }
-    match Cli::parse_args(args) {
-        Ok(c) => Ok(c),
-        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
-            let _ = e.print();
-            Err(ExitCode::SUCCESS)
-        }
-        Err(e) => {
-            // One line: clap's first line, without its own prefix and hints.
-            let text = e.render().to_string();
-            let first = text.lines().next().unwrap_or("invalid arguments");
-            eprintln!("ringbench: {}", first.trim_start_matches("error: "));
-            Err(ExitCode::from(2))
-        }
-    }
-}
-
 /// Validates the flags (the pure step), then resolves them into a config (the I/O: DNS, files, stdin);
 /// the error is the exit code, its line already printed.
 fn config(cli: &Cli) -> Result<Config, ExitCode> {
@@ -111,31 +81,18 @@ fn signals() -> (RunControl, Arc<AtomicBool>, Arc<AtomicBool>) {
     (control, sigint, sigterm)
 }
 
-/// `ringbench capacity`: the highest rate within the latency objectives.
-fn capacity(args: &[std::ffi::OsString]) -> ExitCode {
-    if args
-        .iter()
-        .take_while(|a| *a != "--")
-        .any(|a| a == "--help")
-    {
-        print!("{}", ringbench::capacity::HELP);
-        return ExitCode::SUCCESS;
-    }
-    let (search, rest) = match ringbench::capacity::split_args(args) {
-        Ok(v) => v,
+/// `ringbench capacity`: the highest rate within the latency objectives (its flags parsed by `dispatch`).
+fn capacity(flags: &ringbench::SearchFlags, mut cli: Cli) -> ExitCode {
+    // The benchmark's --warmup is each step's warmup.
+    let search = ringbench::capacity::SearchArgs::from_flags(flags, cli.warmup.take())
+        .and_then(|s| ringbench::capacity::check_cli(&cli).map(|()| s));
+    let search = match search {
+        Ok(s) => s,
         Err(u) => {
             eprintln!("ringbench capacity: {u}");
             return ExitCode::from(2);
         }
     };
-    let cli = match parse_cli(rest) {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
-    if let Err(u) = ringbench::capacity::check_cli(&cli) {
-        eprintln!("ringbench capacity: {u}");
-        return ExitCode::from(2);
-    }
     let cfg = match config(&cli) {
         Ok(c) => c,
         Err(code) => return code,

@@ -188,8 +188,10 @@ fn search_converges_and_its_answer_follows_from_its_steps() {
     assert!(warmed > 0, "{out}");
     assert_eq!(sent, s.calls("set"), "the server's SET count");
 
-    // compare reads it like any result file.
-    let cmp = ringbench(&["compare", &json, &json]);
+    // compare reads it like any result file (a copy: the same file twice is refused).
+    let copy = format!("{json}.copy.json");
+    std::fs::copy(&json, &copy).unwrap();
+    let cmp = ringbench(&["compare", &json, &copy]);
     assert!(
         cmp.status.success(),
         "{}",
@@ -199,7 +201,7 @@ fn search_converges_and_its_answer_follows_from_its_steps() {
     assert!(table.contains(&format!("SET @ {} rps", cap)), "{table}");
 
     // merge takes it too (the same search from two client machines would be merged step by step).
-    let merged = ringbench(&["merge", &json, &json, "-q"]);
+    let merged = ringbench(&["merge", &json, &copy, "-q"]);
     assert!(
         merged.status.success(),
         "{}",
@@ -387,7 +389,7 @@ fn search_flag_mistakes_are_one_line_usage_errors() {
         (vec!["--slo", "x=1ms"], "'--slo'"),
         (vec!["--from", "0"], "'--from'"),
         (vec!["--from", "9000", "--to", "10"], "'--from'"),
-        (vec!["--to"], "'--to'"),
+        (vec!["--to"], "'--to <rate>'"),
         (vec!["--step-duration", "-1"], "'--step-duration'"),
         (vec!["--within", "200%"], "'--within'"),
         (vec!["--rps", "1000"], "'--rps'"),

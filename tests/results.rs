@@ -422,6 +422,8 @@ fn mistakes_are_one_line_and_exit_2() {
     let dir = Scratch::new("mistakes");
     let bad = dir.path("bad.json");
     std::fs::write(&bad, "{\"format\": 1}").unwrap();
+    let bad2 = dir.path("bad2.json");
+    std::fs::write(&bad2, "{\"format\": 1}").unwrap();
     for (args, want) in [
         (vec!["--start-at", "12"], "'--start-at'"),
         (vec!["--start-at", "soon"], "'--start-at'"),
@@ -431,7 +433,7 @@ fn mistakes_are_one_line_and_exit_2() {
             "/no/such.json",
         ),
         (
-            vec!["merge", bad.as_str(), bad.as_str()],
+            vec!["merge", bad.as_str(), bad2.as_str()],
             "not a ringbench result file",
         ),
         (vec!["compare", bad.as_str()], "compare"),

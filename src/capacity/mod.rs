@@ -8,6 +8,7 @@
 //! or got error replies. Without `--to`, a short closed-loop probe of the server's maximum sets the upper
 //! bound. (`--precision` is taken: it sets the histograms' significant figures, as in a normal run.)
 
+use crate::cli::capacity::SearchFlags;
 use crate::config::shape::RateTarget;
 use crate::config::{Config, UsageError};
 use crate::engine::{self, Budget, RunControl};
@@ -18,7 +19,6 @@ use crate::report::result_file::{
 use crate::stats::TestResult;
 use crate::stats::server_view::{ServerWatch, Watches};
 use crate::{RunError, RunOutcome};
-use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::io::Write;
 use std::sync::Arc;
@@ -247,122 +247,59 @@ fn parse_borderline(v: &str) -> Result<f64, UsageError> {
         })
 }
 
-/// `ringbench capacity --help`.
-pub const HELP: &str = "\
-Search the highest rate the server sustains within latency objectives: open-loop steps (latency from each
-request's intended send time) rising geometrically, then bisecting between the last passing and the first
-failing rate. A step fails when a percentile is over its objective, the achieved rate is under 95% of the
-offered one, or requests failed. A failing step, and a passing one within --borderline of an objective, is
-run again to confirm it (a third run breaks a tie) before the search moves on; a run spoiled by the client
-(behind its schedule while off a CPU, or CPU steal) is run again. The server is not restarted between steps.
-
-Usage: ringbench capacity [SEARCH OPTIONS] [BENCHMARK OPTIONS] [-t TEST | --mix SPEC | COMMAND ARGS...]
-
-Search options:
-      --slo <pNN=LATENCY,...>   Latency objectives, e.g. p99=1ms or p50=300us,p99.9=5ms [default: p99=1ms]
-      --from <rate>             First step's rate [default: the upper bound / 16]
-      --to <rate>               Highest rate offered [default: 1.25 x a short closed-loop probe's rate]
-      --step-duration <secs>    Measured time per step [default: 5]
-      --warmup <secs>           Time per step before it, at the same rate, dropped from its figures (0: none) [default: 1]
-      --within <percent>        Stop when the first failing rate is within this of the last passing one [default: 5%]
-      --borderline <percent>    Confirm a passing step whose worst percentile is within this of its objective
-                                (0: confirm failing steps only) [default: 10%]
-      --retries <n>             Run a step spoiled by the client again at most this many times [default: 2]
-      --repeat <n>              Run this many whole searches; the answer is their median, with min and max [default: 1]
-
-Benchmark options are those of a normal run (ringbench --help): connection, TLS, -c, -P, --threads, --cpus,
--d, -r, --distribution, --cluster, --json FILE (every step's full result), --plot FILE.svg (latency
-against offered load, with the objectives), -q (the answer only). Not accepted: -n, --rps, --duration, -l,
--I, --csv, --hdr-out, --start-at.
-";
-
-/// The search flags a `capacity` command line may carry; every other argument is a benchmark flag.
-const OWN_FLAGS: [&str; 9] = [
-    "--slo",
-    "--from",
-    "--to",
-    "--step-duration",
-    "--warmup",
-    "--within",
-    "--borderline",
-    "--retries",
-    "--repeat",
-];
-
-/// Splits `args` (after `ringbench capacity`) into the search's flags and the benchmark's arguments,
-/// returned with a leading `ringbench` for `Cli::parse_args`.
-pub fn split_args(args: &[OsString]) -> Result<(SearchArgs, Vec<OsString>), UsageError> {
-    let mut search = SearchArgs::default();
-    let mut slos: Vec<Objective> = Vec::new();
-    let mut rest = vec![OsString::from("ringbench")];
-    let mut i = 0;
-    let mut ended = false;
-    while i < args.len() {
-        let a = &args[i];
-        i += 1;
-        let text = a.to_str();
-        if ended || text.is_none() {
-            rest.push(a.clone());
-            continue;
-        }
-        let text = text.unwrap_or_default();
-        if text == "--" {
-            ended = true;
-            rest.push(a.clone());
-            continue;
-        }
-        let (flag, inline) = match text.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
-            _ => (text, None),
-        };
-        if !OWN_FLAGS.contains(&flag) {
-            rest.push(a.clone());
-            continue;
-        }
-        let value = match inline {
-            Some(v) => v,
-            None => {
-                let v = args
-                    .get(i)
-                    .and_then(|v| v.to_str())
-                    .ok_or_else(|| usage(format!("'{flag}' needs a value")))?;
-                i += 1;
-                v.to_string()
-            }
-        };
-        match flag {
-            "--slo" => {
-                for o in parse_slo(&value)? {
-                    if slos.iter().any(|s| s.percentile == o.percentile) {
-                        return Err(usage(format!(
-                            "invalid value '{value}' for '--slo': {} is given twice",
-                            o.label()
-                        )));
-                    }
-                    slos.push(o);
+impl SearchArgs {
+    /// Checks the search's flags as written (`cli::capacity::SearchFlags`); `warmup` is the benchmark's
+    /// `--warmup`, each step's warmup here.
+    pub fn from_flags(flags: &SearchFlags, warmup: Option<f64>) -> Result<SearchArgs, UsageError> {
+        let mut search = SearchArgs::default();
+        let mut slos: Vec<Objective> = Vec::new();
+        for value in &flags.slo {
+            for o in parse_slo(value)? {
+                if slos.iter().any(|s| s.percentile == o.percentile) {
+                    return Err(usage(format!(
+                        "invalid value '{value}' for '--slo': {} is given twice",
+                        o.label()
+                    )));
                 }
+                slos.push(o);
             }
-            "--from" => search.from = Some(parse_rate(flag, &value)?),
-            "--to" => search.to = Some(parse_rate(flag, &value)?),
-            "--step-duration" => search.step = parse_seconds(flag, &value, false)?,
-            "--warmup" => search.warmup = parse_seconds(flag, &value, true)?,
-            "--borderline" => search.borderline = parse_borderline(&value)?,
-            "--retries" => search.retries = parse_count(flag, &value, 0, 10)?,
-            "--repeat" => search.repeat = parse_count(flag, &value, 1, 100)?,
-            _ => search.precision = parse_precision(&value)?,
         }
+        if !slos.is_empty() {
+            search.objectives = slos;
+        }
+        if let Some(v) = &flags.from {
+            search.from = Some(parse_rate("--from", v)?);
+        }
+        if let Some(v) = &flags.to {
+            search.to = Some(parse_rate("--to", v)?);
+        }
+        if let Some(v) = &flags.step_duration {
+            search.step = parse_seconds("--step-duration", v, false)?;
+        }
+        if let Some(w) = warmup {
+            search.warmup = parse_seconds("--warmup", &w.to_string(), true)?;
+        }
+        if let Some(v) = &flags.within {
+            search.precision = parse_precision(v)?;
+        }
+        if let Some(v) = &flags.borderline {
+            search.borderline = parse_borderline(v)?;
+        }
+        if let Some(v) = &flags.retries {
+            search.retries = parse_count("--retries", v, 0, 10)?;
+        }
+        if let Some(v) = &flags.repeat {
+            search.repeat = parse_count("--repeat", v, 1, 100)?;
+        }
+        if let (Some(f), Some(t)) = (search.from, search.to)
+            && f > t
+        {
+            return Err(usage(format!(
+                "invalid value '{f}' for '--from': it is above --to {t}"
+            )));
+        }
+        Ok(search)
     }
-    if !slos.is_empty() {
-        search.objectives = slos;
-    }
-    if let (Some(f), Some(t)) = (search.from, search.to)
-        && f > t
-    {
-        return Err(usage(format!(
-            "invalid value '{f}' for '--from': it is above --to {t}"
-        )));
-    }
-    Ok((search, rest))
 }
 
 /// Flags of a normal run that a search cannot take, checked on the parsed command line.
@@ -1317,6 +1254,11 @@ pub fn run(
             "'capacity' cannot be combined with --data-verify or --verify-only: they check values, not a rate",
         )));
     }
+    if cfg.run.metrics.is_some() {
+        return Err(RunError::Usage(usage(
+            "'capacity' cannot be combined with --metrics-listen or --statsd: its steps are short runs at rates it chooses; watch its JSON or --plot instead",
+        )));
+    }
     if cfg.tests.len() != 1 {
         return Err(RunError::Usage(usage(format!(
             "'capacity' searches one test at a time, not {}: give one with -t, --mix or a command",
@@ -1597,9 +1539,20 @@ mod tests {
         }
     }
 
+    /// The search's flags of `ringbench capacity ARGS`, parsed with the command line's definition.
+    fn search_of(args: &[&str]) -> Result<SearchArgs, String> {
+        match crate::cli::command::parse_words(&[&["capacity"][..], args].concat()) {
+            Ok(crate::cli::command::Parsed::Capacity(flags, cli)) => {
+                SearchArgs::from_flags(&flags, cli.warmup).map_err(|e| e.0)
+            }
+            Ok(p) => panic!("{p:?}"),
+            Err(e) => Err(e.line()),
+        }
+    }
+
     #[test]
-    fn own_flags_are_split_from_the_benchmark_flags() {
-        let args: Vec<OsString> = [
+    fn own_flags_are_read_beside_the_benchmark_flags() {
+        let s = search_of(&[
             "-t",
             "get",
             "--slo",
@@ -1616,26 +1569,20 @@ mod tests {
             "10%",
             "-P",
             "4",
-        ]
-        .iter()
-        .map(OsString::from)
-        .collect();
-        let (s, rest) = split_args(&args).unwrap();
-        assert_eq!(rest, ["ringbench", "-t", "get", "-P", "4"]);
+        ])
+        .unwrap();
         assert_eq!(s.objectives.len(), 2);
         assert_eq!((s.from, s.to), (Some(1000.0), Some(8000.0)));
         assert_eq!(s.step, Duration::from_millis(500));
         assert!(s.warmup.is_zero());
         assert!((s.precision - 0.1).abs() < 1e-12);
-        let err = |a: &[&str]| {
-            let v: Vec<OsString> = a.iter().map(OsString::from).collect();
-            split_args(&v).unwrap_err().0
-        };
-        assert!(err(&["--from"]).contains("'--from' needs a value"));
+        let err = |a: &[&str]| search_of(a).unwrap_err();
+        assert!(err(&["--from"]).contains("'--from <rate>'"));
         assert!(err(&["--from", "0"]).contains("'--from'"));
         assert!(err(&["--within", "0%"]).contains("'--within'"));
         assert!(err(&["--step-duration", "0"]).contains("'--step-duration'"));
         assert!(err(&["--from", "10", "--to", "5"]).contains("'--from'"));
+        assert!(err(&["--slo", "p99=1ms", "--slo", "p99=2ms"]).contains("given twice"));
     }
 
     #[test]
@@ -1876,12 +1823,7 @@ mod tests {
 
     #[test]
     fn confirmation_flags_parse() {
-        let v: Vec<OsString> = ["--repeat", "5", "--borderline=0", "--retries", "0"]
-            .iter()
-            .map(OsString::from)
-            .collect();
-        let (s, rest) = split_args(&v).unwrap();
-        assert_eq!(rest, ["ringbench"]);
+        let s = search_of(&["--repeat", "5", "--borderline=0", "--retries", "0"]).unwrap();
         assert_eq!((s.repeat, s.borderline, s.retries), (5, 0.0, 0));
         let d = SearchArgs::default();
         assert_eq!((d.repeat, d.borderline, d.retries), (1, 0.10, 2));
@@ -1890,8 +1832,7 @@ mod tests {
             (["--retries", "x"], "'--retries'"),
             (["--borderline", "60%"], "'--borderline'"),
         ] {
-            let v: Vec<OsString> = a.iter().map(OsString::from).collect();
-            let e = split_args(&v).unwrap_err().0;
+            let e = search_of(&a).unwrap_err();
             assert!(e.contains(flag), "{e}");
         }
     }

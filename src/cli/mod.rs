@@ -1,37 +1,16 @@
 //! Command-line flags, spelled as redis-benchmark spells them. Parsing only: no I/O, no validation beyond types.
 
+pub(crate) mod capacity;
+pub(crate) mod command;
+pub(crate) mod fleet;
 pub(crate) mod subcommands;
 
-use clap::{ArgAction, Parser};
+use clap::{ArgAction, ArgMatches, Args, Command};
+use std::ffi::OsString;
 
-/// The end of `--help`: the subcommands and a few command lines to start from.
-const AFTER_HELP: &str = "\
-Subcommands:
-  compare  Compare result files written with --json, test by test (the first file is the base)
-  merge    Merge result files of one workload run from several client machines at once
-  (ringbench compare --help, ringbench merge --help for their flags)
-
-Examples:
-  ringbench -t set,get -n 1000000 -q                 SET and GET against 127.0.0.1:6379, one line each
-  ringbench -h 10.0.0.5 -a secret -c 200 -P 16 --threads 4 -t get -r 1000000
-  ringbench -r 100000 lpush mylist ele:__rand_int__  a command of your own instead of the suite
-  ringbench --rps 50000 --duration 30 --warmup 5 -t get -r 1000000 --json run.json
-  ringbench -u rediss://cache.example:6380 --cacert ca.crt -t set -q
-  ringbench --cluster -p 7000 -t set,get -r 100000
-  ringbench compare before.json after.json --plot latency.svg";
-
-/// Flags of a benchmark run. `-h` is the host (as in redis-benchmark); help is `--help` only.
-#[derive(Parser, Debug, Clone)]
-#[command(
-    name = "ringbench",
-    version,
-    about = "A thread-per-core load generator for Redis, Valkey and any RESP server; a drop-in for redis-benchmark.",
-    disable_help_flag = true,
-    disable_version_flag = true,
-    args_override_self = true,
-    override_usage = "ringbench [OPTIONS] [COMMAND ARGS...]\n       ringbench compare FILE.json FILE.json... [--plot FILE.svg]\n       ringbench merge FILE.json FILE.json... [--json FILE] [--plot FILE.svg] [-q]",
-    after_help = AFTER_HELP
-)]
+/// Flags of a benchmark run. `-h` is the host (as in redis-benchmark); help is `--help` only. The same
+/// flags are the benchmark flags of `capacity` and `fleet kubernetes` (flattened into them, `command.rs`).
+#[derive(Args, Debug, Clone)]
 pub struct Cli {
     /// Server hostname
     #[arg(short = 'h', value_name = "hostname", default_value = "127.0.0.1")]
@@ -347,56 +326,94 @@ pub enum CommandFlag {
     KeyPattern(String),
 }
 
+/// The benchmark's flags alone (no subcommands): what `Cli::parse_args` reads.
+fn bench_command() -> Command {
+    Cli::augment_args(
+        Command::new("ringbench")
+            .version(env!("CARGO_PKG_VERSION"))
+            .disable_help_flag(true)
+            .disable_version_flag(true)
+            .args_override_self(true),
+    )
+}
+
+/// Every argument of `command` and of its subcommands, at any depth.
+fn all_arguments(command: &Command) -> Vec<&clap::Arg> {
+    let mut all: Vec<&clap::Arg> = command.get_arguments().collect();
+    for sub in command.get_subcommands() {
+        all.extend(all_arguments(sub));
+    }
+    all
+}
+
+/// The words as clap should read them: `-3` is a flag (RESP3) even though it looks like a negative
+/// number, unless it is a flag's value (`-P -3`) or comes after `--`; a command may take a negative
+/// number as an argument (`zadd z -1 m`). `command` is the definition the words are parsed with.
+pub(crate) fn resp3_words<I, T>(command: &Command, args: I) -> Vec<OsString>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString>,
+{
+    let arguments = all_arguments(command);
+    // Whether `a` is a flag whose value is the next argument (`-P`, `--threads`, ...).
+    let takes_value = |a: &std::ffi::OsStr| -> bool {
+        let Some(a) = a.to_str() else { return false };
+        let wants = |arg: &&clap::Arg| arg.get_action().takes_values();
+        if let Some(long) = a.strip_prefix("--") {
+            return !long.contains('=')
+                && arguments
+                    .iter()
+                    .any(|x| x.get_long() == Some(long) && wants(x));
+        }
+        let mut chars = a.chars();
+        match (chars.next(), chars.next(), chars.next()) {
+            (Some('-'), Some(c), None) => arguments
+                .iter()
+                .any(|x| x.get_short() == Some(c) && wants(x)),
+            _ => false,
+        }
+    };
+    let mut options_ended = false;
+    let mut value_next = false;
+    let mut given = Vec::new();
+    for a in args {
+        let a: OsString = a.into();
+        let is_value = std::mem::take(&mut value_next);
+        if a == "--" && !is_value {
+            options_ended = true;
+        }
+        if options_ended || is_value {
+            given.push(a);
+        } else if a == "-3" {
+            // `-P -3` gives -P the value -3 (refused with the flag's range), not RESP3.
+            given.push("--resp3".into());
+        } else {
+            value_next = takes_value(&a);
+            given.push(a);
+        }
+    }
+    given
+}
+
 impl Cli {
-    /// Parses arguments as redis-benchmark reads them. `-3` is a flag even though it looks like
-    /// a negative number (which a command may take as an argument, e.g. `zadd z -1 m`).
+    /// Parses a benchmark's arguments (no subcommand) as redis-benchmark reads them.
     pub fn parse_args<I, T>(args: I) -> Result<Cli, clap::Error>
     where
         I: IntoIterator<Item = T>,
-        T: Into<std::ffi::OsString>,
+        T: Into<OsString>,
     {
-        use clap::{CommandFactory, FromArgMatches, parser::ValueSource};
-        let command = Cli::command();
-        // Whether `a` is a flag whose value is the next argument (`-P`, `--threads`, ...).
-        let takes_value = |a: &std::ffi::OsStr| -> bool {
-            let Some(a) = a.to_str() else { return false };
-            let wants = |arg: &clap::Arg| arg.get_action().takes_values();
-            if let Some(long) = a.strip_prefix("--") {
-                return !long.contains('=')
-                    && command
-                        .get_arguments()
-                        .any(|x| x.get_long() == Some(long) && wants(x));
-            }
-            let mut chars = a.chars();
-            match (chars.next(), chars.next(), chars.next()) {
-                (Some('-'), Some(c), None) => command
-                    .get_arguments()
-                    .any(|x| x.get_short() == Some(c) && wants(x)),
-                _ => false,
-            }
-        };
-        let mut options_ended = false;
-        let mut value_next = false;
-        let mut given = Vec::new();
-        for a in args {
-            let a: std::ffi::OsString = a.into();
-            let is_value = std::mem::take(&mut value_next);
-            if a == "--" && !is_value {
-                options_ended = true;
-            }
-            if options_ended || is_value {
-                given.push(a);
-            } else if a == "-3" {
-                // `-P -3` gives -P the value -3 (refused with the flag's range), not RESP3.
-                given.push("--resp3".into());
-            } else {
-                value_next = takes_value(&a);
-                given.push(a);
-            }
-        }
-        let args = given.into_iter();
-        let matches = Cli::command().try_get_matches_from(args.collect::<Vec<_>>())?;
-        let mut cli = Cli::from_arg_matches(&matches)?;
+        let command = bench_command();
+        let words = resp3_words(&command, args);
+        let matches = command.try_get_matches_from(words)?;
+        Cli::from_matches(&matches)
+    }
+
+    /// The flags of `matches` (the benchmark's own, or those of a subcommand that takes them), with what
+    /// clap cannot tell by itself filled in: the order of the `--command` flags, and which defaults were
+    /// written on the command line.
+    pub(crate) fn from_matches(matches: &ArgMatches) -> Result<Cli, clap::Error> {
+        use clap::{FromArgMatches, parser::ValueSource};
+        let mut cli = Cli::from_arg_matches(matches)?;
         let mut flags: Vec<(usize, CommandFlag)> = Vec::new();
         let mut ordered = |id: &str, values: &[String], make: fn(String) -> CommandFlag| {
             if let Some(at) = matches.indices_of(id) {
@@ -509,15 +526,6 @@ mod tests {
         assert_eq!(c.data_size, "10-20");
         assert!(parse(&["-n", "100000"]).requests_given);
         assert_eq!(parse(&[]).distribution, "uniform");
-    }
-
-    #[test]
-    fn help_lists_the_subcommands_with_examples() {
-        use clap::CommandFactory;
-        let help = Cli::command().render_long_help().to_string();
-        for want in ["compare", "merge", "Examples:", "ringbench -t set,get"] {
-            assert!(help.contains(want), "{want} missing from\n{help}");
-        }
     }
 
     #[test]

@@ -1,21 +1,23 @@
-//! The flags of the `compare` and `merge` subcommands: they read result files and never touch a server.
-//!
-//! They are recognised by the first argument only (no Redis command is named `compare` or `merge`), before
-//! the benchmark's own flags are parsed (`ringbench::dispatch`); `report::subcommands` runs them.
+//! The flags of the `compare`, `merge` and `report` subcommands (subcommands of `command::Ringbench`):
+//! they read result files and never touch a server; `report::subcommands` runs them.
 
-use clap::Parser;
-use std::ffi::OsString;
-use std::io::Write;
+use clap::{ArgAction, Args};
 use std::path::PathBuf;
-use std::process::ExitCode;
+
+/// `-h`/`--help` for a subcommand without the benchmark's flags (where `-h` is the host, clap's own help
+/// flag is off for the whole command line).
+#[derive(Args, Debug, Clone, Default)]
+pub struct HelpFlag {
+    /// Print help
+    #[arg(short = 'h', long = "help", action = ArgAction::Help)]
+    help: Option<bool>,
+}
 
 /// `ringbench compare`.
-#[derive(Parser, Debug)]
-#[command(
-    name = "ringbench compare",
-    about = "Compare result files (--json) side by side; changes are against the first file"
-)]
+#[derive(Args, Debug)]
 pub struct CompareArgs {
+    #[command(flatten)]
+    pub help: HelpFlag,
     /// Result files; the first is the base
     #[arg(value_name = "FILE.json", num_args = 2.., required = true)]
     pub files: Vec<PathBuf>,
@@ -25,12 +27,10 @@ pub struct CompareArgs {
 }
 
 /// `ringbench report`.
-#[derive(Parser, Debug)]
-#[command(
-    name = "ringbench report",
-    about = "Write result files (--json) as one self-contained HTML page: several files are compared too"
-)]
+#[derive(Args, Debug)]
 pub struct ReportArgs {
+    #[command(flatten)]
+    pub help: HelpFlag,
     /// Result files
     #[arg(value_name = "FILE.json", num_args = 1.., required = true)]
     pub files: Vec<PathBuf>,
@@ -45,12 +45,10 @@ pub struct ReportArgs {
 }
 
 /// `ringbench merge`.
-#[derive(Parser, Debug)]
-#[command(
-    name = "ringbench merge",
-    about = "Merge result files of one workload run on several client machines"
-)]
+#[derive(Args, Debug)]
 pub struct MergeArgs {
+    #[command(flatten)]
+    pub help: HelpFlag,
     /// Result files to merge; '-' reads result documents one after the other from stdin
     /// (e.g. `kubectl logs -l job-name=NAME --tail=-1 | ringbench merge -`)
     #[arg(value_name = "FILE.json", num_args = 1.., required = true)]
@@ -67,29 +65,4 @@ pub struct MergeArgs {
     /// Quiet: one line per test
     #[arg(short = 'q')]
     pub quiet: bool,
-}
-
-/// Parses the words after `ringbench <name>`; the error is the exit code, help printed or its line already
-/// written to `err`.
-pub fn parse<T: Parser>(
-    name: &str,
-    rest: impl Iterator<Item = OsString>,
-    err: &mut dyn Write,
-) -> Result<T, ExitCode> {
-    let argv = std::iter::once(OsString::from(format!("ringbench {name}"))).chain(rest);
-    T::try_parse_from(argv).map_err(|e| {
-        use clap::error::ErrorKind;
-        if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
-            let _ = e.print();
-            return ExitCode::SUCCESS;
-        }
-        let text = e.render().to_string();
-        let first = text.lines().next().unwrap_or("invalid arguments");
-        let _ = writeln!(
-            err,
-            "ringbench: {name}: {}",
-            first.trim_start_matches("error: ")
-        );
-        ExitCode::from(2)
-    })
 }

@@ -104,12 +104,11 @@ pub fn from_cli(cli: &Cli) -> Result<Option<MetricsSettings>, UsageError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
 
     fn parse(args: &[&str]) -> Result<Option<MetricsSettings>, UsageError> {
         let mut argv = vec!["ringbench"];
         argv.extend_from_slice(args);
-        from_cli(&Cli::try_parse_from(argv).unwrap())
+        from_cli(&Cli::parse_args(argv).unwrap())
     }
 
     #[test]

@@ -8,10 +8,10 @@
 //! document, under comment lines with those commands.
 
 use crate::cli::Cli;
+use crate::cli::fleet::JobFlags;
 use crate::config::shard::MAX_SHARDS;
 use crate::config::{Config, ConfigError, Env, Settings, UsageError};
 use serde_json::{Value, json};
-use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::io::Write;
 use std::process::ExitCode;
@@ -87,66 +87,20 @@ pub struct JobSpec {
     pub run_args: Vec<String>,
 }
 
-const HELP: &str = "\
-Print a Kubernetes Indexed Job that runs one benchmark as N pods, each its shard of the whole.
-
-Usage: ringbench fleet kubernetes [FLAGS OF A RUN] --pods N [--image IMAGE] [--lead SECONDS] [--name NAME]
-                                  [--namespace NS] [--memory QUANTITY] [--seccomp PROFILE]
-
-  --pods N            pods (client machines) to split the run over; each runs --shards N with its index
-                      from JOB_COMPLETION_INDEX, on its own node (pod anti-affinity)
-  --image IMAGE       container image whose PATH has ringbench (default: ringbench:VERSION, which
-                      scripts/image.sh builds; push it and give its registry name)
-  --lead SECONDS      the pods start this long after rendering (default: 60); apply the manifest before
-  --name NAME         the Job's name (default: ringbench-START)
-  --namespace NS      the Job's namespace (default: kubectl's)
-  --memory QUANTITY   memory each pod asks for (default: 512Mi); cores follow --threads
-  --auth-secret NAME[:KEY]
-                      the server's password, from key KEY (default: password) of Secret NAME, given to the
-                      pods as REDISCLI_AUTH (-a and passwords in -u are refused: they would be in the Job)
-  --seccomp localhost[:PATH]|unconfined|runtime-default
-                      the pods' seccomp profile (default: localhost, deploy/seccomp/ringbench-io-uring.json
-                      installed on every node as profiles/ringbench-io-uring.json under kubelet's seccomp
-                      directory: RuntimeDefault plus io_uring, which RuntimeDefault commonly refuses)
-
-The flags of the run are ringbench's usual ones; -n, --rps and -c are totals that the pods share.
-The server's address must be given (-h, -u or -s) as the pods see it. Every pod prints its result as
-JSON (--json -), so its log is its result: the commands to run and collect are printed at the top.
-";
-
 fn usage(msg: impl Into<String>) -> UsageError {
     UsageError(msg.into())
 }
 
-/// Runs `ringbench fleet ...` (`args` are the words after `fleet`).
+/// Runs `ringbench fleet kubernetes`: `flags` are the Job's, `run_args` the run's flags as written.
 /// `err` is where its error lines (and the run's warnings) go.
-pub fn dispatch(args: &[OsString], out: &mut dyn Write, err: &mut dyn Write, now: f64) -> ExitCode {
-    let args: Vec<String> = match args.iter().map(|a| a.to_str().map(String::from)).collect() {
-        Some(a) => a,
-        None => {
-            let _ = writeln!(err, "ringbench fleet: an argument is not valid UTF-8");
-            return ExitCode::from(2);
-        }
-    };
-    match args.first().map(String::as_str) {
-        Some("kubernetes") => {}
-        Some("--help") | None => {
-            let _ = out.write_all(HELP.as_bytes());
-            return ExitCode::SUCCESS;
-        }
-        Some(other) => {
-            let _ = writeln!(
-                err,
-                "ringbench fleet: invalid value '{other}' for the engine: the one supported is 'kubernetes' (Ansible: see deploy/ansible/)"
-            );
-            return ExitCode::from(2);
-        }
-    }
-    if args[1..].iter().any(|a| a == "--help") {
-        let _ = out.write_all(HELP.as_bytes());
-        return ExitCode::SUCCESS;
-    }
-    match JobSpec::from_args(&args[1..], now, err) {
+pub fn run(
+    flags: &JobFlags,
+    run_args: Vec<String>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    now: f64,
+) -> ExitCode {
+    match JobSpec::from_flags(flags, run_args, now, err) {
         Ok(spec) => match out
             .write_all(spec.render().as_bytes())
             .and_then(|_| out.flush())
@@ -185,61 +139,23 @@ fn quantity(s: &str) -> bool {
 }
 
 impl JobSpec {
-    /// Splits the fleet's own flags from the run's, and checks both (the run's as shard N-1 of N would;
-    /// its warnings go to `err`).
-    pub fn from_args(
-        args: &[String],
+    /// Checks the Job's flags, and the run's as shard N-1 of N would (its warnings go to `err`).
+    pub fn from_flags(
+        flags: &JobFlags,
+        run_args: Vec<String>,
         now: f64,
         err: &mut dyn Write,
     ) -> Result<JobSpec, UsageError> {
-        let mut pods = None;
-        let mut image = None;
-        let mut lead = None;
-        let mut name = None;
-        let mut namespace = None;
-        let mut memory = None;
-        let mut auth_secret = None;
-        let mut seccomp = None;
-        let mut run_args = Vec::new();
-        let mut it = args.iter();
-        let mut options_ended = false;
-        while let Some(a) = it.next() {
-            if options_ended {
-                run_args.push(a.clone());
-                continue;
-            }
-            if a == "--" {
-                options_ended = true;
-                run_args.push(a.clone());
-                continue;
-            }
-            let (flag, inline) = match a.split_once('=') {
-                Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
-                _ => (a.as_str(), None),
-            };
-            let slot = match flag {
-                "--pods" => &mut pods,
-                "--image" => &mut image,
-                "--lead" => &mut lead,
-                "--name" => &mut name,
-                "--namespace" => &mut namespace,
-                "--memory" => &mut memory,
-                "--auth-secret" => &mut auth_secret,
-                "--seccomp" => &mut seccomp,
-                _ => {
-                    run_args.push(a.clone());
-                    continue;
-                }
-            };
-            let v = match inline {
-                Some(v) => v,
-                None => it
-                    .next()
-                    .cloned()
-                    .ok_or_else(|| usage(format!("'{flag}' needs a value")))?,
-            };
-            *slot = Some(v);
-        }
+        let JobFlags {
+            pods,
+            image,
+            lead,
+            name,
+            namespace,
+            memory,
+            auth_secret,
+            seccomp,
+        } = flags.clone();
         let pods_s =
             pods.ok_or_else(|| usage("'--pods N' is required: how many pods share the run"))?;
         let pods: u64 = pods_s
@@ -544,9 +460,15 @@ mod tests {
         serde_json::from_str(&body).unwrap()
     }
 
+    /// The Job of `ringbench fleet kubernetes ARGS`, parsed with the command line's definition.
     fn spec(args: &[&str]) -> Result<JobSpec, UsageError> {
-        let a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        JobSpec::from_args(&a, 1_700_000_000.0, &mut std::io::sink())
+        match crate::cli::command::parse_words(&[&["fleet", "kubernetes"][..], args].concat()) {
+            Ok(crate::cli::command::Parsed::Fleet(flags, run)) => {
+                JobSpec::from_flags(&flags, run, 1_700_000_000.0, &mut std::io::sink())
+            }
+            Ok(p) => panic!("{p:?}"),
+            Err(e) => Err(UsageError(e.line())),
+        }
     }
 
     #[test]
@@ -689,7 +611,7 @@ mod tests {
             (vec!["-h", "r", "--pods", "3", "-c", "2"], "'-c'"),
             (vec!["-h", "r", "--pods", "3", "-n", "2"], "'-n'"),
             (vec!["-h", "r", "--pods", "2", "-P", "0"], "'-P'"),
-            (vec!["-h", "r", "--pods"], "'--pods' needs a value"),
+            (vec!["-h", "r", "--pods"], "'--pods <N>'"),
             (vec!["-h", "r", "--pods", "2", "-a", "pw"], "'-a'"),
             (vec!["-u", "redis://:pw@r", "--pods", "2"], "'-u'"),
             (

@@ -1,5 +1,7 @@
 //! Which commands only read: the ones `--rfr` may send to a replica (under `READONLY`). Every other
-//! command (writes, and anything not listed) goes to its slot's master.
+//! command (writes, and anything not listed) goes to its slot's master. And which words are server
+//! commands at all (`is_command`): a first word that is none, but is close to a subcommand's name, is a
+//! mistyped subcommand.
 
 /// Commands the server flags read-only that take a key, upper case, sorted.
 const READ_ONLY: &[&str] = &[
@@ -79,6 +81,197 @@ const READ_ONLY: &[&str] = &[
     "ZUNION",
 ];
 
+/// With `READ_ONLY`, the top-level commands of Redis 7.0 (its `COMMAND LIST`), the newer hash-field
+/// TTL commands and `WAITAOF`: those that are not in `READ_ONLY`, upper case, sorted. Module commands
+/// (`JSON.SET`, `FT.SEARCH`) are not here.
+const COMMANDS: &[&str] = &[
+    "ACL",
+    "APPEND",
+    "ASKING",
+    "AUTH",
+    "BGREWRITEAOF",
+    "BGSAVE",
+    "BITFIELD",
+    "BITOP",
+    "BLMOVE",
+    "BLMPOP",
+    "BLPOP",
+    "BRPOP",
+    "BRPOPLPUSH",
+    "BZMPOP",
+    "BZPOPMAX",
+    "BZPOPMIN",
+    "CLIENT",
+    "CLUSTER",
+    "COMMAND",
+    "CONFIG",
+    "COPY",
+    "DBSIZE",
+    "DEBUG",
+    "DECR",
+    "DECRBY",
+    "DEL",
+    "DISCARD",
+    "ECHO",
+    "EVAL",
+    "EVALSHA",
+    "EVALSHA_RO",
+    "EVAL_RO",
+    "EXEC",
+    "EXPIRE",
+    "EXPIREAT",
+    "FAILOVER",
+    "FCALL",
+    "FCALL_RO",
+    "FLUSHALL",
+    "FLUSHDB",
+    "FUNCTION",
+    "GEOADD",
+    "GEORADIUS",
+    "GEORADIUSBYMEMBER",
+    "GEOSEARCHSTORE",
+    "GETDEL",
+    "GETEX",
+    "GETSET",
+    "HDEL",
+    "HELLO",
+    "HEXPIRE",
+    "HEXPIREAT",
+    "HEXPIRETIME",
+    "HGETDEL",
+    "HGETEX",
+    "HINCRBY",
+    "HINCRBYFLOAT",
+    "HMSET",
+    "HPERSIST",
+    "HPEXPIRE",
+    "HPEXPIREAT",
+    "HPEXPIRETIME",
+    "HPTTL",
+    "HSET",
+    "HSETEX",
+    "HSETNX",
+    "HTTL",
+    "INCR",
+    "INCRBY",
+    "INCRBYFLOAT",
+    "INFO",
+    "KEYS",
+    "LASTSAVE",
+    "LATENCY",
+    "LINSERT",
+    "LMOVE",
+    "LMPOP",
+    "LOLWUT",
+    "LPOP",
+    "LPUSH",
+    "LPUSHX",
+    "LREM",
+    "LSET",
+    "LTRIM",
+    "MEMORY",
+    "MIGRATE",
+    "MODULE",
+    "MONITOR",
+    "MOVE",
+    "MSET",
+    "MSETNX",
+    "MULTI",
+    "PERSIST",
+    "PEXPIRE",
+    "PEXPIREAT",
+    "PFADD",
+    "PFDEBUG",
+    "PFMERGE",
+    "PFSELFTEST",
+    "PING",
+    "PSETEX",
+    "PSUBSCRIBE",
+    "PSYNC",
+    "PUBLISH",
+    "PUBSUB",
+    "PUNSUBSCRIBE",
+    "QUIT",
+    "RANDOMKEY",
+    "READONLY",
+    "READWRITE",
+    "RENAME",
+    "RENAMENX",
+    "REPLCONF",
+    "REPLICAOF",
+    "RESET",
+    "RESTORE",
+    "RESTORE-ASKING",
+    "ROLE",
+    "RPOP",
+    "RPOPLPUSH",
+    "RPUSH",
+    "RPUSHX",
+    "SADD",
+    "SAVE",
+    "SCAN",
+    "SCRIPT",
+    "SDIFFSTORE",
+    "SELECT",
+    "SET",
+    "SETBIT",
+    "SETEX",
+    "SETNX",
+    "SETRANGE",
+    "SHUTDOWN",
+    "SINTERSTORE",
+    "SLAVEOF",
+    "SLOWLOG",
+    "SMOVE",
+    "SORT",
+    "SORT_RO",
+    "SPOP",
+    "SPUBLISH",
+    "SREM",
+    "SSUBSCRIBE",
+    "SUBSCRIBE",
+    "SUNIONSTORE",
+    "SUNSUBSCRIBE",
+    "SWAPDB",
+    "SYNC",
+    "TIME",
+    "TOUCH",
+    "UNLINK",
+    "UNSUBSCRIBE",
+    "UNWATCH",
+    "WAIT",
+    "WAITAOF",
+    "WATCH",
+    "XACK",
+    "XADD",
+    "XAUTOCLAIM",
+    "XCLAIM",
+    "XDEL",
+    "XGROUP",
+    "XREADGROUP",
+    "XSETID",
+    "XTRIM",
+    "ZADD",
+    "ZDIFFSTORE",
+    "ZINCRBY",
+    "ZINTERSTORE",
+    "ZMPOP",
+    "ZPOPMAX",
+    "ZPOPMIN",
+    "ZRANGESTORE",
+    "ZREM",
+    "ZREMRANGEBYLEX",
+    "ZREMRANGEBYRANK",
+    "ZREMRANGEBYSCORE",
+    "ZUNIONSTORE",
+];
+
+/// True when `word` (any case) is a server command ringbench knows.
+pub fn is_command(word: &str) -> bool {
+    let upper = word.to_ascii_uppercase();
+    COMMANDS.binary_search(&upper.as_str()).is_ok() || reads_only(&upper)
+}
+
 /// True when `command` (any case) only reads.
 pub fn reads_only(command: &str) -> bool {
     let upper = command.to_ascii_uppercase();
@@ -97,6 +290,20 @@ mod tests {
             "SET", "INCR", "LPUSH", "MSET", "ZADD", "XADD", "EVAL", "COMPRE",
         ] {
             assert!(!reads_only(w), "{w}");
+        }
+    }
+
+    #[test]
+    fn server_commands_are_known_and_subcommand_names_are_not() {
+        assert!(COMMANDS.windows(2).all(|w| w[0] < w[1]));
+        assert!(!COMMANDS.iter().any(|c| reads_only(c)), "in both lists");
+        for c in ["set", "GET", "hello", "Del", "restore", "pfmerge"] {
+            assert!(is_command(c), "{c}");
+        }
+        for w in [
+            "compare", "merge", "capacity", "fleet", "report", "help", "compre",
+        ] {
+            assert!(!is_command(w), "{w}");
         }
     }
 }

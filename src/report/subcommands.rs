@@ -36,6 +36,56 @@ impl ToolError {
     }
 }
 
+/// Refuses a file given twice (the same file by its canonical path, however it is written): merged, its
+/// requests would count twice; compared, it would weigh twice in its side. `-` (stdin) is left out.
+fn refuse_repeats(files: &[PathBuf]) -> Result<(), ToolError> {
+    let mut seen: Vec<(PathBuf, &PathBuf)> = Vec::new();
+    for f in files.iter().filter(|f| f.as_os_str() != "-") {
+        // A file that cannot be resolved is refused when it is loaded, with the reason.
+        let Ok(canonical) = std::fs::canonicalize(f) else {
+            continue;
+        };
+        if let Some((_, first)) = seen.iter().find(|(c, _)| *c == canonical) {
+            return Err(ToolError::Usage(crate::config::UsageError(format!(
+                "'{}' is the same file as '{}': give each result file once",
+                f.display(),
+                first.display()
+            ))));
+        }
+        seen.push((canonical, f));
+    }
+    Ok(())
+}
+
+/// Warns on `err` when a file's -P, -c or target differs from the first file's: its figures are then not
+/// of the same setup. `clients` is false for the shards of one run, whose -c is each one's share.
+/// (`merge` calls it once its own checks, which refuse a different -P or target, have passed.)
+fn warn_differences(name: &str, files: &[(String, RunFile)], clients: bool, err: &mut dyn Write) {
+    let Some((first_name, first)) = files.first() else {
+        return;
+    };
+    for (file, f) in &files[1..] {
+        let (a, b) = (&first.config, &f.config);
+        let mut differ = Vec::new();
+        if a.pipeline != b.pipeline {
+            differ.push(format!("-P {} (not {})", b.pipeline, a.pipeline));
+        }
+        if clients && a.clients != b.clients {
+            differ.push(format!("-c {} (not {})", b.clients, a.clients));
+        }
+        if a.target != b.target {
+            differ.push(format!("target {} (not {})", b.target, a.target));
+        }
+        if !differ.is_empty() {
+            let _ = writeln!(
+                err,
+                "ringbench: {name}: warning: {file} differs from {first_name} in {}",
+                differ.join(", ")
+            );
+        }
+    }
+}
+
 fn load_all(files: &[PathBuf]) -> Result<Vec<(String, RunFile)>, ToolError> {
     files
         .iter()
@@ -82,7 +132,6 @@ fn load_for_merge(files: &[PathBuf]) -> Result<Vec<(String, RunFile)>, ToolError
     Ok(all)
 }
 
-/// `compare`: prints the table, and draws the chart when asked.
 /// `ringbench report`: the files as one HTML page.
 pub fn run_report(a: &ReportArgs) -> Result<(), ToolError> {
     let loaded: Vec<Loaded> = load_all(&a.files)?
@@ -97,22 +146,43 @@ pub fn run_report(a: &ReportArgs) -> Result<(), ToolError> {
     })
 }
 
-pub fn run_compare(a: &CompareArgs, out: &mut dyn Write) -> Result<(), ToolError> {
+/// `compare`: prints the table, and draws the chart when asked. The same file may stand on both sides of
+/// `vs` (an A/A check), not twice on one.
+pub fn run_compare(
+    a: &CompareArgs,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), ToolError> {
     if let Some(p) = &a.plot {
         crate::config::paths::check_extension("--plot", p)?;
     }
     // `A1 A2 vs B1 B2`: two sides of several runs each.
     let split = a.files.iter().position(|f| f.as_os_str() == "vs");
     if let Some(at) = split
-        && (at == 0 || at + 1 == a.files.len() || a.files[at + 1..].iter().any(|f| f == "vs"))
+        && (at == 0
+            || at + 1 == a.files.len()
+            || a.files[at + 1..].iter().any(|f| f.as_os_str() == "vs"))
     {
         return Err(ToolError::Usage(crate::config::UsageError(
-            "ringbench compare: 'vs' stands between the two sides' files: A.json... vs B.json..."
-                .into(),
+            "'vs' stands between the two sides' files: A.json... vs B.json...".into(),
         )));
     }
-    let files: Vec<PathBuf> = a.files.iter().filter(|f| *f != "vs").cloned().collect();
-    let loaded: Vec<Loaded> = load_all(&files)?
+    let files: Vec<PathBuf> = a
+        .files
+        .iter()
+        .filter(|f| f.as_os_str() != "vs")
+        .cloned()
+        .collect();
+    match split {
+        Some(at) => {
+            refuse_repeats(&files[..at])?;
+            refuse_repeats(&files[at..])?;
+        }
+        None => refuse_repeats(&files)?,
+    }
+    let all = load_all(&files)?;
+    warn_differences("compare", &all, true, err);
+    let loaded: Vec<Loaded> = all
         .into_iter()
         .map(|(label, file)| Loaded { label, file })
         .collect();
@@ -169,6 +239,7 @@ pub fn run_merge(a: &MergeArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
     if let Some(p) = &a.plot {
         crate::config::paths::check_extension("--plot", p)?;
     }
+    refuse_repeats(&a.files)?;
     let files = load_for_merge(&a.files)?;
     let shards = if a.ignore_shards {
         None
@@ -176,6 +247,10 @@ pub fn run_merge(a: &MergeArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
         crate::report::merge::check_shards(&files)?
     };
     let merged = crate::report::merge::merge(&files)?;
+    // Merge refuses a different target or -P; a different -c is only worth a word, unless the files
+    // are shards of one run (each has its share of -c).
+    let sharded = files.iter().any(|(_, f)| f.config.shard.is_some());
+    warn_differences("merge", &files, !sharded, err);
     for (title, share) in &merged.overlap {
         if *share < 0.9 {
             let _ = writeln!(

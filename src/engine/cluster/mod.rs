@@ -385,17 +385,15 @@ pub(crate) fn layer<'a>(
     let Topology { map, stride } = topology;
     let depth = cfg.run.pipeline;
     let read_from = cfg.run.read_from;
-    let reads: Vec<bool> = match &composer {
+    let reads: Vec<bool> = match (&plan.test.replay, &composer) {
         // A replay's kinds are its command names.
-        _ if let Some(r) = &plan.test.replay => {
-            r.names().iter().map(|n| commands::reads_only(n)).collect()
-        }
-        Some(comp) => comp
+        (Some(r), _) => r.names().iter().map(|n| commands::reads_only(n)).collect(),
+        (None, Some(comp)) => comp
             .variants()
             .iter()
             .map(|v| commands::reads_only(&v.command))
             .collect(),
-        None => vec![commands::reads_only(&plan.test.command)],
+        (None, None) => vec![commands::reads_only(&plan.test.command)],
     };
     let masters = serving(&map, read_from, &reads);
     // Room for a batch in flight and one waiting on every master, plus one more batch: what is in

@@ -9,8 +9,8 @@ impl ClusterLayer<'_> {
     /// owner now and waits on the retry list). Its slot comes from where the key was written.
     pub(super) fn build(&mut self, c: usize, i: usize) -> Option<usize> {
         let cl = &mut self.clients[c];
-        let (slot, kind) = match self.composer.as_deref() {
-            _ if let Some(r) = self.replay.as_deref() => {
+        let (slot, kind) = match (self.replay.as_deref(), self.composer.as_deref()) {
+            (Some(r), _) => {
                 let (share, pos) = (self.plan.first_client + c, cl.replayed);
                 cl.replayed += 1;
                 let out = &mut cl.composed[i];
@@ -18,7 +18,7 @@ impl ClusterLayer<'_> {
                 let kind = r.write(share, pos, out);
                 (r.slot(share, pos), kind as u16)
             }
-            Some(comp) => {
+            (None, Some(comp)) => {
                 let out = &mut cl.composed[i];
                 out.clear();
                 let kind = comp.write_request(out, &mut cl.keys, &mut cl.rng, &self.turn);
@@ -32,7 +32,7 @@ impl ClusterLayer<'_> {
                 };
                 (slot, kind as u16)
             }
-            None => {
+            (None, None) => {
                 let (keys, rng) = (&mut cl.keys, &mut cl.rng);
                 match &self.digits {
                     // The key's slot from the number its digits were patched with.

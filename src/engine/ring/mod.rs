@@ -354,19 +354,19 @@ impl<'a> Driver<'a> {
                     None => (None, None),
                 };
                 let seed = crate::workload::keys::connection_seed(cfg.run.seed, plan.index, i);
-                let (requests, out, flights) = match &composer {
+                let (requests, out, flights) = match (&plan.test.replay, &composer) {
                     _ if layer.is_some() => (Requests::Raw, Vec::new(), VecDeque::new()),
-                    _ if let Some(r) = &plan.test.replay => (
+                    (Some(r), _) => (
                         Requests::Replay(r.clone(), plan.first_client + i),
                         Vec::with_capacity(depth * r.max_request_len()),
                         VecDeque::with_capacity(depth),
                     ),
-                    Some(c) => (
+                    (None, Some(c)) => (
                         Requests::Composed(c.clone()),
                         Vec::with_capacity(depth * c.max_request_len()),
                         VecDeque::with_capacity(depth),
                     ),
-                    None => (
+                    (None, None) => (
                         match &shared {
                             Some(b) => Requests::Shared(b.clone()),
                             None => {
