@@ -8,6 +8,7 @@
 #   ROUNDS=5     rounds (each runs every variant once)
 #   N=1000000    requests per run (-n)
 #   FLAGS="-t get -c 50 -P 1"   the benchmark's flags
+#   SERVER_CPUS=    pin the server with taskset (e.g. 0); CLIENT_CPUS= pin ringbench (e.g. 1)
 #   KEEP=1       keep the raw output directory
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +32,9 @@ cleanup() {
 }
 trap cleanup EXIT
 start_server
+[ -n "${SERVER_CPUS:-}" ] && taskset -pc "$SERVER_CPUS" "$SERVER_PID" >/dev/null
+PIN=()
+[ -n "${CLIENT_CPUS:-}" ] && PIN=(taskset -c "$CLIENT_CPUS")
 METRICS_PORT=$(free_port)
 STATSD_PORT=$(free_port)
 
@@ -59,11 +63,11 @@ echo "uptime at the start: $(uptime)" >&2
 for r in $(seq 1 "$ROUNDS"); do
   for v in $VARIANTS; do
     # shellcheck disable=SC2046
-    read -r wall user sys _ < <(timed_run "$WORK/$v.$r" "$RINGBENCH" -p "$SERVER_PORT" -n "$N" "${FLAGS[@]}" \
+    read -r wall user sys _ < <(timed_run "$WORK/$v.$r" "${PIN[@]}" "$RINGBENCH" -p "$SERVER_PORT" -n "$N" "${FLAGS[@]}" \
       $(variant_args "$v") -q)
     awk -v v="$v" -v u="$user" -v s="$sys" -v n="$N" -v w="$wall" \
       'BEGIN { printf "%s %.3f %.1f\n", v, (u + s) * 1e9 / n, n / w }' >>"$WORK/rows"
-    echo "round $r $v: $(tail -n1 "$WORK/rows")" >&2
+    echo "round $r: $(tail -n1 "$WORK/rows")" >&2
   done
 done
 echo "uptime at the end: $(uptime)" >&2
