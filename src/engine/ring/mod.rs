@@ -516,7 +516,8 @@ impl<'a> Driver<'a> {
         let layered = self.layer.is_some();
         // Live metrics: the shard's figures are copied a few times a second.
         let mut snapshot_at = self.cfg.run.metrics.as_ref().map(|_| Instant::now());
-        let mut cpu_then = (thread_cpu_total(), Instant::now());
+        // The thread's CPU and the time at the last copy (read only with live metrics on).
+        let mut cpu_then = snapshot_at.map_or((0.0, Instant::now()), |t| (thread_cpu_total(), t));
         while !self.plan.control.stopped() {
             let now = Instant::now();
             if self.idle

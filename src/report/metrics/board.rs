@@ -4,7 +4,7 @@
 //! never touch it.
 
 use crate::stats::TestResult;
-use crate::stats::live::{LiveView, PartSnapshot, Snapshot};
+use crate::stats::live::{LiveView, Snapshot};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -123,23 +123,9 @@ impl Board {
     /// Test `result.title` ended: its exact figures join the finished runs'.
     pub fn end(&self, result: &TestResult) {
         let st = &result.stats;
-        let exact = Snapshot {
-            hist: st.hist.clone(),
-            completed: st.completed,
-            errors: st.errors,
-            failed: st.failed,
-            parts: st
-                .parts
-                .iter()
-                .map(|p| PartSnapshot {
-                    command: p.command.clone(),
-                    hist: p.hist.clone(),
-                    completed: p.completed,
-                    errors: p.errors,
-                })
-                .collect(),
-            busy: st.executors.iter().map(|e| e.busy()).collect(),
-        };
+        let mut exact = Snapshot::of(st, 0.0);
+        // The busy shares are the last run's (below), not kept per run.
+        exact.busy.clear();
         let mut s = self.lock();
         let t = entry(&mut s, &result.title);
         match t.done.as_mut() {
