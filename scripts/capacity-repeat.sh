@@ -9,7 +9,9 @@
 # Environment:
 #   ROUNDS=5                              searches in a row
 #   TEST=get                              the test searched (-t)
-#   SLO=p99=1ms STEP=2 WARMUP=0.5 WITHIN=5%   the search's objective, step time, warmup and precision
+#   SLO=p99=1ms STEP=5 WARMUP=1 WITHIN=5%     the search's objective, step time, warmup and precision
+#                                         (STEP and WARMUP are capacity's own defaults: the target is
+#                                         about the command as a user runs it)
 #   FLAGS="-c 50 -P 1 --threads 1"        ringbench flags besides -p -t and the search's own
 #   EXTRA=                                more capacity flags (e.g. "--borderline 0 --retries 0")
 #   SERVER_CPUS=  CLIENT_CPUS=            pin the server / ringbench with taskset
@@ -20,8 +22,8 @@ source scripts/lib/server.sh
 ROUNDS=${ROUNDS:-5}
 TEST=${TEST:-get}
 SLO=${SLO:-p99=1ms}
-STEP=${STEP:-2}
-WARMUP=${WARMUP:-0.5}
+STEP=${STEP:-5}
+WARMUP=${WARMUP:-1}
 WITHIN=${WITHIN:-5%}
 read -r -a FLAGS <<<"${FLAGS:-"-c 50 -P 1 --threads 1"}"
 read -r -a EXTRA <<<"${EXTRA:-}"
