@@ -9,9 +9,9 @@
 # Environment:
 #   ROUNDS=5                              searches in a row
 #   TEST=get                              the test searched (-t)
-#   SLO=p99=1ms STEP=5 WARMUP=1 WITHIN=5%     the search's objective, step time, warmup and precision
-#                                         (STEP and WARMUP are capacity's own defaults: the target is
-#                                         about the command as a user runs it)
+#   SLO=p99=1ms WITHIN=5%                 the search's objective and precision
+#   STEP= WARMUP=                         step time and warmup in seconds; unset, capacity's own defaults
+#                                         (the target is about the command as a user runs it)
 #   FLAGS="-c 50 -P 1 --threads 1"        ringbench flags besides -p -t and the search's own
 #   EXTRA=                                more capacity flags (e.g. "--borderline 0 --retries 0")
 #   SERVER_CPUS=  CLIENT_CPUS=            pin the server / ringbench with taskset
@@ -22,9 +22,10 @@ source scripts/lib/server.sh
 ROUNDS=${ROUNDS:-5}
 TEST=${TEST:-get}
 SLO=${SLO:-p99=1ms}
-STEP=${STEP:-5}
-WARMUP=${WARMUP:-1}
 WITHIN=${WITHIN:-5%}
+STEPS=()
+[ -n "${STEP:-}" ] && STEPS+=(--step-duration "$STEP")
+[ -n "${WARMUP:-}" ] && STEPS+=(--warmup "$WARMUP")
 read -r -a FLAGS <<<"${FLAGS:-"-c 50 -P 1 --threads 1"}"
 read -r -a EXTRA <<<"${EXTRA:-}"
 
@@ -47,10 +48,10 @@ else
 fi
 
 echo "uptime before: $(uptime)"
-echo "each search: ringbench capacity -t $TEST ${FLAGS[*]} --slo $SLO --step-duration $STEP --warmup $WARMUP --within $WITHIN ${EXTRA[*]}"
+echo "each search: ringbench capacity -t $TEST ${FLAGS[*]} --slo $SLO ${STEPS[*]} --within $WITHIN ${EXTRA[*]}"
 for i in $(seq "$ROUNDS"); do
   "${CLIENT_PIN[@]}" "$RINGBENCH" capacity -p "$SERVER_PORT" -t "$TEST" "${FLAGS[@]}" \
-    --slo "$SLO" --step-duration "$STEP" --warmup "$WARMUP" --within "$WITHIN" "${EXTRA[@]}" \
+    --slo "$SLO" "${STEPS[@]}" --within "$WITHIN" "${EXTRA[@]}" \
     --json "$WORK/$i.json" >"$WORK/$i.out" 2>"$WORK/$i.err" || {
     echo "search $i failed:" >&2; cat "$WORK/$i.out" "$WORK/$i.err" >&2; exit 1; }
   printf 'search %d: %s\n' "$i" "$(grep '^capacity: ' "$WORK/$i.out")"
