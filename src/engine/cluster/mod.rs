@@ -295,6 +295,9 @@ struct ClusterLayer<'a> {
     ready: Vec<usize>,
     pumping: Vec<usize>,
     queued: Vec<bool>,
+    /// Closed loop, within one top-up: per node, whether the client's connection there takes a whole
+    /// batch (a master with its last batch answered).
+    idle_now: Vec<bool>,
     /// When clients are due without news (an open-loop request, a backoff's end), earliest first.
     schedule: DueQueue,
     /// `-k 0` (closed loop): connections whose batch is answered, to close before their next one.
@@ -520,6 +523,7 @@ pub(crate) fn layer<'a>(
         ready: (0..plan.clients).collect(),
         pumping: Vec::with_capacity(plan.clients),
         queued: vec![true; plan.clients],
+        idle_now: Vec::new(),
         schedule: DueQueue::new(plan.clients),
         renew: Vec::new(),
     })

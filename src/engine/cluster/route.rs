@@ -79,7 +79,7 @@ impl ClusterLayer<'_> {
         let node = if r.target != UNASSIGNED {
             r.target
         } else {
-            let owner = self.map.owner[r.slot as usize];
+            let owner = self.map.owner_of(r.slot);
             if self.read_from != ReadFrom::Masters
                 && owner != UNASSIGNED
                 && self.reads[r.kind as usize]
@@ -161,8 +161,13 @@ impl ClusterLayer<'_> {
         }
         let depth = self.depth;
         let mut short = if self.masters.is_empty() { depth } else { 0 };
+        // Which connections take a batch does not change while keys are drawn (nothing is sent).
+        let mut idle_now = std::mem::take(&mut self.idle_now);
+        idle_now.clear();
+        idle_now.resize(self.clients[c].queue.len(), false);
         for &n in &self.masters {
             if self.idle(d, c, n) {
+                idle_now[n] = true;
                 short += depth.saturating_sub(self.clients[c].queue[n].len());
             }
         }
@@ -179,8 +184,7 @@ impl ClusterLayer<'_> {
             match self.build(c, i as usize) {
                 Some(n)
                     if self.clients[c].queue[n].len() <= depth
-                        && self.masters.contains(&n)
-                        && self.idle(d, c, n) =>
+                        && idle_now.get(n).copied().unwrap_or(false) =>
                 {
                     short -= 1;
                 }
@@ -188,6 +192,7 @@ impl ClusterLayer<'_> {
                 _ => {}
             }
         }
+        self.idle_now = idle_now;
     }
 
     /// `--replay`: whether client `c` has built every command of its share.

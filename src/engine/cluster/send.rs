@@ -125,17 +125,16 @@ impl ClusterLayer<'_> {
                 continue;
             }
             let k = room.min(q.len());
+            // The ASKING commands sent ahead of redirected requests are owed replies too: they are
+            // counted while writing, not in a pass of their own.
+            let mut asks = 0;
             if k > 0 {
-                let asks = q
-                    .iter()
-                    .take(k)
-                    .filter(|&&i| reqs[i as usize].asking)
-                    .count();
-                let (out, mut verify) = d.out_verified(j, k + asks);
+                let (out, mut verify) = d.out_verified(j, k);
                 let owed = &mut self.owed[j];
                 for i in q.drain(..k) {
                     let r = &mut reqs[i as usize];
                     if r.asking {
+                        asks += 1;
                         out.extend_from_slice(ASKING);
                         owed.push_back(ASKING_MARK);
                         if let Some(v) = verify.as_deref_mut() {
@@ -167,6 +166,9 @@ impl ClusterLayer<'_> {
                         }
                     }
                 }
+            }
+            if asks > 0 {
+                d.out(j, asks);
             }
             if paced {
                 // What is left waits for this node's pipeline.
