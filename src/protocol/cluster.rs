@@ -8,9 +8,6 @@ use std::ops::Range;
 
 /// Number of hash slots in a Redis Cluster.
 pub const SLOTS: usize = 16384;
-/// A [`SlotMap`] byte-wide owner that says "read the full table".
-const FAR: u8 = u8::MAX;
-
 /// Slot owner value of a slot that no master serves.
 pub const UNASSIGNED: u16 = u16::MAX;
 
@@ -181,12 +178,8 @@ pub struct Node {
 pub struct SlotMap {
     /// Every node seen so far, in discovery order.
     pub nodes: Vec<Node>,
-    /// Per slot: the index of its owner in `nodes`, or [`UNASSIGNED`]. Read it freely; write it
-    /// with [`SlotMap::set_owner`], which keeps `near` in step.
+    /// Per slot: the index of its owner in `nodes`, or [`UNASSIGNED`].
     pub owner: Vec<u16>,
-    /// `owner` in a byte per slot ([`FAR`] for an owner past 254 or none): half the cache footprint
-    /// for the lookup every request makes ([`SlotMap::owner_of`]).
-    near: Vec<u8>,
     /// Per node (indexed like `nodes`): its replicas, when the map was read with them
     /// ([`SlotMap::with_replicas`]); empty otherwise.
     pub replicas: Vec<Vec<u16>>,
@@ -225,24 +218,8 @@ impl SlotMap {
         SlotMap {
             nodes: Vec::new(),
             owner: vec![UNASSIGNED; SLOTS],
-            near: vec![FAR; SLOTS],
             replicas: Vec::new(),
         }
-    }
-
-    /// The owner of `slot` (an index in `nodes`, or [`UNASSIGNED`]).
-    #[inline]
-    pub fn owner_of(&self, slot: u16) -> u16 {
-        match self.near[slot as usize] {
-            FAR => self.owner[slot as usize],
-            n => u16::from(n),
-        }
-    }
-
-    /// Makes `node` (an index in `nodes`, or [`UNASSIGNED`]) the owner of `slot`.
-    pub fn set_owner(&mut self, slot: u16, node: u16) {
-        self.owner[slot as usize] = node;
-        self.near[slot as usize] = u8::try_from(node).unwrap_or(FAR);
     }
 
     /// Reads a `CLUSTER SLOTS` reply. `seed` is the node that answered: an empty host in the reply
@@ -330,7 +307,7 @@ impl SlotMap {
             }
             let idx = map.add_node(node(master, "master")?);
             for s in start..=end {
-                map.set_owner(s as u16, idx);
+                map.owner[s as usize] = idx;
             }
             if replicas {
                 for entry in &parts[3..] {
@@ -381,13 +358,12 @@ impl SlotMap {
             .iter()
             .map(|n| self.add_node(n.clone()))
             .collect();
-        for (slot, &theirs) in fresh.owner.iter().enumerate() {
-            let mine = if theirs == UNASSIGNED {
+        for (mine, &theirs) in self.owner.iter_mut().zip(&fresh.owner) {
+            *mine = if theirs == UNASSIGNED {
                 UNASSIGNED
             } else {
                 remap[theirs as usize]
             };
-            self.set_owner(slot as u16, mine);
         }
         for r in self.replicas.iter_mut() {
             r.clear();
@@ -508,18 +484,6 @@ fn slot_and_node(rest: &[u8]) -> Option<(u16, &[u8])> {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn owners_past_the_byte_table_and_unassigned_slots_read_back() {
-        let mut m = super::SlotMap::empty();
-        assert_eq!(m.owner_of(7), super::UNASSIGNED);
-        for (node, slot) in [(2u16, 7u16), (254, 8), (255, 9), (300, 10), (3, 10)] {
-            m.set_owner(slot, node);
-            assert_eq!((m.owner_of(slot), m.owner[slot as usize]), (node, node));
-        }
-        m.set_owner(9, super::UNASSIGNED);
-        assert_eq!(m.owner_of(9), super::UNASSIGNED);
-    }
-
     #[test]
     fn slot_tags_are_written_in_place_and_never_stay_tag() {
         let mut req = b"*3\r\n$3\r\nSET\r\n$12\r\nk:{tag}:{tag}\r\n$5\r\n{tag}\r\n".to_vec();

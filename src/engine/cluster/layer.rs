@@ -37,7 +37,7 @@ impl Layer for ClusterLayer<'_> {
                 Some(Redirect::Moved { slot, node }) => {
                     self.moved += 1;
                     if let Some(idx) = self.map.node_for(node, &discovery::resolve_node) {
-                        self.map.set_owner(slot, idx);
+                        self.map.owner[slot as usize] = idx;
                         r.target = idx;
                     } else {
                         r.target = UNASSIGNED;

@@ -79,7 +79,7 @@ impl ClusterLayer<'_> {
         let node = if r.target != UNASSIGNED {
             r.target
         } else {
-            let owner = self.map.owner_of(r.slot);
+            let owner = self.map.owner[r.slot as usize];
             if self.read_from != ReadFrom::Masters
                 && owner != UNASSIGNED
                 && self.reads[r.kind as usize]
