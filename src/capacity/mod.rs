@@ -362,20 +362,52 @@ pub struct Verdict {
     pub spoiled: Option<String>,
     /// The machine's CPU steal during the run, as a share of all its CPU time.
     pub steal: f64,
+    /// The machine's idle CPU time during the run (idle and iowait), as a share of all its CPU time.
+    pub idle: f64,
+}
+
+/// What the machine's CPUs did during a run, from /proc/stat: shares of all its CPU time.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Machine {
+    /// Stolen by the hypervisor.
+    pub steal: f64,
+    /// Idle (idle and iowait).
+    pub idle: f64,
+}
+
+/// A client that fell behind while off a CPU with at least this share of the machine idle was not
+/// crowded out by other processes: its wake-ups came late (the kernel's or the hypervisor's timers).
+const IDLE_WOKEN_LATE: f64 = 0.25;
+
+/// Why an executor that fell behind its schedule was off a CPU: crowded out, or woken late.
+fn off_cpu_cause(idle: f64) -> String {
+    if idle >= IDLE_WOKEN_LATE {
+        format!(
+            "the machine was {:.0}% idle, so nothing held its cores: its wake-ups came late (the kernel's \
+             or the hypervisor's timers)",
+            idle * 100.0
+        )
+    } else {
+        format!(
+            "other processes held its cores (the machine was {:.0}% idle)",
+            idle * 100.0
+        )
+    }
 }
 
 /// A failing run during which the hypervisor stole at least this share of the machine's CPU time was
 /// spoiled by the client's machine.
 const STEAL_SPOILS: f64 = 0.02;
 
-/// Judges a finished step against the objectives; `steal` is the machine's CPU steal share during it.
+/// Judges a finished step against the objectives; `machine` is what the machine's CPUs did during it.
 fn judge(
     r: &TestResult,
     offered: f64,
     objectives: &[Objective],
     borderline: f64,
-    steal: f64,
+    machine: Machine,
 ) -> Verdict {
+    let Machine { steal, idle } = machine;
     let mut reasons = Vec::new();
     for o in objectives {
         let v = r.quantile_ms(o.percentile / 100.0);
@@ -435,9 +467,10 @@ fn judge(
             .any(|o| r.quantile_ms(o.percentile / 100.0) >= o.max_ms * (1.0 - borderline));
     let spoiled = if starved {
         Some(format!(
-            "behind its schedule while off a CPU (executor on a CPU {:.0}% of the step, {} sent late with room)",
+            "behind its schedule while off a CPU (executor on a CPU {:.0}% of the step, {} sent late with room; {})",
             busy * 100.0,
-            st.late_free
+            st.late_free,
+            off_cpu_cause(idle)
         ))
     } else if !pass && steal >= STEAL_SPOILS {
         Some(format!("CPU steal {:.1}% of the machine", steal * 100.0))
@@ -451,34 +484,51 @@ fn judge(
         borderline: near,
         spoiled,
         steal,
+        idle,
         reasons,
         busy,
     }
 }
 
-/// The machine's CPU time as (steal, total) in clock ticks, from /proc/stat's `cpu` line.
-fn cpu_ticks() -> Option<(u64, u64)> {
+/// The machine's CPU time in clock ticks, from /proc/stat's `cpu` line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Ticks {
+    steal: u64,
+    /// idle and iowait.
+    idle: u64,
+    total: u64,
+}
+
+fn cpu_ticks() -> Option<Ticks> {
     let text = std::fs::read_to_string("/proc/stat").ok()?;
     cpu_ticks_of(&text)
 }
 
-fn cpu_ticks_of(text: &str) -> Option<(u64, u64)> {
+fn cpu_ticks_of(text: &str) -> Option<Ticks> {
     let line = text.lines().next()?.strip_prefix("cpu ")?;
     // user nice system idle iowait irq softirq steal (guest time is counted in user already).
     let v: Vec<u64> = line
         .split_whitespace()
         .map_while(|x| x.parse().ok())
         .collect();
-    Some((*v.get(7)?, v.iter().take(8).sum()))
+    Some(Ticks {
+        steal: *v.get(7)?,
+        idle: v[3] + v[4],
+        total: v.iter().take(8).sum(),
+    })
 }
 
-/// The share of CPU time stolen between two `cpu_ticks` readings (0 when unknown).
-fn steal_between(before: Option<(u64, u64)>, after: Option<(u64, u64)>) -> f64 {
+/// The shares of CPU time stolen and idle between two `cpu_ticks` readings (0 when unknown).
+fn machine_between(before: Option<Ticks>, after: Option<Ticks>) -> Machine {
     match (before, after) {
-        (Some((s0, t0)), Some((s1, t1))) if t1 > t0 => {
-            s1.saturating_sub(s0) as f64 / (t1 - t0) as f64
+        (Some(a), Some(b)) if b.total > a.total => {
+            let total = (b.total - a.total) as f64;
+            Machine {
+                steal: b.steal.saturating_sub(a.steal) as f64 / total,
+                idle: b.idle.saturating_sub(a.idle) as f64 / total,
+            }
         }
-        _ => 0.0,
+        _ => Machine::default(),
     }
 }
 
@@ -780,9 +830,10 @@ fn answer_text(
         let why = if v.starved {
             format!(
                 "it fell behind its schedule ({late} requests sent late with room in the pipeline) while its \
-                 executor was on a CPU only {:.0}% of the step: other processes held its cores; give the \
-                 executors idle cores with --cpus, more --threads, or a quieter machine",
-                v.busy * 100.0
+                 executor was on a CPU only {:.0}% of the step: {}; give the executors idle cores with \
+                 --cpus, more --threads, or a quieter machine",
+                v.busy * 100.0,
+                off_cpu_cause(v.idle)
             )
         } else {
             format!(
@@ -840,7 +891,7 @@ fn run_step(
     control: &RunControl,
     watch: &mut Watches,
     stderr: &mut dyn Write,
-) -> Result<Option<(TestResult, u64, f64)>, RunError> {
+) -> Result<Option<(TestResult, u64, Machine)>, RunError> {
     let scfg = step_config(cfg, Some(rate), args.step);
     let mut warm = 0;
     if !args.warmup.is_zero() {
@@ -860,7 +911,7 @@ fn run_step(
     };
     let ticks = cpu_ticks();
     let st = engine::run_phase(&scfg, test, budget, control, stderr, |_| watch.sample())?;
-    let steal = steal_between(ticks, cpu_ticks());
+    let machine = machine_between(ticks, cpu_ticks());
     if control.stopped() {
         return Ok(None);
     }
@@ -886,7 +937,7 @@ fn run_step(
     };
     let view = watch.end(r.stats.completed, per_node, false);
     r.server = view;
-    Ok(Some((r, warm, steal)))
+    Ok(Some((r, warm, machine)))
 }
 
 /// An answer below this share of the closed-loop probe's rate is far below it: the answer says why.
@@ -1118,16 +1169,16 @@ impl Searcher<'_> {
                 if control.stopped() || failure.is_some() {
                     return None;
                 }
-                let (r, warm, steal) = match run_step(cfg, test, rate, args, control, watch, stderr)
-                {
-                    Ok(Some(x)) => x,
-                    Ok(None) => return None,
-                    Err(e) => {
-                        failure = Some(e);
-                        return None;
-                    }
-                };
-                let mut v = judge(&r, rate, &args.objectives, args.borderline, steal);
+                let (r, warm, machine) =
+                    match run_step(cfg, test, rate, args, control, watch, stderr) {
+                        Ok(Some(x)) => x,
+                        Ok(None) => return None,
+                        Err(e) => {
+                            failure = Some(e);
+                            return None;
+                        }
+                    };
+                let mut v = judge(&r, rate, &args.objectives, args.borderline, machine);
                 let next = settle.feed(&v);
                 client |= v.client_limited;
                 starved |= v.starved;
@@ -1420,6 +1471,7 @@ pub fn run(
                 run: rec.kind.name().to_string(),
                 spoiled: rec.verdict.spoiled.clone(),
                 cpu_steal: rec.verdict.steal,
+                cpu_idle: rec.verdict.idle,
                 borderline: rec.verdict.borderline,
             })
             .collect(),
@@ -1508,6 +1560,7 @@ mod tests {
             borderline: false,
             spoiled: None,
             steal: 0.0,
+            idle: 0.0,
         }
     }
 
@@ -1644,17 +1697,41 @@ mod tests {
     fn verdicts_name_the_limit() {
         let slo = parse_slo("p99=1ms").unwrap();
         // Reached, fast: pass.
-        let v = judge(&result_with(1000, 1.0, 0.5, 0), 1000.0, &slo, 0.0, 0.0);
+        let v = judge(
+            &result_with(1000, 1.0, 0.5, 0),
+            1000.0,
+            &slo,
+            0.0,
+            Machine::default(),
+        );
         assert!(v.pass && !v.client_limited, "{v:?}");
         // Short of the rate with a saturated executor: the client is the limit.
-        let v = judge(&result_with(800, 1.0, 0.95, 0), 1000.0, &slo, 0.0, 0.0);
+        let v = judge(
+            &result_with(800, 1.0, 0.95, 0),
+            1000.0,
+            &slo,
+            0.0,
+            Machine::default(),
+        );
         assert!(!v.pass && v.client_limited && !v.starved, "{v:?}");
         assert_eq!(v.reasons, ["achieved 80.0% of offered"]);
         // Short with an idle executor and no late sends: the server.
-        let v = judge(&result_with(800, 1.0, 0.3, 0), 1000.0, &slo, 0.0, 0.0);
+        let v = judge(
+            &result_with(800, 1.0, 0.3, 0),
+            1000.0,
+            &slo,
+            0.0,
+            Machine::default(),
+        );
         assert!(!v.pass && !v.client_limited, "{v:?}");
         // Late with room while off a CPU: starved, run again.
-        let v = judge(&result_with(800, 1.0, 0.3, 100), 1000.0, &slo, 0.0, 0.0);
+        let v = judge(
+            &result_with(800, 1.0, 0.3, 100),
+            1000.0,
+            &slo,
+            0.0,
+            Machine::default(),
+        );
         assert!(v.client_limited && v.starved, "{v:?}");
         // Over the objective.
         let v = judge(
@@ -1662,17 +1739,29 @@ mod tests {
             1000.0,
             &parse_slo("p50=50us").unwrap(),
             0.0,
-            0.0,
+            Machine::default(),
         );
         assert_eq!(v.reasons, ["p50 0.1 ms > 0.05 ms"]);
         let steps = [
             Judged {
                 offered: 500.0,
-                verdict: judge(&result_with(500, 1.0, 0.5, 0), 500.0, &slo, 0.0, 0.0),
+                verdict: judge(
+                    &result_with(500, 1.0, 0.5, 0),
+                    500.0,
+                    &slo,
+                    0.0,
+                    Machine::default(),
+                ),
             },
             Judged {
                 offered: 1000.0,
-                verdict: judge(&result_with(800, 1.0, 0.95, 0), 1000.0, &slo, 0.0, 0.0),
+                verdict: judge(
+                    &result_with(800, 1.0, 0.95, 0),
+                    1000.0,
+                    &slo,
+                    0.0,
+                    Machine::default(),
+                ),
             },
         ];
         let a = Answer {
@@ -1744,13 +1833,39 @@ mod tests {
     #[test]
     fn spoiled_and_borderline_runs_are_recognised() {
         let slo = parse_slo("p99=1ms").unwrap();
-        // Off a CPU and behind its schedule: spoiled.
-        let v = judge(&result_with(800, 1.0, 0.3, 100), 1000.0, &slo, 0.1, 0.0);
-        assert!(v.spoiled.as_deref().unwrap().contains("off a CPU"), "{v:?}");
+        // Off a CPU and behind its schedule: spoiled. With the machine busy, other processes held the
+        // cores; with it mostly idle, nothing did: the executor's wake-ups came late.
+        let v = judge(
+            &result_with(800, 1.0, 0.3, 100),
+            1000.0,
+            &slo,
+            0.1,
+            Machine::default(),
+        );
+        let why = v.spoiled.as_deref().unwrap();
+        assert!(
+            why.contains("off a CPU") && why.contains("other processes held"),
+            "{v:?}"
+        );
+        let idle = Machine {
+            steal: 0.0,
+            idle: 0.6,
+        };
+        let v = judge(&result_with(800, 1.0, 0.3, 100), 1000.0, &slo, 0.1, idle);
+        let why = v.spoiled.as_deref().unwrap();
+        assert!(
+            why.contains("60% idle") && why.contains("wake-ups came late"),
+            "{v:?}"
+        );
+        assert!(!why.contains("other processes"), "{v:?}");
         // CPU steal during a failing run: spoiled; during a passing one: nothing to retry.
-        let v = judge(&result_with(800, 1.0, 0.3, 0), 1000.0, &slo, 0.1, 0.05);
+        let stolen = Machine {
+            steal: 0.05,
+            idle: 0.5,
+        };
+        let v = judge(&result_with(800, 1.0, 0.3, 0), 1000.0, &slo, 0.1, stolen);
         assert_eq!(v.spoiled.as_deref(), Some("CPU steal 5.0% of the machine"));
-        let v = judge(&result_with(1000, 1.0, 0.3, 0), 1000.0, &slo, 0.1, 0.05);
+        let v = judge(&result_with(1000, 1.0, 0.3, 0), 1000.0, &slo, 0.1, stolen);
         assert!(v.pass && v.spoiled.is_none(), "{v:?}");
         // Short of the rate with the slots mostly empty (0.8 in flight of 10 by Little's law): the
         // client did not send, although it counted few late sends.
@@ -1762,7 +1877,7 @@ mod tests {
         let mut service = crate::stats::new_histogram(3);
         service.record_n(1_000_000, 800).unwrap();
         r.stats.service = Some(service);
-        let v = judge(&r, 1000.0, &slo, 0.1, 0.0);
+        let v = judge(&r, 1000.0, &slo, 0.1, Machine::default());
         assert!(
             v.client_limited && v.starved && v.spoiled.is_some(),
             "{v:?}"
@@ -1771,29 +1886,64 @@ mod tests {
         let mut service = crate::stats::new_histogram(3);
         service.record_n(12_500_000, 800).unwrap();
         r.stats.service = Some(service);
-        let v = judge(&r, 1000.0, &slo, 0.1, 0.0);
+        let v = judge(&r, 1000.0, &slo, 0.1, Machine::default());
         assert!(!v.client_limited && v.spoiled.is_none(), "{v:?}");
         // Saturated: the client's ceiling, not spoiled (a rerun would say the same).
-        let v = judge(&result_with(800, 1.0, 0.95, 0), 1000.0, &slo, 0.1, 0.0);
+        let v = judge(
+            &result_with(800, 1.0, 0.95, 0),
+            1000.0,
+            &slo,
+            0.1,
+            Machine::default(),
+        );
         assert!(v.client_limited && v.spoiled.is_none(), "{v:?}");
         // p99 of 0.1 ms against 0.105 ms: within 10%, borderline; against 1 ms: not.
         let tight = parse_slo("p99=105us").unwrap();
-        let v = judge(&result_with(1000, 1.0, 0.3, 0), 1000.0, &tight, 0.1, 0.0);
+        let v = judge(
+            &result_with(1000, 1.0, 0.3, 0),
+            1000.0,
+            &tight,
+            0.1,
+            Machine::default(),
+        );
         assert!(v.pass && v.borderline, "{v:?}");
-        let v = judge(&result_with(1000, 1.0, 0.3, 0), 1000.0, &tight, 0.0, 0.0);
+        let v = judge(
+            &result_with(1000, 1.0, 0.3, 0),
+            1000.0,
+            &tight,
+            0.0,
+            Machine::default(),
+        );
         assert!(v.pass && !v.borderline, "{v:?}");
-        let v = judge(&result_with(1000, 1.0, 0.3, 0), 1000.0, &slo, 0.1, 0.0);
+        let v = judge(
+            &result_with(1000, 1.0, 0.3, 0),
+            1000.0,
+            &slo,
+            0.1,
+            Machine::default(),
+        );
         assert!(v.pass && !v.borderline, "{v:?}");
     }
 
     #[test]
-    fn cpu_steal_is_read_from_proc_stat() {
+    fn cpu_steal_and_idle_are_read_from_proc_stat() {
         let before = "cpu  100 0 50 800 10 0 0 40 0 0\ncpu0 1 2 3\n";
         let after = "cpu  150 0 60 880 10 0 0 50 0 0\n";
-        assert_eq!(cpu_ticks_of(before), Some((40, 1000)));
-        let share = steal_between(cpu_ticks_of(before), cpu_ticks_of(after));
-        assert!((share - 10.0 / 150.0).abs() < 1e-12, "{share}");
-        assert_eq!(steal_between(None, cpu_ticks_of(after)), 0.0);
+        assert_eq!(
+            cpu_ticks_of(before),
+            Some(Ticks {
+                steal: 40,
+                idle: 810,
+                total: 1000
+            })
+        );
+        let m = machine_between(cpu_ticks_of(before), cpu_ticks_of(after));
+        assert!((m.steal - 10.0 / 150.0).abs() < 1e-12, "{m:?}");
+        assert!((m.idle - 80.0 / 150.0).abs() < 1e-12, "{m:?}");
+        assert_eq!(
+            machine_between(None, cpu_ticks_of(after)),
+            Machine::default()
+        );
         assert!(cpu_ticks().is_some());
     }
 

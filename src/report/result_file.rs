@@ -175,6 +175,9 @@ pub struct StepEntry {
     /// The machine's CPU time stolen by its hypervisor during the run, as a share of all CPU time.
     #[serde(default)]
     pub cpu_steal: f64,
+    /// The machine's idle CPU time (idle and iowait) during the run, as a share of all CPU time.
+    #[serde(default)]
+    pub cpu_idle: f64,
     /// Passed within `borderline` of an objective.
     #[serde(default)]
     pub borderline: bool,
