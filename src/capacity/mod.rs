@@ -364,6 +364,8 @@ pub struct Verdict {
     pub steal: f64,
     /// The machine's idle CPU time during the run (idle and iowait), as a share of all its CPU time.
     pub idle: f64,
+    /// Requests sent over 1 ms late while their connection had room.
+    pub late: u64,
 }
 
 /// What the machine's CPUs did during a run, from /proc/stat: shares of all its CPU time.
@@ -485,6 +487,7 @@ fn judge(
         spoiled,
         steal,
         idle,
+        late: st.late_free,
         reasons,
         busy,
     }
@@ -1163,8 +1166,9 @@ impl Searcher<'_> {
         let (steps, answer) = search(from, to, args.precision, |rate| {
             let mut settle = Settle::new(args.retries);
             let mut kind = RunKind::First;
-            // Whether a failing run of this step had the client as its limit (spoiled ones included).
-            let (mut client, mut starved) = (false, false);
+            // The first failing run of this step that had the client as its limit (spoiled ones
+            // included).
+            let mut client: Option<Verdict> = None;
             loop {
                 if control.stopped() || failure.is_some() {
                     return None;
@@ -1180,8 +1184,9 @@ impl Searcher<'_> {
                     };
                 let mut v = judge(&r, rate, &args.objectives, args.borderline, machine);
                 let next = settle.feed(&v);
-                client |= v.client_limited;
-                starved |= v.starved;
+                if v.client_limited && client.is_none() {
+                    client = Some(v.clone());
+                }
                 if !quiet {
                     let mut line =
                         step_line(records.len() - first + 1, rate, &r, &v, &args.objectives);
@@ -1221,10 +1226,17 @@ impl Searcher<'_> {
                     Some(n) => kind = n,
                     None => {
                         // A step that failed with the client as the limit in one of its runs says so,
-                        // even when its last run fell short for a reason the client cannot see.
-                        if !v.pass && !v.client_limited && client {
+                        // even when its last run fell short for a reason the client cannot see, and
+                        // gives that run's figures (not the last run's, which did not show it).
+                        if !v.pass
+                            && !v.client_limited
+                            && let Some(c) = client.take()
+                        {
                             v.client_limited = true;
-                            v.starved = starved;
+                            v.starved = c.starved;
+                            v.busy = c.busy;
+                            v.idle = c.idle;
+                            v.late = c.late;
                         }
                         judged += 1;
                         confirmations += settle.confirmations() as u64;
@@ -1243,9 +1255,7 @@ impl Searcher<'_> {
             return Err(e.into());
         }
         let stopped = control.stopped();
-        let late = answer
-            .next
-            .map_or(0, |i| last_run(records, first, i).result.stats.late_free);
+        let late = answer.next.map_or(0, |i| steps[i].verdict.late);
         let text = answer_text(
             &steps,
             late,
@@ -1277,16 +1287,6 @@ impl Searcher<'_> {
         out.flush()?;
         Ok(s)
     }
-}
-
-/// The run that carries step `step`'s (0-based) verdict, among the records of the search from `first`.
-fn last_run(records: &[Record], first: usize, step: usize) -> &Record {
-    let search = records[first].search;
-    records[first..]
-        .iter()
-        .rev()
-        .find(|r| r.search == search && r.step == step + 1)
-        .unwrap_or(&records[first])
 }
 
 /// Runs the search against the server of `cfg` (one test; with `--cluster`, its masters), printing a line
@@ -1561,6 +1561,7 @@ mod tests {
             spoiled: None,
             steal: 0.0,
             idle: 0.0,
+            late: 0,
         }
     }
 
