@@ -360,22 +360,26 @@ pub struct Verdict {
     /// Why the client spoiled a failing run (it fell behind while off a CPU, or the hypervisor stole CPU
     /// time): such a run says nothing about the server and is run again.
     pub spoiled: Option<String>,
-    /// The machine's CPU steal during the run, as a share of all its CPU time.
-    pub steal: f64,
-    /// The machine's idle CPU time during the run (idle and iowait), as a share of all its CPU time.
-    pub idle: f64,
+    /// What the machine's CPUs did during the run (steal, idle).
+    pub machine: Machine,
     /// Requests sent over 1 ms late while their connection had room.
     pub late: u64,
 }
 
 /// What the machine's CPUs did during a run, from /proc/stat: shares of all its CPU time.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Machine {
     /// Stolen by the hypervisor.
     pub steal: f64,
     /// Idle (idle and iowait).
     pub idle: f64,
 }
+
+/// Nothing stolen, nothing idle (what an unreadable /proc/stat gives).
+const QUIET: Machine = Machine {
+    steal: 0.0,
+    idle: 0.0,
+};
 
 /// A client that fell behind while off a CPU with at least this share of the machine idle was not
 /// crowded out by other processes: its wake-ups came late (the kernel's or the hypervisor's timers).
@@ -409,7 +413,6 @@ fn judge(
     borderline: f64,
     machine: Machine,
 ) -> Verdict {
-    let Machine { steal, idle } = machine;
     let mut reasons = Vec::new();
     for o in objectives {
         let v = r.quantile_ms(o.percentile / 100.0);
@@ -472,10 +475,13 @@ fn judge(
             "behind its schedule while off a CPU (executor on a CPU {:.0}% of the step, {} sent late with room; {})",
             busy * 100.0,
             st.late_free,
-            off_cpu_cause(idle)
+            off_cpu_cause(machine.idle)
         ))
-    } else if !pass && steal >= STEAL_SPOILS {
-        Some(format!("CPU steal {:.1}% of the machine", steal * 100.0))
+    } else if !pass && machine.steal >= STEAL_SPOILS {
+        Some(format!(
+            "CPU steal {:.1}% of the machine",
+            machine.steal * 100.0
+        ))
     } else {
         None
     };
@@ -485,8 +491,7 @@ fn judge(
         starved,
         borderline: near,
         spoiled,
-        steal,
-        idle,
+        machine,
         late: st.late_free,
         reasons,
         busy,
@@ -531,7 +536,20 @@ fn machine_between(before: Option<Ticks>, after: Option<Ticks>) -> Machine {
                 idle: b.idle.saturating_sub(a.idle) as f64 / total,
             }
         }
-        _ => Machine::default(),
+        _ => QUIET,
+    }
+}
+
+/// A step that failed with the client as the limit in one of its runs (`client`, the first such) says
+/// so in its verdict `v`, even when its last run fell short for a reason the client cannot see, and
+/// gives that run's figures (not the last run's, which did not show it).
+fn carry_client_limit(v: &mut Verdict, client: Option<Verdict>) {
+    if let Some(c) = client.filter(|_| !v.pass && !v.client_limited) {
+        v.client_limited = true;
+        v.starved = c.starved;
+        v.busy = c.busy;
+        v.machine = c.machine;
+        v.late = c.late;
     }
 }
 
@@ -776,7 +794,6 @@ fn search(
 /// The final answer's lines (each with its newline).
 fn answer_text(
     steps: &[Judged],
-    late: u64,
     answer: &Answer,
     objectives: &[Objective],
     to: f64,
@@ -830,13 +847,14 @@ fn answer_text(
         && steps[f].verdict.client_limited
     {
         let v = &steps[f].verdict;
+        let late = v.late;
         let why = if v.starved {
             format!(
                 "it fell behind its schedule ({late} requests sent late with room in the pipeline) while its \
                  executor was on a CPU only {:.0}% of the step: {}; give the executors idle cores with \
                  --cpus, more --threads, or a quieter machine",
                 v.busy * 100.0,
-                off_cpu_cause(v.idle)
+                off_cpu_cause(v.machine.idle)
             )
         } else {
             format!(
@@ -1225,19 +1243,7 @@ impl Searcher<'_> {
                 match next {
                     Some(n) => kind = n,
                     None => {
-                        // A step that failed with the client as the limit in one of its runs says so,
-                        // even when its last run fell short for a reason the client cannot see, and
-                        // gives that run's figures (not the last run's, which did not show it).
-                        if !v.pass
-                            && !v.client_limited
-                            && let Some(c) = client.take()
-                        {
-                            v.client_limited = true;
-                            v.starved = c.starved;
-                            v.busy = c.busy;
-                            v.idle = c.idle;
-                            v.late = c.late;
-                        }
+                        carry_client_limit(&mut v, client.take());
                         judged += 1;
                         confirmations += settle.confirmations() as u64;
                         spoiled += settle.retried as u64;
@@ -1255,10 +1261,8 @@ impl Searcher<'_> {
             return Err(e.into());
         }
         let stopped = control.stopped();
-        let late = answer.next.map_or(0, |i| steps[i].verdict.late);
         let text = answer_text(
             &steps,
-            late,
             &answer,
             &args.objectives,
             to,
@@ -1470,8 +1474,8 @@ pub fn run(
                 step: rec.step,
                 run: rec.kind.name().to_string(),
                 spoiled: rec.verdict.spoiled.clone(),
-                cpu_steal: rec.verdict.steal,
-                cpu_idle: rec.verdict.idle,
+                cpu_steal: rec.verdict.machine.steal,
+                cpu_idle: rec.verdict.machine.idle,
                 borderline: rec.verdict.borderline,
             })
             .collect(),
@@ -1559,8 +1563,7 @@ mod tests {
             starved: false,
             borderline: false,
             spoiled: None,
-            steal: 0.0,
-            idle: 0.0,
+            machine: QUIET,
             late: 0,
         }
     }
@@ -1698,41 +1701,17 @@ mod tests {
     fn verdicts_name_the_limit() {
         let slo = parse_slo("p99=1ms").unwrap();
         // Reached, fast: pass.
-        let v = judge(
-            &result_with(1000, 1.0, 0.5, 0),
-            1000.0,
-            &slo,
-            0.0,
-            Machine::default(),
-        );
+        let v = judge(&result_with(1000, 1.0, 0.5, 0), 1000.0, &slo, 0.0, QUIET);
         assert!(v.pass && !v.client_limited, "{v:?}");
         // Short of the rate with a saturated executor: the client is the limit.
-        let v = judge(
-            &result_with(800, 1.0, 0.95, 0),
-            1000.0,
-            &slo,
-            0.0,
-            Machine::default(),
-        );
+        let v = judge(&result_with(800, 1.0, 0.95, 0), 1000.0, &slo, 0.0, QUIET);
         assert!(!v.pass && v.client_limited && !v.starved, "{v:?}");
         assert_eq!(v.reasons, ["achieved 80.0% of offered"]);
         // Short with an idle executor and no late sends: the server.
-        let v = judge(
-            &result_with(800, 1.0, 0.3, 0),
-            1000.0,
-            &slo,
-            0.0,
-            Machine::default(),
-        );
+        let v = judge(&result_with(800, 1.0, 0.3, 0), 1000.0, &slo, 0.0, QUIET);
         assert!(!v.pass && !v.client_limited, "{v:?}");
         // Late with room while off a CPU: starved, run again.
-        let v = judge(
-            &result_with(800, 1.0, 0.3, 100),
-            1000.0,
-            &slo,
-            0.0,
-            Machine::default(),
-        );
+        let v = judge(&result_with(800, 1.0, 0.3, 100), 1000.0, &slo, 0.0, QUIET);
         assert!(v.client_limited && v.starved, "{v:?}");
         // Over the objective.
         let v = judge(
@@ -1740,36 +1719,24 @@ mod tests {
             1000.0,
             &parse_slo("p50=50us").unwrap(),
             0.0,
-            Machine::default(),
+            QUIET,
         );
         assert_eq!(v.reasons, ["p50 0.1 ms > 0.05 ms"]);
         let steps = [
             Judged {
                 offered: 500.0,
-                verdict: judge(
-                    &result_with(500, 1.0, 0.5, 0),
-                    500.0,
-                    &slo,
-                    0.0,
-                    Machine::default(),
-                ),
+                verdict: judge(&result_with(500, 1.0, 0.5, 0), 500.0, &slo, 0.0, QUIET),
             },
             Judged {
                 offered: 1000.0,
-                verdict: judge(
-                    &result_with(800, 1.0, 0.95, 0),
-                    1000.0,
-                    &slo,
-                    0.0,
-                    Machine::default(),
-                ),
+                verdict: judge(&result_with(800, 1.0, 0.95, 0), 1000.0, &slo, 0.0, QUIET),
             },
         ];
         let a = Answer {
             capacity: Some(0),
             next: Some(1),
         };
-        let text = answer_text(&steps, 7, &a, &slo, 1000.0, 1, false);
+        let text = answer_text(&steps, &a, &slo, 1000.0, 1, false);
         assert!(
             text.starts_with(
                 "capacity: 500 rps at p99 <= 1 ms (next step 1,000 rps: achieved 80.0% of offered)\n"
@@ -1836,13 +1803,7 @@ mod tests {
         let slo = parse_slo("p99=1ms").unwrap();
         // Off a CPU and behind its schedule: spoiled. With the machine busy, other processes held the
         // cores; with it mostly idle, nothing did: the executor's wake-ups came late.
-        let v = judge(
-            &result_with(800, 1.0, 0.3, 100),
-            1000.0,
-            &slo,
-            0.1,
-            Machine::default(),
-        );
+        let v = judge(&result_with(800, 1.0, 0.3, 100), 1000.0, &slo, 0.1, QUIET);
         let why = v.spoiled.as_deref().unwrap();
         assert!(
             why.contains("off a CPU") && why.contains("other processes held"),
@@ -1878,7 +1839,7 @@ mod tests {
         let mut service = crate::stats::new_histogram(3);
         service.record_n(1_000_000, 800).unwrap();
         r.stats.service = Some(service);
-        let v = judge(&r, 1000.0, &slo, 0.1, Machine::default());
+        let v = judge(&r, 1000.0, &slo, 0.1, QUIET);
         assert!(
             v.client_limited && v.starved && v.spoiled.is_some(),
             "{v:?}"
@@ -1887,42 +1848,18 @@ mod tests {
         let mut service = crate::stats::new_histogram(3);
         service.record_n(12_500_000, 800).unwrap();
         r.stats.service = Some(service);
-        let v = judge(&r, 1000.0, &slo, 0.1, Machine::default());
+        let v = judge(&r, 1000.0, &slo, 0.1, QUIET);
         assert!(!v.client_limited && v.spoiled.is_none(), "{v:?}");
         // Saturated: the client's ceiling, not spoiled (a rerun would say the same).
-        let v = judge(
-            &result_with(800, 1.0, 0.95, 0),
-            1000.0,
-            &slo,
-            0.1,
-            Machine::default(),
-        );
+        let v = judge(&result_with(800, 1.0, 0.95, 0), 1000.0, &slo, 0.1, QUIET);
         assert!(v.client_limited && v.spoiled.is_none(), "{v:?}");
         // p99 of 0.1 ms against 0.105 ms: within 10%, borderline; against 1 ms: not.
         let tight = parse_slo("p99=105us").unwrap();
-        let v = judge(
-            &result_with(1000, 1.0, 0.3, 0),
-            1000.0,
-            &tight,
-            0.1,
-            Machine::default(),
-        );
+        let v = judge(&result_with(1000, 1.0, 0.3, 0), 1000.0, &tight, 0.1, QUIET);
         assert!(v.pass && v.borderline, "{v:?}");
-        let v = judge(
-            &result_with(1000, 1.0, 0.3, 0),
-            1000.0,
-            &tight,
-            0.0,
-            Machine::default(),
-        );
+        let v = judge(&result_with(1000, 1.0, 0.3, 0), 1000.0, &tight, 0.0, QUIET);
         assert!(v.pass && !v.borderline, "{v:?}");
-        let v = judge(
-            &result_with(1000, 1.0, 0.3, 0),
-            1000.0,
-            &slo,
-            0.1,
-            Machine::default(),
-        );
+        let v = judge(&result_with(1000, 1.0, 0.3, 0), 1000.0, &slo, 0.1, QUIET);
         assert!(v.pass && !v.borderline, "{v:?}");
     }
 
@@ -1941,10 +1878,7 @@ mod tests {
         let m = machine_between(cpu_ticks_of(before), cpu_ticks_of(after));
         assert!((m.steal - 10.0 / 150.0).abs() < 1e-12, "{m:?}");
         assert!((m.idle - 80.0 / 150.0).abs() < 1e-12, "{m:?}");
-        assert_eq!(
-            machine_between(None, cpu_ticks_of(after)),
-            Machine::default()
-        );
+        assert_eq!(machine_between(None, cpu_ticks_of(after)), QUIET);
         assert!(cpu_ticks().is_some());
     }
 
