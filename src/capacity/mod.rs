@@ -1753,6 +1753,42 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_step_client_limited_by_an_earlier_run_quotes_that_runs_figures() {
+        // The first run: 94% busy with 50 sent late, client-limited. The confirming run fails too, at
+        // 85% with none late: the step is client-limited, and says so with the first run's figures.
+        let first = Verdict {
+            client_limited: true,
+            busy: 0.94,
+            late: 50,
+            machine: Machine {
+                steal: 0.0,
+                idle: 0.1,
+            },
+            ..verdict(false)
+        };
+        let mut last = Verdict {
+            busy: 0.85,
+            ..verdict(false)
+        };
+        carry_client_limit(&mut last, Some(first.clone()));
+        assert!(last.client_limited && !last.starved, "{last:?}");
+        assert_eq!((last.busy, last.late, last.machine.idle), (0.94, 50, 0.1));
+        // A last run that passed, or one client-limited itself, keeps its own verdict.
+        let mut passed = verdict(true);
+        carry_client_limit(&mut passed, Some(first.clone()));
+        assert_eq!(passed, verdict(true));
+        let own = Verdict {
+            client_limited: true,
+            busy: 0.97,
+            late: 3,
+            ..verdict(false)
+        };
+        let mut v = own.clone();
+        carry_client_limit(&mut v, Some(first));
+        assert_eq!(v, own);
+    }
+
     fn run_of(pass: bool, borderline: bool, spoiled: bool) -> Verdict {
         Verdict {
             borderline,
