@@ -3,4 +3,5 @@
 pub(crate) mod cluster;
 pub(crate) mod commands;
 pub(crate) mod in_place;
+pub(crate) mod owners;
 pub(crate) mod resp;

@@ -141,6 +141,16 @@ impl RequestTemplate {
         Some((index, at - key.start))
     }
 
+    /// True when the routing key has no placeholder in it: every request has the same key.
+    pub fn key_is_constant(&self) -> bool {
+        let Some(key) = self.key_range.clone() else {
+            return false;
+        };
+        let inside = |o: usize| o < key.end && o + RAND_WIDTH > key.start;
+        !self.rand_offsets.iter().any(|&o| inside(o))
+            && !self.copies.iter().any(|&(d, _)| inside(d))
+    }
+
     /// The request's bytes, with placeholders as compiled.
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
@@ -257,6 +267,18 @@ impl PipelineBuffer {
                 .copy_within(base + src..base + src + RAND_WIDTH, base + dst);
         }
         self.request(i)
+    }
+
+    /// How many numbers one request takes (its placeholders, each from its stream).
+    pub fn placeholders(&self) -> usize {
+        self.offsets_per_request
+    }
+
+    /// The stream of each placeholder of a request, in order.
+    pub fn groups(&self) -> impl Iterator<Item = u8> + '_ {
+        self.offsets[..self.offsets_per_request]
+            .iter()
+            .map(|&(_, g)| g)
     }
 
     /// Request `i`'s bytes as last filled.
@@ -382,6 +404,11 @@ mod tests {
         assert_eq!(two.key_digits(), None);
         let plain = RequestTemplate::from_args(&[b"GET".to_vec(), b"k".to_vec()], true);
         assert_eq!(plain.key_digits(), None);
+        assert!(plain.key_is_constant());
+        assert!(!t.key_is_constant());
+        assert!(!two.key_is_constant());
+        let keyless = RequestTemplate::from_args(&[b"PING".to_vec()], true);
+        assert!(!keyless.key_is_constant());
     }
 
     #[test]

@@ -203,7 +203,9 @@ impl ClusterLayer<'_> {
                 let slot = self.owed[j]
                     .iter()
                     .find(|&&i| i != ASKING_MARK)
-                    .map_or(0, |&i| self.clients[c].reqs[i as usize].slot);
+                    .map(|&i| self.clients[c].reqs[untag(i) as usize].slot)
+                    .or_else(|| self.staged_slot(j))
+                    .unwrap_or(0);
                 self.give_up(slot, Some(node));
                 return;
             }

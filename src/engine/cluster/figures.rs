@@ -17,19 +17,7 @@ impl ClusterLayer<'_> {
         now_ns: u64,
     ) {
         let intended = if r.intended == 0 { now_ns } else { r.intended };
-        match self.group.as_mut() {
-            Some(g) if g.node == node && g.intended == intended && g.now_ns == now_ns => g.n += 1,
-            _ => {
-                self.flush_group();
-                self.group = Some(Group {
-                    node,
-                    intended,
-                    now_ns,
-                    now,
-                    n: 1,
-                });
-            }
-        }
+        self.complete_run(node, intended, now_ns, now, 1);
         if let Some(svc) = self.service.as_mut() {
             let sent = if r.first_sent == 0 {
                 intended
@@ -43,6 +31,32 @@ impl ClusterLayer<'_> {
             part.hist.saturating_record(lat);
             part.completed += 1;
             part.errors += u64::from(error);
+        }
+    }
+
+    /// Records `n` replies from node `node` that arrived at `now` (stamp `now_ns`) for requests
+    /// intended at stamp `intended` into the current group when they share it (service time and a
+    /// mix command's figures are the caller's).
+    pub(super) fn complete_run(
+        &mut self,
+        node: usize,
+        intended: u64,
+        now_ns: u64,
+        now: Instant,
+        n: u64,
+    ) {
+        match self.group.as_mut() {
+            Some(g) if g.node == node && g.intended == intended && g.now_ns == now_ns => g.n += n,
+            _ => {
+                self.flush_group();
+                self.group = Some(Group {
+                    node,
+                    intended,
+                    now_ns,
+                    now,
+                    n,
+                });
+            }
         }
     }
 

@@ -4,90 +4,72 @@
 use super::*;
 
 impl Layer for ClusterLayer<'_> {
-    fn on_reply(&mut self, conn: usize, error: bool, raw: &[u8], now: Instant) {
+    fn on_replies(&mut self, conn: usize, n: u64, now: Instant) {
         let (c, node) = self.ends[conn];
         self.mark(c);
-        let Some(i) = self.owed[conn].pop_front() else {
-            return;
-        };
-        // The entries of the replies to come on this connection are fetched ahead: the first reply
-        // of a run asks for the next few, each later one for the one that many places on.
-        let owed = &self.owed[conn];
-        let reqs = &self.clients[c].reqs;
-        if conn != self.last_conn {
-            self.last_conn = conn;
-            owed.iter()
-                .take(PREFETCH_AHEAD)
-                .for_each(|&k| prefetch(reqs, k));
-        } else if let Some(&k) = owed.get(PREFETCH_AHEAD - 1) {
-            prefetch(reqs, k);
-        }
-        if self.owed[conn].is_empty() && !self.cfg.run.keepalive && self.clients[c].pacing.is_none()
-        {
-            // `-k 0`: a new connection for each batch, as without --cluster.
-            self.renew.push(conn);
-        }
-        if i == ASKING_MARK {
-            return;
-        }
-        let cl = &mut self.clients[c];
-        let r = &mut cl.reqs[i as usize];
-        if error {
-            match cluster::parse_redirect(raw) {
-                Some(Redirect::Moved { slot, node }) => {
-                    self.moved += 1;
-                    if let Some(idx) = self.map.node_for(node, &discovery::resolve_node) {
-                        self.map.owner[slot as usize] = idx;
-                        r.target = idx;
-                    } else {
-                        r.target = UNASSIGNED;
-                    }
-                    r.asking = false;
-                    r.attempts = r.attempts.saturating_add(1);
-                    cl.moved = true;
-                    cl.retry.push(i);
-                    return;
-                }
-                Some(Redirect::Ask { node, .. }) => {
-                    self.ask += 1;
-                    let idx = self.map.node_for(node, &discovery::resolve_node);
-                    r.target = idx.unwrap_or(UNASSIGNED);
-                    r.asking = idx.is_some();
-                    r.attempts = r.attempts.saturating_add(1);
-                    cl.retry.push(i);
-                    return;
-                }
-                Some(Redirect::TryAgain | Redirect::ClusterDown) => {
-                    self.retries += 1;
-                    r.target = UNASSIGNED;
-                    r.asking = false;
-                    if r.stalled == 0 {
-                        r.stalled = stamp_ms(self.base, now);
-                        cl.stalled += 1;
-                    }
-                    cl.wait = true;
-                    cl.retry.push(i);
-                    return;
-                }
-                None => note_error(self.state, self.plan, raw),
+        let now_ns = stamp(self.base, now);
+        // A closed-loop request first sent in the connection's last send needs nothing from its pool
+        // entry: its latency runs from that send, and it never waited for its slot.
+        let quick = !self.watching && self.service.is_none() && self.parts.is_empty();
+        let (mut sent_together, mut left) = (0u64, n);
+        while left > 0 {
+            let Some(e) = self.owed[conn].front().copied() else {
+                // The rest answer staged requests (owed after every pooled one).
+                sent_together += self.answer_staged(conn, left, now);
+                break;
+            };
+            if e == ASKING_MARK {
+                self.owed[conn].pop_front();
+                left -= 1;
+                continue;
             }
+            if quick && e & FRESH != 0 {
+                self.owed[conn].pop_front();
+                self.clients[c].free.push(e & !FRESH);
+                sent_together += 1;
+                left -= 1;
+                continue;
+            }
+            if sent_together > 0 {
+                let at = self.sent_ns[conn];
+                self.complete_run(node, at, now_ns, now, std::mem::take(&mut sent_together));
+            }
+            self.on_one_reply(conn, false, &[], now);
+            left -= 1;
         }
-        let r = *r;
-        cl.release(i);
-        self.note_answer(node, r.slot, now);
-        self.complete(node, &r, error, now, stamp(self.base, now));
+        if sent_together > 0 {
+            let at = self.sent_ns[conn];
+            self.complete_run(node, at, now_ns, now, sent_together);
+        }
+        self.after_replies(conn, c);
+    }
+
+    fn on_error_reply(&mut self, conn: usize, raw: &[u8], now: Instant) {
+        self.mark(self.ends[conn].0);
+        self.on_one_reply(conn, true, raw, now);
+        self.after_replies(conn, self.ends[conn].0);
     }
 
     fn on_lost(&mut self, conn: usize, e: &ConnError, now: Instant) {
         let (c, node) = self.ends[conn];
         self.mark(c);
+        let timeout = matches!(e, ConnError::Timeout { .. });
+        // Staged requests in flight fail with the connection (a timeout), or are retried.
+        let (staged_failed, staged) = if timeout {
+            (self.forget_staged(conn), Vec::new())
+        } else {
+            (0, self.land_staged(conn))
+        };
         let cl = &mut self.clients[c];
-        let owed = self.owed[conn].drain(..).filter(|&i| i != ASKING_MARK);
+        let owed = self.owed[conn]
+            .drain(..)
+            .filter(|&i| i != ASKING_MARK)
+            .map(untag);
         let mut st = self.state.stats.borrow_mut();
         st.note_conn_error(&at_node(e, &self.map.nodes[node].name).to_string());
-        if matches!(e, ConnError::Timeout { .. }) {
+        if timeout {
             // A reply late beyond --timeout: its request fails, it is not sent again.
-            let mut n = 0;
+            let mut n = staged_failed;
             for i in owed {
                 n += 1;
                 cl.release(i);
@@ -98,6 +80,7 @@ impl Layer for ClusterLayer<'_> {
         }
         drop(st);
         cl.retry.extend(owed);
+        cl.retry.extend(staged);
         cl.lost = true;
         self.note_lost(node, now);
     }
@@ -119,6 +102,8 @@ impl Layer for ClusterLayer<'_> {
         if let Some(q) = cl.queue.get_mut(node) {
             cl.retry.extend(q.drain(..));
         }
+        self.unstage(c, node);
+        let cl = &mut self.clients[c];
         cl.lost = true;
         self.note_lost(node, now);
     }
@@ -138,13 +123,14 @@ impl Layer for ClusterLayer<'_> {
 
     fn pump(&mut self, d: &mut Driver<'_>, now: Instant) {
         self.publish();
+        self.owners.refresh(&self.map.owner);
         self.watch(d, now);
         self.ask(d, now);
         if !self.renew.is_empty() {
-            let owed = &self.owed;
+            let (owed, flight) = (&self.owed, &self.flight);
             // A connection whose send is still in the kernel closes once it is done.
             self.renew.retain(|&j| {
-                if !d.is_live(j) || !owed[j].is_empty() {
+                if !d.is_live(j) || !owed[j].is_empty() || flight[j].owed > 0 {
                     return false;
                 }
                 if d.is_sending(j) {
@@ -203,8 +189,9 @@ impl Layer for ClusterLayer<'_> {
                 continue;
             }
             cl.finished = true;
+            let (mut sent, mut unsent) = self.staged_counts(c);
+            let cl = &self.clients[c];
             let (reqs, owed) = (&cl.reqs, &self.owed);
-            let (mut sent, mut unsent) = (0u64, 0u64);
             let held = cl
                 .todo
                 .iter()
@@ -216,7 +203,7 @@ impl Layer for ClusterLayer<'_> {
                         .filter(|&&j| j != NO_CONN)
                         .flat_map(|&j| owed[j].iter()),
                 );
-            for &i in held {
+            for i in held.map(|&i| untag(i)) {
                 if i != ASKING_MARK {
                     if reqs[i as usize].sent {
                         sent += 1;

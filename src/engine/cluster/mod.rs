@@ -12,7 +12,9 @@
 //! of its idle connections has a whole batch; a key drawn for a node whose pipeline is busy waits in
 //! that node's queue for its next batch, so no key is wasted and `-n` stays exact. A request's slot is
 //! read where the request is built (the template's key digits, or where the composer wrote the key),
-//! and its bytes are built once, in the client's pool, and copied once, into the connection's send.
+//! and its bytes are built once and copied once, into the connection's send: from the client's pool,
+//! or for a lean client (`fresh.rs`: closed loop, a fixed layout) from the node's stage, where it
+//! waits as wire bytes and holds no pool entry until something other than its reply happens to it.
 //!
 //! A lost master: its slots' requests are retried with backoff and the slot map is re-read (a
 //! `CLUSTER SLOTS` on a ring connection of its own, `query.rs`) until a promoted replica (or another master) answers for them. When none
@@ -21,8 +23,10 @@
 
 mod failover;
 mod figures;
+mod fresh;
 mod layer;
 mod query;
+mod reply;
 mod route;
 mod send;
 
@@ -36,6 +40,7 @@ use crate::net::discovery::{self, DiscoveryError};
 use crate::net::target::Target;
 use crate::protocol::cluster::{self, DigitSlots, Redirect, SLOTS, SlotMap, UNASSIGNED};
 use crate::protocol::commands;
+use crate::protocol::owners::Owners;
 use crate::protocol::resp::Value;
 use crate::stats::cluster::{ClusterStats, Failover};
 use crate::stats::{ShardStats, new_histogram};
@@ -72,6 +77,16 @@ const ASKING: &[u8] = b"*1\r\n$6\r\nASKING\r\n";
 const PREFETCH_AHEAD: usize = 6;
 /// Marks an ASKING reply in a connection's queue of expected replies (its reply is not counted).
 const ASKING_MARK: u32 = u32::MAX;
+/// Tags an entry of a connection's expected replies: a closed-loop request first sent in that
+/// connection's last send and never made to wait for its slot. Its reply is recorded from the send's
+/// time without reading its pool entry (a cache miss when many requests are in flight).
+const FRESH: u32 = 1 << 31;
+
+/// An entry of a connection's expected replies as a pool index (or [`ASKING_MARK`]).
+#[inline]
+fn untag(e: u32) -> u32 {
+    if e == ASKING_MARK { e } else { e & !FRESH }
+}
 
 /// The cluster as read at set-up, and how many connection slots each logical client has at first
 /// (ring connection `client * stride + node`; a node that appears later gets a connection added).
@@ -223,6 +238,10 @@ struct Client {
     stalled: u32,
     /// `--rfr`: the client's count of reads, which turns them over a slot's replicas.
     turn: u32,
+    /// A lean client ([`fresh`]): per node, the requests drawn for it and not yet sent, as bytes.
+    stage: Vec<fresh::Stage>,
+    /// Staged requests and those in flight: each holds room in the pool without an entry of it.
+    fresh_held: usize,
 }
 
 impl Client {
@@ -244,6 +263,8 @@ struct ClusterLayer<'a> {
     /// What request times are stamped from (see [`Req`]).
     base: Instant,
     map: SlotMap,
+    /// `map`'s owners as ranges (rebuilt whenever the map changes).
+    owners: Owners,
     /// The nodes requests go to, the ones a client fills batches for: the masters (the nodes that own
     /// slots), and under `--rfr` the replicas that take reads.
     masters: Vec<usize>,
@@ -276,8 +297,17 @@ struct ClusterLayer<'a> {
     abort: Option<String>,
     /// The connection of the last reply (a new one starts a run of prefetches).
     last_conn: usize,
-    /// Per ring connection: the requests whose replies it owes, in send order ([`ASKING_MARK`] for ASKING).
+    /// Per ring connection: the requests whose replies it owes, in send order ([`ASKING_MARK`] for
+    /// ASKING, [`FRESH`] tagging), and the stamp of its last send.
     owed: Vec<VecDeque<u32>>,
+    sent_ns: Vec<u64>,
+    /// Per ring connection: its staged requests in flight, owed after the entries of `owed`.
+    flight: Vec<fresh::Flight>,
+    /// Closed loop with a fixed layout whose key's slot is known from its numbers: requests are
+    /// staged as bytes per node ([`fresh`]); `None` for the pool alone.
+    lean: Option<fresh::LeanKey>,
+    /// Numbers drawn for one staged request.
+    scratch: Vec<u64>,
     clients: Vec<Client>,
     composer: Option<Arc<Composer>>,
     /// `--replay`: the capture; client `c` sends share `plan.first_client + c` of it.
@@ -401,7 +431,7 @@ pub(crate) fn layer<'a>(
     let masters = serving(&map, read_from, &reads);
     // Room for a batch in flight and one waiting on every master, plus one more batch: what is in
     // flight and every node's partial batch never fill it, so a closed-loop batch always completes.
-    let pool = (depth * (2 * masters.len().max(1) + 1)).min(ASKING_MARK as usize - 1);
+    let pool = (depth * (2 * masters.len().max(1) + 1)).min(FRESH as usize - 1);
     let cursor = plan.cursors();
     let replay = plan.test.replay.clone();
     let max = match (&composer, &replay) {
@@ -410,6 +440,17 @@ pub(crate) fn layer<'a>(
         (None, None) => 0,
     };
     let composed = composer.is_some() || replay.is_some();
+    let digits = plan.test.template.key_digits().and_then(|(index, at)| {
+        let t = &plan.test.template;
+        let key = &t.bytes()[t.key_range()?];
+        Some((index, DigitSlots::new(key, at)?))
+    });
+    let paced = plan.pacing(began, 0).is_some();
+    let lean = if paced || composed || plan.clients == 0 {
+        None
+    } else {
+        fresh::LeanKey::of(&plan.test.template, digits.is_some())
+    };
     let clients = (0..plan.clients)
         .map(|i| {
             let seed = cfg
@@ -446,6 +487,14 @@ pub(crate) fn layer<'a>(
                 links: (i * stride..(i + 1) * stride).collect(),
                 stalled: 0,
                 turn: i as u32,
+                stage: if lean.is_some() {
+                    (0..stride)
+                        .map(|_| fresh::Stage::new(&plan.test.template, pool))
+                        .collect()
+                } else {
+                    Vec::new()
+                },
+                fresh_held: 0,
             }
         })
         .collect();
@@ -481,6 +530,7 @@ pub(crate) fn layer<'a>(
             .flat_map(|c| (0..stride).map(move |n| (c, n)))
             .collect(),
         base: began.min(plan.epoch),
+        owners: Owners::new(&map.owner),
         map,
         masters,
         read_from,
@@ -506,13 +556,15 @@ pub(crate) fn layer<'a>(
         owed: (0..plan.clients * stride)
             .map(|_| VecDeque::with_capacity(depth * 2))
             .collect(),
+        sent_ns: vec![0; plan.clients * stride],
+        flight: (0..plan.clients * stride)
+            .map(|_| fresh::Flight::default())
+            .collect(),
+        lean,
+        scratch: Vec::new(),
         clients,
         key: plan.test.template.key_range(),
-        digits: plan.test.template.key_digits().and_then(|(index, at)| {
-            let t = &plan.test.template;
-            let key = &t.bytes()[t.key_range()?];
-            Some((index, DigitSlots::new(key, at)?))
-        }),
+        digits,
         tagged: composer
             .as_ref()
             .is_some_and(|c| c.literals_contain(cluster::SLOT_TAG)),
@@ -572,6 +624,11 @@ impl ClusterLayer<'_> {
             cl.queue.resize_with(n, || VecDeque::with_capacity(room));
             cl.unreachable.resize(n, false);
             cl.links.resize(n, NO_CONN);
+            if self.lean.is_some() {
+                let room = cl.reqs.len();
+                cl.stage
+                    .resize_with(n, || fresh::Stage::new(&self.plan.test.template, room));
+            }
         }
     }
 
@@ -586,6 +643,8 @@ impl ClusterLayer<'_> {
         debug_assert_eq!(j, self.ends.len());
         self.ends.push((c, n));
         self.owed.push(VecDeque::with_capacity(self.depth * 2));
+        self.sent_ns.push(0);
+        self.flight.push(fresh::Flight::default());
         self.clients[c].links[n] = j;
         j
     }
@@ -619,13 +678,15 @@ impl ClusterLayer<'_> {
 
     /// True when client `c` has nothing in flight on any of its connections.
     fn quiet(&self, d: &Driver<'_>, c: usize) -> bool {
-        self.conns_of(c)
-            .all(|j| self.owed[j].is_empty() && !d.is_sending(j))
+        self.conns_of(c).all(|j| !self.owes(j) && !d.is_sending(j))
     }
 
     /// True when client `c` holds no request (queued, to route or to retry).
     fn empty(&self, c: usize) -> bool {
         let cl = &self.clients[c];
-        cl.todo.is_empty() && cl.retry.is_empty() && cl.queue.iter().all(VecDeque::is_empty)
+        cl.todo.is_empty()
+            && cl.retry.is_empty()
+            && cl.queue.iter().all(VecDeque::is_empty)
+            && cl.stage.iter().all(|s| s.count == 0)
     }
 }

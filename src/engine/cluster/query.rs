@@ -148,6 +148,8 @@ impl ClusterLayer<'_> {
             // No client's: the questions' connection is never live and owes no reply.
             self.ends.push((usize::MAX, usize::MAX));
             self.owed.push(VecDeque::new());
+            self.sent_ns.push(0);
+            self.flight.push(fresh::Flight::default());
             self.queries.conn = j;
         }
         let q = &mut self.queries;
@@ -191,6 +193,7 @@ impl ClusterLayer<'_> {
                 if let Ok(fresh) = read(&answer, addr, &target.display(), &discovery::resolve_node)
                 {
                     self.map.update_from(&fresh);
+                    self.owners.rebuild(&self.map.owner);
                     self.masters = self.serving();
                     self.grow_nodes();
                     self.answered(question);

@@ -77,22 +77,16 @@ impl ClusterLayer<'_> {
     pub(super) fn enqueue(&mut self, c: usize, i: u32, first: bool) -> Option<usize> {
         let r = &self.clients[c].reqs[i as usize];
         let node = if r.target != UNASSIGNED {
-            r.target
-        } else {
-            let owner = self.map.owner[r.slot as usize];
-            if self.read_from != ReadFrom::Masters
-                && owner != UNASSIGNED
-                && self.reads[r.kind as usize]
-            {
-                self.read_node(c, owner)
-            } else {
-                owner
+            let node = r.target as usize;
+            if node < self.map.nodes.len() && node >= self.clients[c].queue.len() {
+                // A node a redirect just named: every client gets room for it.
+                self.grow_nodes();
             }
-        } as usize;
-        if node < self.map.nodes.len() && node >= self.clients[c].queue.len() {
-            // A node a redirect just named: every client gets room for it.
-            self.grow_nodes();
-        }
+            node
+        } else {
+            let (slot, kind) = (r.slot, r.kind);
+            self.route(c, slot, kind)
+        };
         let cl = &mut self.clients[c];
         if node >= cl.queue.len() {
             // No owner (or a node the map does not hold): it waits for its slot.
@@ -106,6 +100,25 @@ impl ClusterLayer<'_> {
             cl.queue[node].push_back(i);
         }
         Some(node)
+    }
+
+    /// The node client `c` sends a request of kind `kind` for `slot` to: its owner (or under `--rfr` a
+    /// replica for a read). Every client gets room for a node the map names that it had none for; a
+    /// node it has no room for means the slot has no owner now.
+    pub(super) fn route(&mut self, c: usize, slot: u16, kind: u16) -> usize {
+        let owner = self.owners.of(slot, &self.map.owner);
+        let node = if self.read_from != ReadFrom::Masters
+            && owner != UNASSIGNED
+            && self.reads[kind as usize]
+        {
+            self.read_node(c, owner)
+        } else {
+            owner
+        } as usize;
+        if node < self.map.nodes.len() && node >= self.clients[c].queue.len() {
+            self.grow_nodes();
+        }
+        node
     }
 
     /// `--rfr`: the node client `c`'s next read of a slot `master` owns goes to: its replicas in
@@ -128,8 +141,7 @@ impl ClusterLayer<'_> {
     /// opened): closed loop, its last batch is answered.
     pub(super) fn idle(&self, d: &Driver<'_>, c: usize, n: usize) -> bool {
         let j = self.clients[c].links[n];
-        j == NO_CONN
-            || self.owed[j].is_empty() && !d.is_sending(j) && (d.is_live(j) || d.is_closed(j))
+        j == NO_CONN || !self.owes(j) && !d.is_sending(j) && (d.is_live(j) || d.is_closed(j))
     }
 
     /// Closed loop: draws requests until every idle connection of client `c` has a whole batch
@@ -154,6 +166,7 @@ impl ClusterLayer<'_> {
                     r.sent
                 });
             }
+            self.drop_staged(c);
             return;
         }
         if self.clients[c].stalled > 0 {
@@ -168,8 +181,32 @@ impl ClusterLayer<'_> {
         for &n in &self.masters {
             if self.idle(d, c, n) {
                 idle_now[n] = true;
-                short += depth.saturating_sub(self.clients[c].queue[n].len());
+                short += depth.saturating_sub(self.queued_for(c, n));
             }
+        }
+        if self.lean.is_some() {
+            while short > 0 {
+                let cl = &mut self.clients[c];
+                if cl.free.len() <= cl.fresh_held {
+                    break;
+                }
+                if self.state.claim(1) == 0 {
+                    self.clients[c].done = true;
+                    break;
+                }
+                match self.build_staged(c) {
+                    Some(n)
+                        if self.queued_for(c, n) <= depth
+                            && idle_now.get(n).copied().unwrap_or(false) =>
+                    {
+                        short -= 1
+                    }
+                    None if self.masters.is_empty() => short -= 1,
+                    _ => {}
+                }
+            }
+            self.idle_now = idle_now;
+            return;
         }
         while short > 0 {
             let Some(i) = self.clients[c].free.pop() else {
@@ -193,6 +230,12 @@ impl ClusterLayer<'_> {
             }
         }
         self.idle_now = idle_now;
+    }
+
+    /// Requests client `c` holds for node `n` and has not sent: queued from the pool, and staged.
+    fn queued_for(&self, c: usize, n: usize) -> usize {
+        let cl = &self.clients[c];
+        cl.queue[n].len() + cl.stage.get(n).map_or(0, |s| s.count)
     }
 
     /// `--replay`: whether client `c` has built every command of its share.

@@ -7,13 +7,17 @@ impl ClusterLayer<'_> {
     /// Ends client `c`: what it still holds (to send, to retry, or waiting for a reply) counts as
     /// failed (sent at least once) or not sent, and its connections are closed.
     pub(super) fn finish_client(&mut self, d: &mut Driver<'_>, c: usize) {
+        let (mut sent, mut unsent) = self.staged_counts(c);
+        self.drop_staged(c);
         let links = std::mem::take(&mut self.clients[c].links);
+        for &j in links.iter().filter(|&&j| j != NO_CONN) {
+            self.forget_staged(j);
+        }
         let cl = &mut self.clients[c];
         cl.finished = true;
-        let mut sent = 0u64;
-        let mut unsent = 0u64;
         let reqs = &cl.reqs;
         let mut count = |i: u32| {
+            let i = untag(i);
             if i != ASKING_MARK {
                 if reqs[i as usize].sent {
                     sent += 1;
@@ -61,13 +65,14 @@ impl ClusterLayer<'_> {
         // Partial batches go at the end of the share, while a request waits for its slot, and when
         // the pool is full with nothing in flight to free it (a safety valve: what is in flight and
         // one partial batch per master cannot fill it).
-        let starved =
-            self.clients[c].free.is_empty() && self.conns_of(c).all(|j| self.owed[j].is_empty());
+        let starved = self.clients[c].free.len() <= self.clients[c].fresh_held
+            && self.conns_of(c).all(|j| !self.owes(j));
         let cl = &mut self.clients[c];
         cl.unreachable.fill(false);
         let whole_only = !paced && !cl.done && !starved && cl.stalled == 0;
         for n in 0..self.clients[c].queue.len() {
-            if self.clients[c].queue[n].is_empty() {
+            let staged = self.clients[c].stage.get(n).map_or(0, |s| s.count);
+            if staged == 0 && self.clients[c].queue[n].is_empty() {
                 continue;
             }
             let j = self.link(d, c, n);
@@ -96,12 +101,13 @@ impl ClusterLayer<'_> {
                 let q = &mut cl.queue[n];
                 cl.retry.extend(q.drain(..));
                 cl.lost = true;
+                self.unstage(c, n);
                 continue;
             }
             if d.is_sending(j) {
                 continue;
             }
-            let owed = self.owed[j].len();
+            let owed = self.owed_len(j);
             let room = if paced {
                 depth.saturating_sub(owed)
             } else if owed == 0 {
@@ -109,6 +115,10 @@ impl ClusterLayer<'_> {
             } else {
                 0
             };
+            if room == 0 && !paced {
+                // Closed loop: its batch is in flight; its reply wakes the client.
+                continue;
+            }
             let Client {
                 reqs,
                 queue,
@@ -117,7 +127,7 @@ impl ClusterLayer<'_> {
                 ..
             } = &mut self.clients[c];
             let q = &mut queue[n];
-            if whole_only && q.len() < depth && !q.iter().any(|&i| reqs[i as usize].sent) {
+            if whole_only && q.len() + staged < depth && !q.iter().any(|&i| reqs[i as usize].sent) {
                 // Closed loop: a batch leaves whole. More keys for this node come as the others'
                 // replies free the pool (it always holds a batch beyond what is in flight and every
                 // node's partial batch); the last requests of the share leave as they are, and so do
@@ -125,6 +135,7 @@ impl ClusterLayer<'_> {
                 continue;
             }
             let k = room.min(q.len());
+            let f = (room - k).min(staged);
             // The ASKING commands sent ahead of redirected requests are owed replies too: they are
             // counted while writing, not in a pass of their own.
             let mut asks = 0;
@@ -151,7 +162,12 @@ impl ClusterLayer<'_> {
                     if let Some(v) = verify.as_deref_mut() {
                         v.expect(crate::workload::verify::key_number(bytes).unwrap_or(u64::MAX));
                     }
-                    owed.push_back(i);
+                    // Closed loop: every request a connection owes left in its last send.
+                    owed.push_back(if !paced && r.first_sent == 0 && r.stalled == 0 {
+                        i | FRESH
+                    } else {
+                        i
+                    });
                     r.sent = true;
                     if r.first_sent == 0 {
                         r.first_sent = now_ns;
@@ -176,18 +192,29 @@ impl ClusterLayer<'_> {
                     reqs[i as usize].full = true;
                 }
             }
-            if k == 0 {
+            if f > 0 {
+                // Staged requests go after the pooled ones (their replies are owed after them).
+                let (out, verify) = d.out_verified(j, f);
+                self.send_staged(c, n, j, f, out, verify);
+            }
+            if k + f == 0 {
                 continue;
             }
+            self.sent_ns[j] = now_ns;
             if let Err(e) = d.send(j, now) {
                 let e = at_node(&e, &self.map.nodes[n].name);
                 self.state
                     .stats
                     .borrow_mut()
                     .note_conn_error(&e.to_string());
-                let owed = self.owed[j].drain(..).filter(|&i| i != ASKING_MARK);
+                let staged = self.land_staged(j);
+                let owed = self.owed[j]
+                    .drain(..)
+                    .filter(|&i| i != ASKING_MARK)
+                    .map(untag);
                 let cl = &mut self.clients[c];
                 cl.retry.extend(owed);
+                cl.retry.extend(staged);
                 cl.lost = true;
                 self.note_lost(n, now);
             }

@@ -122,8 +122,12 @@ enum Requests {
 /// scanning and `--timeout`; a connection that is lost is not reconnected by the ring but left to the
 /// layer ([`Driver::open`]).
 pub(crate) trait Layer {
-    /// One whole reply (an error reply when `error`) arrived on connection `conn` at `now`.
-    fn on_reply(&mut self, conn: usize, error: bool, raw: &[u8], now: Instant);
+    /// `n` whole replies that are not errors arrived together on connection `conn` at `now` (one
+    /// call per run of them in a received buffer).
+    fn on_replies(&mut self, conn: usize, n: u64, now: Instant);
+    /// One error reply (`raw`, its line) arrived on connection `conn` at `now`, after the runs of
+    /// replies before it.
+    fn on_error_reply(&mut self, conn: usize, raw: &[u8], now: Instant);
     /// Connection `conn` failed with `e`; the replies it still owed will not come.
     fn on_lost(&mut self, conn: usize, e: &ConnError, now: Instant);
     /// Opening connection `conn` ([`Driver::open_async`]) failed with `e`; nothing was sent on it.

@@ -141,6 +141,8 @@ impl Driver<'_> {
         let mut refused: Option<String> = None;
         let mut whole = 0u64;
         let fresh = c.fresh;
+        // Under a layer: replies that are not errors, handed over together.
+        let mut ok_run = 0u64;
         let scanned = reader.feed(data, |ev, raw| {
             // A push message answers no request: it neither counts nor moves `--timeout`.
             let Scanned::Reply { error } = ev else {
@@ -175,7 +177,14 @@ impl Driver<'_> {
                     return;
                 }
                 *due -= 1;
-                l.on_reply(i, error, raw, now);
+                if error {
+                    if ok_run > 0 {
+                        l.on_replies(i, std::mem::take(&mut ok_run), now);
+                    }
+                    l.on_error_reply(i, raw, now);
+                } else {
+                    ok_run += 1;
+                }
                 return;
             }
             let Some(st) = st.as_deref_mut() else {
@@ -210,6 +219,11 @@ impl Driver<'_> {
                 part.errors += u64::from(error);
             }
         });
+        if ok_run > 0
+            && let Some(l) = layer.as_mut()
+        {
+            l.on_replies(i, ok_run, now);
+        }
         if let Some(st) = st.as_deref_mut() {
             run.flush(&mut st.hist);
             if let Some(svc) = st.service.as_mut() {

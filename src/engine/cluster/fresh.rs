@@ -1,0 +1,401 @@
+//! Lean clients: closed loop, a fixed layout, and a key whose slot follows from the numbers drawn for
+//! it. Such a client builds each request straight into its node's stage, as the bytes it is sent as;
+//! a key drawn for a busy node waits there and leaves with that node's next batch in one copy, and its
+//! reply is counted with its batch. A staged or sent request holds room in the pool but no entry of
+//! it: it takes one, rebuilt from its numbers, only when something other than its reply happens to it
+//! (a redirect, a wait, a loss, the end of the run), and goes on as any pooled request.
+
+use super::*;
+
+/// Requests drawn for one node by one client and not yet sent, oldest first: a ring of copies of the
+/// request laid end to end (staging one patches only its digits), and the numbers each one's
+/// placeholders were filled with.
+pub(super) struct Stage {
+    ring: PipelineBuffer,
+    nums: Vec<u64>,
+    /// Placeholders per request, and the ring's size in requests.
+    per: usize,
+    cap: usize,
+    head: usize,
+    pub(super) count: usize,
+}
+
+impl Stage {
+    /// A stage for up to `cap` requests of `t` (a client holds no more than its pool).
+    pub(super) fn new(t: &crate::workload::RequestTemplate, cap: usize) -> Self {
+        let ring = PipelineBuffer::new(t, cap);
+        let per = ring.placeholders();
+        Stage {
+            ring,
+            nums: vec![0; per * cap],
+            per,
+            cap,
+            head: 0,
+            count: 0,
+        }
+    }
+
+    /// Stages a request whose placeholders take `nums`.
+    fn push(&mut self, nums: &[u64]) {
+        debug_assert!(self.count < self.cap);
+        // (No division: the ring's size is not a power of two.)
+        let mut s = self.head + self.count;
+        if s >= self.cap {
+            s -= self.cap;
+        }
+        let mut k = 0;
+        self.ring.fill_request(s, |_| {
+            k += 1;
+            nums[k - 1]
+        });
+        self.nums[s * self.per..(s + 1) * self.per].copy_from_slice(nums);
+        self.count += 1;
+    }
+
+    /// The numbers of the oldest staged request.
+    fn front(&self) -> &[u64] {
+        &self.nums[self.head * self.per..(self.head + 1) * self.per]
+    }
+
+    /// Drops the oldest staged request.
+    fn pop(&mut self) {
+        self.head += 1;
+        if self.head == self.cap {
+            self.head = 0;
+        }
+        self.count -= 1;
+    }
+
+    /// Drops every staged request.
+    fn clear(&mut self) {
+        self.head = 0;
+        self.count = 0;
+    }
+
+    /// Takes the oldest `f` staged requests: their bytes onto `out` (telling `verify` each one's key)
+    /// and their numbers onto `nums`.
+    fn take(
+        &mut self,
+        f: usize,
+        out: &mut Vec<u8>,
+        nums: &mut Vec<u64>,
+        mut verify: Option<&mut crate::workload::verify::Verifier>,
+    ) {
+        let len = self.ring.request_len();
+        let mut left = f;
+        while left > 0 {
+            // At most two runs: to the ring's end, then from its start.
+            let run = left.min(self.cap - self.head);
+            let bytes = &self.ring.buffer()[self.head * len..(self.head + run) * len];
+            out.extend_from_slice(bytes);
+            if let Some(v) = verify.as_deref_mut() {
+                for req in bytes.chunks_exact(len) {
+                    v.expect(crate::workload::verify::key_number(req).unwrap_or(u64::MAX));
+                }
+            }
+            nums.extend_from_slice(&self.nums[self.head * self.per..(self.head + run) * self.per]);
+            self.head += run;
+            if self.head == self.cap {
+                self.head = 0;
+            }
+            self.count -= run;
+            left -= run;
+        }
+    }
+}
+
+/// A connection's staged requests in its last send: their numbers, how many were sent, and how many
+/// replies of theirs are still owed (they come after every entry of the connection's `owed`).
+#[derive(Default)]
+pub(super) struct Flight {
+    nums: Vec<u64>,
+    sent: usize,
+    pub(super) owed: usize,
+}
+
+/// How a lean client's request finds its slot.
+#[derive(Clone, Copy)]
+pub(super) enum LeanKey {
+    /// From the number of its key's placeholder (the layer's `digits`).
+    Digits,
+    /// Every request has this one (a key without placeholders).
+    Fixed(u16),
+}
+
+impl LeanKey {
+    /// How requests of `t` find their slot, if they can be lean (`digits`: the layer reads the key's
+    /// slot from its placeholder's number).
+    pub(super) fn of(t: &crate::workload::RequestTemplate, digits: bool) -> Option<Self> {
+        if digits {
+            return Some(LeanKey::Digits);
+        }
+        let key = t.key_range()?;
+        t.key_is_constant()
+            .then(|| LeanKey::Fixed(cluster::slot_of(&t.bytes()[key])))
+    }
+}
+
+impl ClusterLayer<'_> {
+    /// True while connection `j` owes replies (to pooled requests or staged ones).
+    pub(super) fn owes(&self, j: usize) -> bool {
+        !self.owed[j].is_empty() || self.flight[j].owed > 0
+    }
+
+    /// Replies connection `j` owes.
+    pub(super) fn owed_len(&self, j: usize) -> usize {
+        self.owed[j].len() + self.flight[j].owed
+    }
+
+    /// The slot of a lean request whose placeholders hold `nums`.
+    fn lean_slot(&self, nums: &[u64]) -> u16 {
+        match (self.lean, &self.digits) {
+            (Some(LeanKey::Fixed(s)), _) => s,
+            (_, Some((index, slots))) => slots.slot(nums[*index]),
+            // Not reached: a lean layer has one of the two.
+            _ => 0,
+        }
+    }
+
+    /// Lean client `c` draws one request and stages it for its slot's node; returns the node, or
+    /// `None` when the slot has no owner now (the request takes a pool entry and waits on the retry
+    /// list). The caller checked that the pool has room.
+    pub(super) fn build_staged(&mut self, c: usize) -> Option<usize> {
+        let mut nums = std::mem::take(&mut self.scratch);
+        nums.clear();
+        let Client {
+            pipe, keys, rng, ..
+        } = &mut self.clients[c];
+        nums.extend(pipe.groups().map(|g| keys.next_group(g, rng)));
+        let slot = self.lean_slot(&nums);
+        let node = self.route(c, slot, 0);
+        let cl = &mut self.clients[c];
+        cl.fresh_held += 1;
+        let staged = match cl.stage.get_mut(node) {
+            Some(st) => {
+                st.push(&nums);
+                Some(node)
+            }
+            None => {
+                // No owner (or a node the map does not hold): it waits for its slot.
+                let i = self.pooled(c, &nums, 0);
+                let cl = &mut self.clients[c];
+                cl.retry.push(i);
+                cl.wait = true;
+                None
+            }
+        };
+        self.scratch = nums;
+        staged
+    }
+
+    /// Gives a staged request of client `c` (placeholders `nums`) a pool entry, built again from its
+    /// numbers: `sent_ns` is the stamp of its send (0: not sent). Returns the entry.
+    fn pooled(&mut self, c: usize, nums: &[u64], sent_ns: u64) -> u32 {
+        let slot = self.lean_slot(nums);
+        let cl = &mut self.clients[c];
+        // A staged request holds room in the pool: an entry is free for it.
+        let i = cl
+            .free
+            .pop()
+            .expect("a staged request holds a pool entry's room");
+        cl.fresh_held -= 1;
+        let mut k = 0;
+        cl.pipe.fill_request(i as usize, |_| {
+            k += 1;
+            nums[k - 1]
+        });
+        cl.reqs[i as usize] = Req {
+            intended: sent_ns,
+            first_sent: sent_ns,
+            slot,
+            target: UNASSIGNED,
+            sent: sent_ns != 0,
+            ..Req::default()
+        };
+        i
+    }
+
+    /// Lean client `c`'s staged requests for node `n`, unsent, to route again: onto its retry list.
+    pub(super) fn unstage(&mut self, c: usize, n: usize) {
+        if n >= self.clients[c].stage.len() {
+            return;
+        }
+        let mut nums = std::mem::take(&mut self.scratch);
+        while self.clients[c].stage[n].count > 0 {
+            let st = &mut self.clients[c].stage[n];
+            nums.clear();
+            nums.extend_from_slice(st.front());
+            st.pop();
+            let i = self.pooled(c, &nums, 0);
+            self.clients[c].retry.push(i);
+        }
+        self.scratch = nums;
+    }
+
+    /// Drops lean client `c`'s staged requests (the end of `--duration`: never sent, not counted).
+    pub(super) fn drop_staged(&mut self, c: usize) {
+        let cl = &mut self.clients[c];
+        for st in cl.stage.iter_mut() {
+            cl.fresh_held -= st.count;
+            st.clear();
+        }
+    }
+
+    /// Writes the oldest `f` of client `c`'s staged requests for node `n` after what `out` holds (the
+    /// send buffer of connection `j`, which owes nothing staged), telling `verify` their keys.
+    pub(super) fn send_staged(
+        &mut self,
+        c: usize,
+        n: usize,
+        j: usize,
+        f: usize,
+        out: &mut Vec<u8>,
+        verify: Option<&mut crate::workload::verify::Verifier>,
+    ) {
+        let fl = &mut self.flight[j];
+        debug_assert_eq!(fl.owed, 0);
+        fl.nums.clear();
+        fl.sent = f;
+        fl.owed = f;
+        self.clients[c].stage[n].take(f, out, &mut fl.nums, verify);
+    }
+
+    /// Takes `n` replies to connection `conn`'s staged requests in flight; returns how many it owed.
+    pub(super) fn answer_staged(&mut self, conn: usize, n: u64, now: Instant) -> u64 {
+        let fl = &mut self.flight[conn];
+        let m = (n as usize).min(fl.owed);
+        let first = fl.sent - fl.owed;
+        fl.owed -= m;
+        let (c, node) = self.ends[conn];
+        self.clients[c].fresh_held -= m;
+        if self.watching {
+            // A lost master's failover ends with the first reply for one of its slots from elsewhere.
+            let g = self.clients[c].pipe.placeholders();
+            let nums = std::mem::take(&mut self.flight[conn].nums);
+            for k in first..first + m {
+                let slot = self.lean_slot(&nums[k * g..(k + 1) * g]);
+                self.note_answer(node, slot, now);
+            }
+            self.flight[conn].nums = nums;
+        }
+        m as u64
+    }
+
+    /// The next staged request in flight on connection `conn`, given a pool entry (its reply is not
+    /// a plain completion); `None` when it owes none.
+    pub(super) fn next_staged(&mut self, conn: usize) -> Option<u32> {
+        let fl = &mut self.flight[conn];
+        if fl.owed == 0 {
+            return None;
+        }
+        let k = fl.sent - fl.owed;
+        fl.owed -= 1;
+        let c = self.ends[conn].0;
+        let g = self.clients[c].pipe.placeholders();
+        let nums = std::mem::take(&mut self.flight[conn].nums);
+        let i = self.pooled(c, &nums[k * g..(k + 1) * g], self.sent_ns[conn]);
+        self.flight[conn].nums = nums;
+        Some(i)
+    }
+
+    /// Every staged request still in flight on connection `conn`, given pool entries (to retry).
+    pub(super) fn land_staged(&mut self, conn: usize) -> Vec<u32> {
+        let mut out = Vec::new();
+        while let Some(i) = self.next_staged(conn) {
+            out.push(i);
+        }
+        out
+    }
+
+    /// Forgets the staged requests in flight on connection `conn` (they failed or ended the run);
+    /// returns how many.
+    pub(super) fn forget_staged(&mut self, conn: usize) -> u64 {
+        let fl = &mut self.flight[conn];
+        let m = fl.owed;
+        fl.owed = 0;
+        let c = self.ends[conn].0;
+        if c < self.clients.len() {
+            self.clients[c].fresh_held -= m;
+        }
+        m as u64
+    }
+
+    /// Client `c`'s staged requests in flight, and those staged and not sent.
+    pub(super) fn staged_counts(&self, c: usize) -> (u64, u64) {
+        let cl = &self.clients[c];
+        let sent = cl
+            .links
+            .iter()
+            .filter(|&&j| j != NO_CONN)
+            .map(|&j| self.flight[j].owed as u64)
+            .sum();
+        let unsent = cl.stage.iter().map(|s| s.count as u64).sum();
+        (sent, unsent)
+    }
+
+    /// The slot of the first staged request connection `j` owes a reply to.
+    pub(super) fn staged_slot(&self, j: usize) -> Option<u16> {
+        let fl = &self.flight[j];
+        if fl.owed == 0 {
+            return None;
+        }
+        let g = self.clients[self.ends[j].0].pipe.placeholders();
+        let k = fl.sent - fl.owed;
+        Some(self.lean_slot(&fl.nums[k * g..(k + 1) * g]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::RequestTemplate;
+
+    fn template() -> RequestTemplate {
+        RequestTemplate::from_args(
+            &[b"SET".to_vec(), b"key:__rand_int__".to_vec(), b"v".to_vec()],
+            true,
+        )
+    }
+
+    /// The bytes of the request whose placeholder takes `v`.
+    fn request(v: u64) -> Vec<u8> {
+        format!("*3\r\n$3\r\nSET\r\n$16\r\nkey:{v:012}\r\n$1\r\nv\r\n").into_bytes()
+    }
+
+    #[test]
+    fn a_stage_hands_out_its_requests_in_order_across_the_rings_end() {
+        let mut st = Stage::new(&template(), 5);
+        let (mut out, mut nums) = (Vec::new(), Vec::new());
+        let mut next = 0u64;
+        let mut expected = Vec::new();
+        // Three rounds of four staged and three taken go round the ring of five more than once.
+        for _ in 0..3 {
+            for _ in 0..4.min(5 - st.count) {
+                st.push(&[next]);
+                expected.push(next);
+                next += 1;
+            }
+            st.take(3, &mut out, &mut nums, None);
+        }
+        st.take(st.count, &mut out, &mut nums, None);
+        assert_eq!(st.count, 0);
+        assert_eq!(nums, expected);
+        let want: Vec<u8> = expected.iter().flat_map(|&v| request(v)).collect();
+        assert_eq!(out, want);
+    }
+
+    #[test]
+    fn the_oldest_staged_request_is_the_front() {
+        let mut st = Stage::new(&template(), 2);
+        st.push(&[7]);
+        st.push(&[8]);
+        assert_eq!(st.front(), &[7]);
+        st.pop();
+        st.push(&[9]);
+        assert_eq!(st.front(), &[8]);
+        st.pop();
+        assert_eq!(st.front(), &[9]);
+        st.clear();
+        assert_eq!(st.count, 0);
+    }
+}
