@@ -165,6 +165,19 @@ impl RequestTemplate {
     pub fn rand_groups(&self) -> &[u8] {
         &self.rand_groups
     }
+
+    /// Fills the placeholders of `req`, a copy of this request, with `nums` (one per entry of
+    /// [`Self::rand_offsets`], in order). Reads only this template's small tables, which stay in the
+    /// cache however many copies are patched.
+    #[inline]
+    pub fn patch(&self, req: &mut [u8], nums: &[u64]) {
+        for (&off, &v) in self.rand_offsets.iter().zip(nums) {
+            write_12_digits(&mut req[off..off + RAND_WIDTH], v);
+        }
+        for &(dst, src) in &self.copies {
+            req.copy_within(src..src + RAND_WIDTH, dst);
+        }
+    }
 }
 
 /// Where the routing key of an encoded command lies: its first argument, narrowed to the inside of a
@@ -272,13 +285,6 @@ impl PipelineBuffer {
     /// How many numbers one request takes (its placeholders, each from its stream).
     pub fn placeholders(&self) -> usize {
         self.offsets_per_request
-    }
-
-    /// The stream of each placeholder of a request, in order.
-    pub fn groups(&self) -> impl Iterator<Item = u8> + '_ {
-        self.offsets[..self.offsets_per_request]
-            .iter()
-            .map(|&(_, g)| g)
     }
 
     /// Request `i`'s bytes as last filled.

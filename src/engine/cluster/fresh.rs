@@ -6,69 +6,55 @@
 //! (a redirect, a wait, a loss, the end of the run), and goes on as any pooled request.
 
 use super::*;
+use crate::workload::RequestTemplate;
 
-/// Requests drawn for one node by one client and not yet sent, oldest first: a ring of copies of the
-/// request laid end to end (staging one patches only its digits), and the numbers each one's
-/// placeholders were filled with.
+/// Requests drawn for one node by one client and not yet sent, oldest first, from the start of a
+/// buffer of copies of the request laid end to end (staging one patches only its digits; what a send
+/// leaves moves to the front, so the part in use stays small and in the cache), and the numbers each
+/// one's placeholders were filled with.
 pub(super) struct Stage {
-    ring: PipelineBuffer,
+    bytes: Vec<u8>,
     nums: Vec<u64>,
-    /// Placeholders per request, and the ring's size in requests.
+    /// A request's length and placeholders.
+    len: usize,
     per: usize,
-    cap: usize,
-    head: usize,
     pub(super) count: usize,
 }
 
 impl Stage {
     /// A stage for up to `cap` requests of `t` (a client holds no more than its pool).
-    pub(super) fn new(t: &crate::workload::RequestTemplate, cap: usize) -> Self {
-        let ring = PipelineBuffer::new(t, cap);
-        let per = ring.placeholders();
+    pub(super) fn new(t: &RequestTemplate, cap: usize) -> Self {
+        let per = t.rand_offsets().len();
         Stage {
-            ring,
+            bytes: t.bytes().repeat(cap),
             nums: vec![0; per * cap],
+            len: t.bytes().len(),
             per,
-            cap,
-            head: 0,
             count: 0,
         }
     }
 
-    /// Stages a request whose placeholders take `nums`.
-    fn push(&mut self, nums: &[u64]) {
-        debug_assert!(self.count < self.cap);
-        // (No division: the ring's size is not a power of two.)
-        let mut s = self.head + self.count;
-        if s >= self.cap {
-            s -= self.cap;
-        }
-        let mut k = 0;
-        self.ring.fill_request(s, |_| {
-            k += 1;
-            nums[k - 1]
-        });
+    /// Stages a request of `t` whose placeholders take `nums`.
+    fn push(&mut self, t: &RequestTemplate, nums: &[u64]) {
+        let s = self.count;
+        t.patch(&mut self.bytes[s * self.len..(s + 1) * self.len], nums);
         self.nums[s * self.per..(s + 1) * self.per].copy_from_slice(nums);
         self.count += 1;
     }
 
-    /// The numbers of the oldest staged request.
-    fn front(&self) -> &[u64] {
-        &self.nums[self.head * self.per..(self.head + 1) * self.per]
+    /// The numbers of the newest staged request.
+    fn back(&self) -> &[u64] {
+        let s = self.count - 1;
+        &self.nums[s * self.per..(s + 1) * self.per]
     }
 
-    /// Drops the oldest staged request.
+    /// Drops the newest staged request.
     fn pop(&mut self) {
-        self.head += 1;
-        if self.head == self.cap {
-            self.head = 0;
-        }
         self.count -= 1;
     }
 
     /// Drops every staged request.
     fn clear(&mut self) {
-        self.head = 0;
         self.count = 0;
     }
 
@@ -79,28 +65,21 @@ impl Stage {
         f: usize,
         out: &mut Vec<u8>,
         nums: &mut Vec<u64>,
-        mut verify: Option<&mut crate::workload::verify::Verifier>,
+        verify: Option<&mut crate::workload::verify::Verifier>,
     ) {
-        let len = self.ring.request_len();
-        let mut left = f;
-        while left > 0 {
-            // At most two runs: to the ring's end, then from its start.
-            let run = left.min(self.cap - self.head);
-            let bytes = &self.ring.buffer()[self.head * len..(self.head + run) * len];
-            out.extend_from_slice(bytes);
-            if let Some(v) = verify.as_deref_mut() {
-                for req in bytes.chunks_exact(len) {
-                    v.expect(crate::workload::verify::key_number(req).unwrap_or(u64::MAX));
-                }
+        let (len, per) = (self.len, self.per);
+        let bytes = &self.bytes[..f * len];
+        out.extend_from_slice(bytes);
+        if let Some(v) = verify {
+            for req in bytes.chunks_exact(len) {
+                v.expect(crate::workload::verify::key_number(req).unwrap_or(u64::MAX));
             }
-            nums.extend_from_slice(&self.nums[self.head * self.per..(self.head + run) * self.per]);
-            self.head += run;
-            if self.head == self.cap {
-                self.head = 0;
-            }
-            self.count -= run;
-            left -= run;
         }
+        nums.extend_from_slice(&self.nums[..f * per]);
+        let rest = self.count - f;
+        self.bytes.copy_within(f * len..(f + rest) * len, 0);
+        self.nums.copy_within(f * per..(f + rest) * per, 0);
+        self.count = rest;
     }
 }
 
@@ -125,7 +104,7 @@ pub(super) enum LeanKey {
 impl LeanKey {
     /// How requests of `t` find their slot, if they can be lean (`digits`: the layer reads the key's
     /// slot from its placeholder's number).
-    pub(super) fn of(t: &crate::workload::RequestTemplate, digits: bool) -> Option<Self> {
+    pub(super) fn of(t: &RequestTemplate, digits: bool) -> Option<Self> {
         if digits {
             return Some(LeanKey::Digits);
         }
@@ -162,17 +141,16 @@ impl ClusterLayer<'_> {
     pub(super) fn build_staged(&mut self, c: usize) -> Option<usize> {
         let mut nums = std::mem::take(&mut self.scratch);
         nums.clear();
-        let Client {
-            pipe, keys, rng, ..
-        } = &mut self.clients[c];
-        nums.extend(pipe.groups().map(|g| keys.next_group(g, rng)));
+        let t = &self.plan.test.template;
+        let Client { keys, rng, .. } = &mut self.clients[c];
+        nums.extend(t.rand_groups().iter().map(|&g| keys.next_group(g, rng)));
         let slot = self.lean_slot(&nums);
         let node = self.route(c, slot, 0);
         let cl = &mut self.clients[c];
         cl.fresh_held += 1;
         let staged = match cl.stage.get_mut(node) {
             Some(st) => {
-                st.push(&nums);
+                st.push(&self.plan.test.template, &nums);
                 Some(node)
             }
             None => {
@@ -224,7 +202,7 @@ impl ClusterLayer<'_> {
         while self.clients[c].stage[n].count > 0 {
             let st = &mut self.clients[c].stage[n];
             nums.clear();
-            nums.extend_from_slice(st.front());
+            nums.extend_from_slice(st.back());
             st.pop();
             let i = self.pooled(c, &nums, 0);
             self.clients[c].retry.push(i);
@@ -348,7 +326,6 @@ impl ClusterLayer<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::RequestTemplate;
 
     fn template() -> RequestTemplate {
         RequestTemplate::from_args(
@@ -363,15 +340,16 @@ mod tests {
     }
 
     #[test]
-    fn a_stage_hands_out_its_requests_in_order_across_the_rings_end() {
-        let mut st = Stage::new(&template(), 5);
+    fn a_stage_hands_out_its_requests_oldest_first() {
+        let t = template();
+        let mut st = Stage::new(&t, 5);
         let (mut out, mut nums) = (Vec::new(), Vec::new());
         let mut next = 0u64;
         let mut expected = Vec::new();
-        // Three rounds of four staged and three taken go round the ring of five more than once.
+        // Three rounds of up to four staged and three taken: what a send leaves moves to the front.
         for _ in 0..3 {
             for _ in 0..4.min(5 - st.count) {
-                st.push(&[next]);
+                st.push(&t, &[next]);
                 expected.push(next);
                 next += 1;
             }
@@ -385,16 +363,16 @@ mod tests {
     }
 
     #[test]
-    fn the_oldest_staged_request_is_the_front() {
-        let mut st = Stage::new(&template(), 2);
-        st.push(&[7]);
-        st.push(&[8]);
-        assert_eq!(st.front(), &[7]);
+    fn the_newest_staged_request_is_the_back() {
+        let t = template();
+        let mut st = Stage::new(&t, 2);
+        st.push(&t, &[7]);
+        st.push(&t, &[8]);
+        assert_eq!(st.back(), &[8]);
         st.pop();
-        st.push(&[9]);
-        assert_eq!(st.front(), &[8]);
-        st.pop();
-        assert_eq!(st.front(), &[9]);
+        assert_eq!(st.back(), &[7]);
+        st.push(&t, &[9]);
+        assert_eq!(st.back(), &[9]);
         st.clear();
         assert_eq!(st.count, 0);
     }

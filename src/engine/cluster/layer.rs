@@ -5,8 +5,8 @@ use super::*;
 
 impl Layer for ClusterLayer<'_> {
     fn on_replies(&mut self, conn: usize, n: u64, now: Instant) {
+        // (The client is woken by `wake`, which follows.)
         let (c, node) = self.ends[conn];
-        self.mark(c);
         let now_ns = stamp(self.base, now);
         // A closed-loop request first sent in the connection's last send needs nothing from its pool
         // entry: its latency runs from that send, and it never waited for its slot.
@@ -116,8 +116,15 @@ impl Layer for ClusterLayer<'_> {
         // Called after each received buffer (and each finished send): its replies go into the
         // shard's counters together.
         self.publish();
-        if !self.queries.owns(conn) {
-            self.mark(self.ends[conn].0);
+        if self.queries.owns(conn) {
+            return;
+        }
+        let c = self.ends[conn].0;
+        let cl = &self.clients[c];
+        // Closed loop, a connection that still owes replies sends nothing before they come: its
+        // finished send, or part of its replies, leaves the client nothing new to do.
+        if cl.pacing.is_some() || !self.owes(conn) || !cl.retry.is_empty() || cl.lost || cl.wait {
+            self.mark(c);
         }
     }
 
