@@ -83,6 +83,9 @@ impl Stage {
     }
 }
 
+/// Placeholders a request may have and still draw its numbers onto the stack.
+const FEW: usize = 4;
+
 /// A connection's staged requests in its last send: their numbers, how many were sent, and how many
 /// replies of theirs are still owed (they come after every entry of the connection's `owed`).
 #[derive(Default)]
@@ -139,31 +142,47 @@ impl ClusterLayer<'_> {
     /// `None` when the slot has no owner now (the request takes a pool entry and waits on the retry
     /// list). The caller checked that the pool has room.
     pub(super) fn build_staged(&mut self, c: usize) -> Option<usize> {
+        let t = &self.plan.test.template;
+        let groups = t.rand_groups();
+        let Client { keys, rng, .. } = &mut self.clients[c];
+        if groups.len() <= FEW {
+            // The usual request (a key or two): its numbers stay on the stack.
+            let mut few = [0u64; FEW];
+            for (n, &g) in few.iter_mut().zip(groups) {
+                *n = keys.next_group(g, rng);
+            }
+            let per = groups.len();
+            return self.stage_one(c, &few[..per]);
+        }
         let mut nums = std::mem::take(&mut self.scratch);
         nums.clear();
-        let t = &self.plan.test.template;
-        let Client { keys, rng, .. } = &mut self.clients[c];
-        nums.extend(t.rand_groups().iter().map(|&g| keys.next_group(g, rng)));
-        let slot = self.lean_slot(&nums);
+        nums.extend(groups.iter().map(|&g| keys.next_group(g, rng)));
+        let staged = self.stage_one(c, &nums);
+        self.scratch = nums;
+        staged
+    }
+
+    /// Stages client `c`'s request whose placeholders take `nums` (see [`Self::build_staged`]).
+    #[inline]
+    fn stage_one(&mut self, c: usize, nums: &[u64]) -> Option<usize> {
+        let slot = self.lean_slot(nums);
         let node = self.route(c, slot, 0);
         let cl = &mut self.clients[c];
         cl.fresh_held += 1;
-        let staged = match cl.stage.get_mut(node) {
+        match cl.stage.get_mut(node) {
             Some(st) => {
-                st.push(&self.plan.test.template, &nums);
+                st.push(&self.plan.test.template, nums);
                 Some(node)
             }
             None => {
                 // No owner (or a node the map does not hold): it waits for its slot.
-                let i = self.pooled(c, &nums, 0);
+                let i = self.pooled(c, nums, 0);
                 let cl = &mut self.clients[c];
                 cl.retry.push(i);
                 cl.wait = true;
                 None
             }
-        };
-        self.scratch = nums;
-        staged
+        }
     }
 
     /// Gives a staged request of client `c` (placeholders `nums`) a pool entry, built again from its

@@ -35,6 +35,7 @@ use crate::engine::connect;
 use crate::engine::ring::{Driver, Layer, Socket};
 use crate::engine::schedule::{DueQueue, LATE, Pacing};
 use crate::engine::shared::{ShardPlan, ShardState, note_error};
+use crate::engine::uring;
 use crate::net::ConnError;
 use crate::net::discovery::{self, DiscoveryError};
 use crate::net::target::Target;
@@ -169,15 +170,9 @@ const _: () = assert!(std::mem::size_of::<Req>() == 32);
 /// Asks the CPU to bring pool entry `i` into the cache (nothing for [`ASKING_MARK`] or off x86_64).
 #[inline]
 fn prefetch(reqs: &[Req], i: u32) {
-    #[cfg(target_arch = "x86_64")]
     if let Some(r) = reqs.get(i as usize) {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        // SAFETY: a prefetch only hints the cache; it reads nothing and cannot fault, and the
-        // pointer is to a live entry.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>((r as *const Req).cast::<i8>()) };
+        uring::prefetch(r, 1);
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (reqs, i);
 }
 
 /// A stamp of `t` in nanoseconds since `base`, plus one (0 is "not yet").

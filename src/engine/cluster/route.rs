@@ -105,6 +105,7 @@ impl ClusterLayer<'_> {
     /// The node client `c` sends a request of kind `kind` for `slot` to: its owner (or under `--rfr` a
     /// replica for a read). Every client gets room for a node the map names that it had none for; a
     /// node it has no room for means the slot has no owner now.
+    #[inline]
     pub(super) fn route(&mut self, c: usize, slot: u16, kind: u16) -> usize {
         let owner = self.owners.of(slot, &self.map.owner);
         let node = if self.read_from != ReadFrom::Masters
