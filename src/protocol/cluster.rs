@@ -71,7 +71,9 @@ pub fn slot_of(hashed: &[u8]) -> u16 {
 #[derive(Debug, Clone)]
 pub struct DigitSlots {
     base: u16,
-    pairs: Box<[[u16; 100]; 6]>,
+    /// Per digit pair (most significant first), the CRC of each of its 100 values in its place
+    /// (padded to 128 entries, so a pair indexes it without a bounds check).
+    pairs: Box<[[u16; 128]; 6]>,
 }
 
 impl DigitSlots {
@@ -84,10 +86,10 @@ impl DigitSlots {
         let mut zeros = key.to_vec();
         zeros[at..at + 12].fill(0);
         let base = crc16(&zeros);
-        let mut pairs = Box::new([[0u16; 100]; 6]);
+        let mut pairs = Box::new([[0u16; 128]; 6]);
         let mut probe = vec![0u8; key.len()];
         for (k, table) in pairs.iter_mut().enumerate() {
-            for (p, entry) in table.iter_mut().enumerate() {
+            for (p, entry) in table.iter_mut().take(100).enumerate() {
                 probe[at + 2 * k] = b'0' + (p / 10) as u8;
                 probe[at + 2 * k + 1] = b'0' + (p % 10) as u8;
                 *entry = crc16(&probe);
@@ -101,11 +103,15 @@ impl DigitSlots {
     /// The slot of the key whose digits are `v` written as 12 zero-padded digits (modulo 10^12).
     #[inline]
     pub fn slot(&self, v: u64) -> u16 {
-        let mut v = v % 1_000_000_000_000;
+        self.slot_of_pairs(&crate::protocol::digits::digit_pairs(v))
+    }
+
+    /// The slot of the key whose digits are `pairs` ([`crate::protocol::digits::digit_pairs`]).
+    #[inline]
+    pub fn slot_of_pairs(&self, pairs: &[u8; 6]) -> u16 {
         let mut crc = self.base;
-        for k in (0..6).rev() {
-            crc ^= self.pairs[k][(v % 100) as usize];
-            v /= 100;
+        for (table, &p) in self.pairs.iter().zip(pairs) {
+            crc ^= table[usize::from(p & 127)];
         }
         crc & (SLOTS as u16 - 1)
     }

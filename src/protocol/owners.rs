@@ -8,14 +8,31 @@ use crate::protocol::cluster::{SLOTS, UNASSIGNED};
 const MAX_RANGES: usize = 16;
 
 /// The owners of consecutive slot ranges, rebuilt from the table whenever it changes.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Owners {
-    /// The last slot of each range but the final one (which ends at the last slot), ascending.
-    ends: Vec<u16>,
-    /// Each range's owner; empty when the map has more than [`MAX_RANGES`] ranges or changed since.
-    nodes: Vec<u16>,
+    /// The last slot of each range but the final one (which ends at the last slot), ascending; the
+    /// entries past them hold the last slot, which no slot exceeds, so every lookup compares all of
+    /// them (a few vector instructions, no loop bound to branch on). Slots are below 2^14, so they
+    /// compare as `i16`, which the baseline's vector compare takes.
+    ends: [i16; MAX_RANGES],
+    /// Each range's owner.
+    nodes: [u16; MAX_RANGES],
+    /// False when the map has more than [`MAX_RANGES`] ranges or changed since they were read: slots
+    /// are read from the table.
+    ranged: bool,
     /// The table changed since the ranges were read.
     stale: bool,
+}
+
+impl Default for Owners {
+    fn default() -> Self {
+        Owners {
+            ends: [SLOTS as i16 - 1; MAX_RANGES],
+            nodes: [UNASSIGNED; MAX_RANGES],
+            ranged: false,
+            stale: false,
+        }
+    }
 }
 
 impl Owners {
@@ -29,8 +46,7 @@ impl Owners {
     /// The table changed: until [`Owners::refresh`], slots are read from it (a burst of redirects
     /// costs one rebuild, not one each).
     pub fn invalidate(&mut self) {
-        self.ends.clear();
-        self.nodes.clear();
+        self.ranged = false;
         self.stale = true;
     }
 
@@ -43,37 +59,38 @@ impl Owners {
 
     /// Reads the ranges again from `owner`.
     pub fn rebuild(&mut self, owner: &[u16]) {
-        self.stale = false;
-        self.ends.clear();
-        self.nodes.clear();
+        *self = Owners::default();
         debug_assert_eq!(owner.len(), SLOTS);
         let Some(&first) = owner.first() else {
             return;
         };
-        self.nodes.push(first);
+        let mut k = 0;
+        self.nodes[0] = first;
         for s in 1..owner.len() {
             if owner[s] != owner[s - 1] {
-                if self.nodes.len() == MAX_RANGES {
-                    self.ends.clear();
-                    self.nodes.clear();
+                if k + 1 == MAX_RANGES {
+                    *self = Owners::default();
                     return;
                 }
-                self.ends.push(s as u16 - 1);
-                self.nodes.push(owner[s]);
+                self.ends[k] = s as i16 - 1;
+                k += 1;
+                self.nodes[k] = owner[s];
             }
         }
+        self.ranged = true;
     }
 
     /// The owner of `slot` ([`UNASSIGNED`] for none), read from `owner` (the table the ranges were
     /// built from) when the map has too many ranges.
     #[inline]
     pub fn of(&self, slot: u16, owner: &[u16]) -> u16 {
-        if self.nodes.is_empty() {
+        if !self.ranged {
             return owner.get(slot as usize).copied().unwrap_or(UNASSIGNED);
         }
         // Without branches: a slot's range is the number of range ends below it.
-        let k: usize = self.ends.iter().map(|&e| usize::from(slot > e)).sum();
-        self.nodes[k]
+        let slot = slot as i16;
+        let k: i16 = self.ends.iter().map(|&e| i16::from(slot > e)).sum();
+        self.nodes[k as usize & (MAX_RANGES - 1)]
     }
 }
 
@@ -100,7 +117,7 @@ mod tests {
         ];
         for t in maps {
             let o = Owners::new(&t);
-            assert!(!o.nodes.is_empty());
+            assert!(o.ranged);
             for s in 0..SLOTS {
                 assert_eq!(o.of(s as u16, &t), t[s], "slot {s}");
             }
@@ -114,7 +131,7 @@ mod tests {
             *o = (s % 3) as u16;
         }
         let o = Owners::new(&t);
-        assert!(o.nodes.is_empty());
+        assert!(!o.ranged);
         for s in [0u16, 1, 2, 16383] {
             assert_eq!(o.of(s, &t), t[s as usize]);
         }
@@ -128,7 +145,7 @@ mod tests {
         o.invalidate();
         assert_eq!(o.of(7000, &t), 2, "read from the table until refreshed");
         o.refresh(&t);
-        assert!(!o.nodes.is_empty());
+        assert!(o.ranged);
         assert_eq!(o.of(7000, &t), 2);
         assert_eq!(o.of(6999, &t), 1);
         assert_eq!(o.of(7001, &t), 1);

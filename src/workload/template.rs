@@ -7,6 +7,8 @@ use memchr::memmem;
 
 /// The placeholder that `-r` replaces with a 12-digit random number.
 pub const RAND_INT: &[u8] = b"__rand_int__";
+use crate::protocol::digits::{digit_pairs, write_pairs};
+
 const RAND_WIDTH: usize = RAND_INT.len();
 
 /// The group of the 12-byte placeholder at the start of `b`: 0 for `__rand_int__` (a fresh number at each
@@ -294,23 +296,10 @@ impl PipelineBuffer {
     }
 }
 
-const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
-2021222324252627282930313233343536373839\
-4041424344454647484950515253545556575859\
-6061626364656667686970717273747576777879\
-8081828384858687888990919293949596979899";
-
 /// Writes `v` (taken modulo 10^12) as exactly 12 zero-padded decimal digits.
 #[inline]
-pub fn write_12_digits(out: &mut [u8], mut v: u64) {
-    v %= 1_000_000_000_000;
-    let mut i = RAND_WIDTH;
-    while i > 0 {
-        let pair = (v % 100) as usize * 2;
-        v /= 100;
-        out[i - 2..i].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
-        i -= 2;
-    }
+pub fn write_12_digits(out: &mut [u8], v: u64) {
+    write_pairs(out, &digit_pairs(v));
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 //! (a redirect, a wait, a loss, the end of the run), and goes on as any pooled request.
 
 use super::*;
+use crate::protocol::digits::{digit_pairs, write_pairs};
 use crate::workload::RequestTemplate;
 
 /// Requests drawn for one node by one client and not yet sent, oldest first, from the start of a
@@ -39,6 +40,16 @@ impl Stage {
         let s = self.count;
         t.patch(&mut self.bytes[s * self.len..(s + 1) * self.len], nums);
         self.nums[s * self.per..(s + 1) * self.per].copy_from_slice(nums);
+        self.count += 1;
+    }
+
+    /// Stages a request of one placeholder, at `offset`, whose number `v` has the digit pairs `pairs`.
+    #[inline]
+    fn push_one(&mut self, offset: usize, pairs: &[u8; 6], v: u64) {
+        let s = self.count;
+        let at = s * self.len + offset;
+        write_pairs(&mut self.bytes[at..at + 12], pairs);
+        self.nums[s] = v;
         self.count += 1;
     }
 
@@ -104,6 +115,27 @@ pub(super) enum LeanKey {
     Fixed(u16),
 }
 
+/// The usual lean request: one placeholder, the key's, whose number gives both its digits and its
+/// slot ([`ClusterLayer::build_staged`]'s short way).
+#[derive(Clone, Copy)]
+pub(super) struct OneKey {
+    group: u8,
+    offset: usize,
+}
+
+impl OneKey {
+    /// When requests of `t` have one placeholder, repeated nowhere, and it is the key's (`digits`:
+    /// the key's placeholder index, when its slot follows from its number).
+    pub(super) fn of(t: &RequestTemplate, digits: Option<usize>) -> Option<Self> {
+        (digits == Some(0) && t.rand_offsets().len() == 1 && !t.shares_placeholders()).then(|| {
+            OneKey {
+                group: t.rand_groups()[0],
+                offset: t.rand_offsets()[0],
+            }
+        })
+    }
+}
+
 impl LeanKey {
     /// How requests of `t` find their slot, if they can be lean (`digits`: the layer reads the key's
     /// slot from its placeholder's number).
@@ -142,6 +174,20 @@ impl ClusterLayer<'_> {
     /// `None` when the slot has no owner now (the request takes a pool entry and waits on the retry
     /// list). The caller checked that the pool has room.
     pub(super) fn build_staged(&mut self, c: usize) -> Option<usize> {
+        if let (Some(one), Some((_, slots))) = (self.one, &self.digits) {
+            // One number: divided once into digit pairs, for the digits and for the slot.
+            let Client { keys, rng, .. } = &mut self.clients[c];
+            let v = keys.next_group(one.group, rng);
+            let pairs = digit_pairs(v);
+            let node = self.route(c, slots.slot_of_pairs(&pairs), 0);
+            let cl = &mut self.clients[c];
+            if let Some(st) = cl.stage.get_mut(node) {
+                cl.fresh_held += 1;
+                st.push_one(one.offset, &pairs, v);
+                return Some(node);
+            }
+            return self.stage_one(c, &[v]);
+        }
         let t = &self.plan.test.template;
         let groups = t.rand_groups();
         let Client { keys, rng, .. } = &mut self.clients[c];

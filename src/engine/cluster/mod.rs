@@ -301,6 +301,8 @@ struct ClusterLayer<'a> {
     /// Closed loop with a fixed layout whose key's slot is known from its numbers: requests are
     /// staged as bytes per node ([`fresh`]); `None` for the pool alone.
     lean: Option<fresh::LeanKey>,
+    /// A lean request's one placeholder, when it is the key's ([`fresh::OneKey`]).
+    one: Option<fresh::OneKey>,
     /// Numbers drawn for one staged request.
     scratch: Vec<u64>,
     clients: Vec<Client>,
@@ -446,6 +448,8 @@ pub(crate) fn layer<'a>(
     } else {
         fresh::LeanKey::of(&plan.test.template, digits.is_some())
     };
+    let one =
+        lean.and_then(|_| fresh::OneKey::of(&plan.test.template, digits.as_ref().map(|d| d.0)));
     let clients = (0..plan.clients)
         .map(|i| {
             let seed = cfg
@@ -556,6 +560,7 @@ pub(crate) fn layer<'a>(
             .map(|_| fresh::Flight::default())
             .collect(),
         lean,
+        one,
         scratch: Vec::new(),
         clients,
         key: plan.test.template.key_range(),
