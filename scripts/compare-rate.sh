@@ -13,6 +13,8 @@
 #     syscalls:sys_enter_io_uring_enter (the client and its threads; /usr/bin/time's few calls included),
 #     in a second run of the same client right after the first: counting a syscall tracepoint costs about
 #     0.15 us per call (dd bs=1 under it), which would weigh on a client making 5 calls per request;
+#   - server wake-ups per request: the redis-server event loop's voluntary context switches (/proc), each
+#     a sleep a request ended; on loopback the sender of that request pays for the wake-up;
 #   - server CPU per request (INFO cpu) and the share of GETs that missed (must be 0: every tool reads keys
 #     that a ringbench SET run wrote first).
 # Then one table of medians per (tool, rate) and the ratios ringbench/memtier and ringbench open/closed loop
@@ -149,13 +151,16 @@ for _ in $(seq $((MT_DIGITS - 1))); do MT_MIN=$((MT_MIN * 10)); done
 MT_PREFIX="key:$(printf '%0*d' $((12 - MT_DIGITS)) 0)"
 MT_KEYS=(--key-prefix="$MT_PREFIX" --key-minimum="$MT_MIN" --key-maximum="$last" --key-pattern=R:R)
 
-# Server counters: "get_calls keyspace_misses cpu_seconds".
+# Server counters: "get_calls keyspace_misses cpu_seconds wake_ups" (wake-ups: the event loop thread's
+# voluntary context switches, each a sleep that a client's request ended).
 server_counts() {
-  redis-cli -p "$SERVER_PORT" info all | tr -d '\r' | awk -F'[:=,]' '
+  local wakes
+  wakes=$(awk '$1 == "voluntary_ctxt_switches:" { print $2 }' "/proc/$SERVER_PID/status")
+  redis-cli -p "$SERVER_PORT" info all | tr -d '\r' | awk -F'[:=,]' -v w="${wakes:-0}" '
     $1 == "cmdstat_get" { calls = $3 }
     $1 == "keyspace_misses" { miss = $2 }
     $1 == "used_cpu_user" || $1 == "used_cpu_sys" { cpu += $2 }
-    END { printf "%d %d %.6f\n", calls, miss, cpu }'
+    END { printf "%d %d %.6f %d\n", calls, miss, cpu, w }'
 }
 
 # Samples the server's GET calls every 0.1 s over one connection: "seconds calls" lines (the time is the
@@ -187,7 +192,8 @@ server_rate() {
 
 # measure OUT MODE cmd...: runs the client under /usr/bin/time (MODE plain) or under perf stat counting its
 # system calls (MODE perf), stdout in OUT.out. Prints "wall user sys voluntary_cs involuntary_cs gets
-# misses server_cpu server_rps syscalls io_uring_enters" (the last two "-" in plain mode).
+# misses server_cpu server_rps syscalls io_uring_enters server_wake_ups" (syscalls and io_uring_enters "-" in
+# plain mode).
 measure() {
   local out=$1 mode=$2; shift 2
   local before after t0 t1 perf=() sc="-" ue="-" poller
@@ -206,11 +212,11 @@ measure() {
     sc=$(awk -F, '$3 == "raw_syscalls:sys_enter" { print $1 }' "$out.perf")
     ue=$(awk -F, '$3 == "syscalls:sys_enter_io_uring_enter" { print $1 }' "$out.perf")
   fi
-  read -r b_get b_miss b_cpu <<<"$before"
-  read -r a_get a_miss a_cpu <<<"$after"
+  read -r b_get b_miss b_cpu b_wake <<<"$before"
+  read -r a_get a_miss a_cpu a_wake <<<"$after"
   echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }') $(tail -n1 "$out.time")" \
     "$((a_get - b_get)) $((a_miss - b_miss)) $(awk -v a="$a_cpu" -v b="$b_cpu" 'BEGIN { printf "%.6f", a - b }')" \
-    "$(server_rate "$out.samples" "$b_get" "$a_get") ${sc:--} ${ue:--}"
+    "$(server_rate "$out.samples" "$b_get" "$a_get") ${sc:--} ${ue:--} $((a_wake - b_wake))"
 }
 
 csv_rps() { awk -F'","' 'NR > 1 && $1 ~ /GET/ { gsub(/"/, "", $2); print $2; exit }' "$1"; }
@@ -234,7 +240,7 @@ client_cmd() {
 # run_one ROUND TOOL RATE: one run for the rate, CPU and wake-ups, then (PERF=1) the same run again under
 # perf stat for the system calls, so that the tracepoints' cost stays out of the CPU figures. Appends
 # "round tool rate tool_rps wall user sys vcs ics gets misses server_cpu server_rps syscalls
-# io_uring_enters gets_of_the_counted_run" to $WORK/results.
+# io_uring_enters gets_of_the_counted_run server_wake_ups" to $WORK/results.
 run_one() {
   local round=$1 tool=$2 rate=$3 out=$WORK/$2.$3.$1 m rps counted="- - 0"
   client_cmd "$tool" "$rate" "$out"
@@ -248,7 +254,7 @@ run_one() {
     client_cmd "$tool" "$rate" "$out.counted"
     counted=$(measure "$out.counted" perf "${CMD[@]}" | awk '{ print $10, $11, $6 }')
   fi
-  echo "$round $tool $rate ${rps:-nan} $(echo "$m" | cut -d' ' -f1-9) $counted" >>"$WORK/results"
+  echo "$round $tool $rate ${rps:-nan} $(echo "$m" | cut -d' ' -f1-9) $counted $(echo "$m" | cut -d' ' -f12)" >>"$WORK/results"
   echo "  round $round $tool ${rate}: $(tail -n1 "$WORK/results" | cut -d' ' -f4-)" >&2
 }
 
@@ -279,17 +285,18 @@ python3 - "$WORK/results" "$ROUNDS" "$RATES" "$TOOLS" <<'PY'
 import statistics, sys
 path, rounds, rates, tools = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4].split()
 # round tool rate tool_rps wall user sys vcs ics gets misses server_cpu server_rps syscalls uring gets_counted
+# server_wakes
 runs = {}
 for line in open(path):
     f = line.split()
     num = lambda s: float("nan") if s in ("-", "nan", "") else float(s.replace(",", ""))
-    rps, wall, user, sys_, vcs, ics, gets, miss, srv, srv_rps, sc, ue, gets_c = map(num, f[3:])
+    rps, wall, user, sys_, vcs, ics, gets, miss, srv, srv_rps, sc, ue, gets_c, srv_wakes = map(num, f[3:])
     d = {
         "rps": rps, "srv_rps": srv_rps, "miss": 100 * miss / gets if gets else float("nan"),
         "cpu": (user + sys_) * 1e6 / gets, "usr": user * 1e6 / gets, "sys": sys_ * 1e6 / gets,
         "wake": (vcs + ics) / gets, "invol": ics / gets,
         "sc": sc / gets_c if gets_c else float("nan"), "ue": ue / gets_c if gets_c else float("nan"),
-        "srv": srv * 1e6 / gets,
+        "srv": srv * 1e6 / gets, "srv_wake": srv_wakes / gets,
     }
     runs.setdefault((f[1], f[2]), []).append(d)
 
@@ -300,10 +307,12 @@ def med(key, col):
 cols = [("rps", "rps (tool)", "{:>11,.0f}"), ("srv_rps", "rps (server)", "{:>12,.0f}"), ("miss", "miss%", "{:>5.1f}"),
         ("cpu", "CPU us/req", "{:>10.2f}"), ("usr", "user", "{:>6.2f}"), ("sys", "sys", "{:>6.2f}"),
         ("wake", "wake/req", "{:>8.3f}"), ("invol", "invol/req", "{:>9.3f}"), ("sc", "syscalls/req", "{:>12.3f}"),
-        ("ue", "uring_enter/req", "{:>15.3f}"), ("srv", "server us/req", "{:>13.2f}")]
+        ("ue", "uring_enter/req", "{:>15.3f}"), ("srv", "server us/req", "{:>13.2f}"),
+        ("srv_wake", "server wake/req", "{:>15.3f}")]
 print()
 print(f"medians of {rounds} rounds, GET -c 50; CPU = client user+sys, per GET the server counted; "
-      "wake = client context switches (voluntary+involuntary); server = redis-server CPU; "
+      "wake = client context switches (voluntary+involuntary); server = redis-server CPU; server wake = the "
+      "server's sleeps a request ended (its voluntary context switches); "
       "closed = ringbench -P 1 without --rps")
 head = f"{'tool':<10} {'rate':>8} " + " ".join(f"{h:>{len(fmt.format(0.0))}}" for _, h, fmt in cols)
 print(head)
