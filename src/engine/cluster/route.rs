@@ -195,16 +195,14 @@ impl ClusterLayer<'_> {
                     self.clients[c].done = true;
                     break;
                 }
-                match self.build_staged(c) {
-                    Some(n)
-                        if self.queued_for(c, n) <= depth
-                            && idle_now.get(n).copied().unwrap_or(false) =>
-                    {
-                        short -= 1
+                // Which node a key falls to is random: the count is kept without a branch on it.
+                let fills = match self.build_staged(c) {
+                    Some(n) => {
+                        (self.queued_for(c, n) <= depth) & idle_now.get(n).copied().unwrap_or(false)
                     }
-                    None if self.masters.is_empty() => short -= 1,
-                    _ => {}
-                }
+                    None => self.masters.is_empty(),
+                };
+                short -= usize::from(fills);
             }
             self.idle_now = idle_now;
             return;
