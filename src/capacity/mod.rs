@@ -364,6 +364,9 @@ pub struct Verdict {
     pub machine: Machine,
     /// Requests sent over 1 ms late while their connection had room.
     pub late: u64,
+    /// A failing run whose server met the objectives (service time, from each actual send) while
+    /// requests waited for their connection: why, in words ([`waited_text`]).
+    pub waited: Option<String>,
 }
 
 /// What the machine's CPUs did during a run, from /proc/stat: shares of all its CPU time.
@@ -399,6 +402,35 @@ fn off_cpu_cause(idle: f64) -> String {
             idle * 100.0
         )
     }
+}
+
+/// Why a failing run failed when the server met every objective from each request's actual send (its
+/// service time) and requests were sent over 1 ms late because their connection already had `-P`
+/// waiting: the latency over the objective was spent waiting for a connection (one behind its schedule
+/// sends each request as the last reply comes), not in the server. `None` otherwise.
+fn waited_text(r: &TestResult, objectives: &[Objective]) -> Option<String> {
+    let st = &r.stats;
+    let service = st.service.as_ref().filter(|h| !h.is_empty())?;
+    if st.late_full < MIN_LATE || st.late_full <= st.late_free {
+        return None;
+    }
+    let mut within = Vec::new();
+    for o in objectives {
+        let v = service.value_at_quantile(o.percentile / 100.0) as f64 / 1e6;
+        if v > o.max_ms {
+            return None;
+        }
+        within.push(format!("{} {} ms", o.label(), fmt_ms(v)));
+    }
+    let slots = r.rate.map_or(0, |t| t.slots);
+    Some(format!(
+        "the server answered within the objective from each request's actual send (service time {}); \
+         the time over it was spent before the send: {} requests waited over 1 ms for their connection \
+         (-P already waiting), their connections behind schedule. The answer is the limit of {slots} \
+         requests in flight (-c x -P) on this machine, not of the server alone",
+        within.join(", "),
+        thousands(st.late_full as f64)
+    ))
 }
 
 /// A failing run during which the hypervisor stole at least this share of the machine's CPU time was
@@ -485,9 +517,16 @@ fn judge(
     } else {
         None
     };
+    let client_limited = !pass && (saturated || late_with_room);
+    let waited = if pass || client_limited {
+        None
+    } else {
+        waited_text(r, objectives)
+    };
     Verdict {
         pass,
-        client_limited: !pass && (saturated || late_with_room),
+        waited,
+        client_limited,
         starved,
         borderline: near,
         spoiled,
@@ -867,6 +906,15 @@ fn answer_text(
         let _ = writeln!(
             s,
             "client-limited: the client was the limit at {} rps, not the server: {why}; then search again",
+            thousands(steps[f].offered)
+        );
+    }
+    if let Some(f) = answer.next
+        && let Some(w) = &steps[f].verdict.waited
+    {
+        let _ = writeln!(
+            s,
+            "in-flight limit: at {} rps {w}",
             thousands(steps[f].offered)
         );
     }
@@ -1565,6 +1613,7 @@ mod tests {
             spoiled: None,
             machine: QUIET,
             late: 0,
+            waited: None,
         }
     }
 
@@ -1695,6 +1744,58 @@ mod tests {
         let mut r = TestResult::new("t".into(), completed, st);
         r.seconds = seconds;
         r
+    }
+
+    #[test]
+    fn a_step_whose_server_met_the_objective_says_its_requests_waited_for_their_connections() {
+        let slo = parse_slo("p99=1ms").unwrap();
+        // p99 5 ms from the intended sends, 0.2 ms from the actual ones, 40 sent late behind a full
+        // pipeline: the time over the objective was spent waiting for a connection.
+        let waiting = |late_full: u64, service_ns: u64| {
+            let mut r = result_with(1000, 1.0, 0.5, 0);
+            r.stats.hist.reset();
+            r.stats.hist.record_n(5_000_000, 1000).unwrap();
+            let mut svc = crate::stats::new_histogram(3);
+            svc.record_n(service_ns, 1000).unwrap();
+            r.stats.service = Some(svc);
+            r.stats.late_full = late_full;
+            r.rate = Some(RateTarget {
+                rps: 1000.0,
+                slots: 50,
+            });
+            r
+        };
+        let v = judge(&waiting(40, 200_000), 1000.0, &slo, 0.0, QUIET);
+        assert!(!v.pass && !v.client_limited, "{v:?}");
+        let w = v.waited.as_deref().expect("the wait is named");
+        assert!(
+            w.contains("service time p99 0.2 ms")
+                && w.contains("40 requests waited")
+                && w.contains("50"),
+            "{w}"
+        );
+        let steps = [Judged {
+            offered: 1000.0,
+            verdict: v,
+        }];
+        let a = Answer {
+            capacity: None,
+            next: Some(0),
+        };
+        let text = answer_text(&steps, &a, &slo, 1000.0, 1, false);
+        assert!(
+            text.contains("in-flight limit: at 1,000 rps the server answered"),
+            "{text}"
+        );
+        // The server over the objective itself, or no sends held behind a full pipeline: not said.
+        assert_eq!(
+            judge(&waiting(40, 3_000_000), 1000.0, &slo, 0.0, QUIET).waited,
+            None
+        );
+        assert_eq!(
+            judge(&waiting(0, 200_000), 1000.0, &slo, 0.0, QUIET).waited,
+            None
+        );
     }
 
     #[test]
