@@ -132,8 +132,11 @@ bench() {
     (cd "$(dirname "$0")/.." && cargo build --release --quiet --bin ringbench)
     bin="$(cd "$(dirname "$0")/.." && pwd)/target/release/ringbench"
   fi
-  local out port
+  local out port previous
+  # The bench's own cluster is not "the last one started": `stop` keeps meaning the user's.
+  previous=$(cat "$last_file" 2>/dev/null || true)
   out=$(start 3 0)
+  if [ -n "$previous" ]; then echo "$previous" >"$last_file"; else rm -f "$last_file"; fi
   bench_dir=$(echo "$out" | head -n1)
   port=$(echo "$out" | sed -n 2p | cut -d: -f2)
   work=$(mktemp -d)
