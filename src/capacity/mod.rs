@@ -365,7 +365,7 @@ pub struct Verdict {
     /// Requests sent over 1 ms late while their connection had room.
     pub late: u64,
     /// A failing run whose server met the objectives (service time, from each actual send) while
-    /// requests waited for their connection: why, in words ([`waited_text`]).
+    /// requests waited for their connection: why, in words.
     pub waited: Option<String>,
 }
 
