@@ -2,13 +2,12 @@
 //! `__rand_9th__`) digits go, and the pipeline buffer that repeats it and patches only those digits per
 //! batch.
 
+use crate::protocol::digits::{digit_pairs, write_pairs};
 use crate::protocol::resp::encode_command;
 use memchr::memmem;
 
 /// The placeholder that `-r` replaces with a 12-digit random number.
 pub const RAND_INT: &[u8] = b"__rand_int__";
-use crate::protocol::digits::{digit_pairs, write_pairs};
-
 const RAND_WIDTH: usize = RAND_INT.len();
 
 /// The group of the 12-byte placeholder at the start of `b`: 0 for `__rand_int__` (a fresh number at each

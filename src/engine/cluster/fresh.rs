@@ -181,12 +181,13 @@ impl ClusterLayer<'_> {
             let pairs = digit_pairs(v);
             let node = self.route(c, slots.slot_of_pairs(&pairs), 0);
             let cl = &mut self.clients[c];
-            if let Some(st) = cl.stage.get_mut(node) {
-                cl.fresh_held += 1;
-                st.push_one(one.offset, &pairs, v);
-                return Some(node);
-            }
-            return self.stage_one(c, &[v]);
+            cl.fresh_held += 1;
+            let Some(st) = cl.stage.get_mut(node) else {
+                self.wait_for_slot(c, &[v]);
+                return None;
+            };
+            st.push_one(one.offset, &pairs, v);
+            return Some(node);
         }
         let t = &self.plan.test.template;
         let groups = t.rand_groups();
@@ -211,24 +212,26 @@ impl ClusterLayer<'_> {
     /// Stages client `c`'s request whose placeholders take `nums` (see [`Self::build_staged`]).
     #[inline]
     fn stage_one(&mut self, c: usize, nums: &[u64]) -> Option<usize> {
-        let slot = self.lean_slot(nums);
-        let node = self.route(c, slot, 0);
+        let node = self.route(c, self.lean_slot(nums), 0);
         let cl = &mut self.clients[c];
         cl.fresh_held += 1;
-        match cl.stage.get_mut(node) {
-            Some(st) => {
-                st.push(&self.plan.test.template, nums);
-                Some(node)
-            }
-            None => {
-                // No owner (or a node the map does not hold): it waits for its slot.
-                let i = self.pooled(c, nums, 0);
-                let cl = &mut self.clients[c];
-                cl.retry.push(i);
-                cl.wait = true;
-                None
-            }
-        }
+        let Some(st) = cl.stage.get_mut(node) else {
+            self.wait_for_slot(c, nums);
+            return None;
+        };
+        st.push(&self.plan.test.template, nums);
+        Some(node)
+    }
+
+    /// Client `c`'s request (placeholders `nums`) found no owner (or a node the map does not hold):
+    /// it takes a pool entry and waits for its slot on the retry list.
+    #[cold]
+    #[inline(never)]
+    fn wait_for_slot(&mut self, c: usize, nums: &[u64]) {
+        let i = self.pooled(c, nums, 0);
+        let cl = &mut self.clients[c];
+        cl.retry.push(i);
+        cl.wait = true;
     }
 
     /// Gives a staged request of client `c` (placeholders `nums`) a pool entry, built again from its
