@@ -585,6 +585,8 @@ fn machine_between(before: Option<Ticks>, after: Option<Ticks>) -> Machine {
 fn carry_client_limit(v: &mut Verdict, client: Option<Verdict>) {
     if let Some(c) = client.filter(|_| !v.pass && !v.client_limited) {
         v.client_limited = true;
+        // The client, not a wait for connections, is then what the step says failed it.
+        v.waited = None;
         v.starved = c.starved;
         v.busy = c.busy;
         v.machine = c.machine;
@@ -1785,6 +1787,26 @@ mod tests {
         let text = answer_text(&steps, &a, &slo, 1000.0, 1, false);
         assert!(
             text.contains("in-flight limit: at 1,000 rps the server answered"),
+            "{text}"
+        );
+        // A step made client-limited by an earlier run of it (carry_client_limit) names the client,
+        // not a wait for connections.
+        let mut carried = judge(&waiting(40, 200_000), 1000.0, &slo, 0.0, QUIET);
+        carry_client_limit(
+            &mut carried,
+            Some(Verdict {
+                client_limited: true,
+                busy: 0.95,
+                ..verdict(false)
+            }),
+        );
+        let steps = [Judged {
+            offered: 1000.0,
+            verdict: carried,
+        }];
+        let text = answer_text(&steps, &a, &slo, 1000.0, 1, false);
+        assert!(
+            text.contains("client-limited:") && !text.contains("in-flight limit"),
             "{text}"
         );
         // The server over the objective itself, or no sends held behind a full pipeline: not said.
