@@ -27,6 +27,35 @@ free_port() {
   done
 }
 
+# Starts a cluster node on PORT with its files in DIR/PORT and waits until it answers. The port was
+# free when picked, but another process (a parallel test starting its own cluster) can take it
+# before this server binds it: the node counts as up only when the server answering on the port is
+# this one (its `dir` is ours). Returns 1 when the port went to someone else or the server died.
+start_node() {
+  local dir=$1 port=$2 timeout=$3
+  rm -rf "${dir:?}/$port"
+  mkdir -p "$dir/$port"
+  redis-server --port "$port" --bind 127.0.0.1 --cluster-enabled yes \
+    --cluster-config-file "$dir/$port/nodes.conf" --cluster-node-timeout "$timeout" \
+    --save '' --appendonly no --dir "$dir/$port" --daemonize yes \
+    --pidfile "$dir/$port/redis.pid" --logfile "$dir/$port/redis.log" >/dev/null || return 1
+  local answer
+  for _ in $(seq 200); do
+    answer=$(redis-cli -p "$port" config get dir 2>/dev/null | sed -n 2p || true)
+    if [ "$answer" = "$dir/$port" ]; then return 0; fi
+    if [ -n "$answer" ] || grep -qE 'Address already in use|aborting' "$dir/$port/redis.log" 2>/dev/null; then
+      # Someone else's server holds the port, or ours could not bind: stop ours if it runs.
+      if [ -f "$dir/$port/redis.pid" ]; then kill "$(cat "$dir/$port/redis.pid")" 2>/dev/null || true; fi
+      rm -rf "${dir:?}/$port"
+      return 1
+    fi
+    sleep 0.05
+  done
+  echo "cluster.sh: redis-server on port $port did not start:" >&2
+  tail -n 3 "$dir/$port/redis.log" >&2 2>/dev/null || true
+  return 1
+}
+
 start() {
   local n=${1:-3} replicas=${2:-0} timeout=${RINGBENCH_CLUSTER_NODE_TIMEOUT:-5000}
   if ! [[ $n =~ ^[0-9]+$ ]] || [ "$n" -lt 3 ]; then
@@ -46,29 +75,20 @@ start() {
   mkdir -p "$dir"
   local addrs=() ports=()
   for _ in $(seq "$n"); do
-    local port
-    port=$(free_port)
-    while [[ " ${ports[*]} " == *" $port "* ]]; do port=$(free_port); done
-    mkdir -p "$dir/$port"
-    redis-server --port "$port" --bind 127.0.0.1 --cluster-enabled yes \
-      --cluster-config-file "$dir/$port/nodes.conf" --cluster-node-timeout "$timeout" \
-      --save '' --appendonly no --dir "$dir/$port" --daemonize yes \
-      --pidfile "$dir/$port/redis.pid" --logfile "$dir/$port/redis.log" >/dev/null
-    ports+=("$port")
-    addrs+=("127.0.0.1:$port")
-  done
-  for port in "${ports[@]}"; do
-    local up=""
-    for _ in $(seq 200); do
-      if [ "$(redis-cli -p "$port" ping 2>/dev/null || true)" = "PONG" ]; then up=1; break; fi
-      sleep 0.05
+    local port="" tries
+    for tries in $(seq 10); do
+      port=$(free_port)
+      while [[ " ${ports[*]} " == *" $port "* ]]; do port=$(free_port); done
+      if start_node "$dir" "$port" "$timeout"; then break; fi
+      port=""
     done
-    if [ -z "$up" ]; then
-      echo "cluster.sh: redis-server on port $port did not start:" >&2
-      tail -n 3 "$dir/$port/redis.log" >&2 2>/dev/null || true
+    if [ -z "$port" ]; then
+      echo "cluster.sh: no redis-server of this cluster started after $tries ports were tried" >&2
       stop_dir "$dir"
       exit 1
     fi
+    ports+=("$port")
+    addrs+=("127.0.0.1:$port")
   done
   redis-cli --cluster create "${addrs[@]}" --cluster-replicas "$replicas" --cluster-yes >"$dir/create.log" 2>&1 || {
     echo "cluster.sh: redis-cli --cluster create failed:" >&2
