@@ -73,6 +73,8 @@ start() {
   n=$(( n * (replicas + 1) ))
   local dir=${RINGBENCH_CLUSTER_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/ringbench-cluster.XXXXXX")}
   mkdir -p "$dir"
+  # The servers report their dir resolved (start_node compares it), so resolve it here too.
+  dir=$(cd "$dir" && pwd -P)
   local addrs=() ports=()
   for _ in $(seq "$n"); do
     local port="" tries

@@ -199,7 +199,8 @@ impl Cluster {
 
 impl Cluster {
     /// Starts node `port` (again: a node killed earlier rejoins with its nodes.conf) with the flags
-    /// scripts/cluster.sh gives its nodes. False when it does not answer PING within 10 s.
+    /// scripts/cluster.sh gives its nodes. False when it does not answer within 10 s, or when the server
+    /// answering on `port` is not this node.
     pub fn start_node(&self, port: u16) -> bool {
         let d = self.dir.join(port.to_string());
         std::fs::create_dir_all(&d).unwrap();
@@ -221,8 +222,11 @@ impl Cluster {
             .success();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         while started && std::time::Instant::now() < deadline {
-            if self.cli(port, &["ping"]) == "PONG" {
-                return true;
+            // The server answering must be this one: a parallel test can take a port between its
+            // pick and this bind (then ours exits and theirs answers with their dir).
+            let answer = self.cli(port, &["config", "get", "dir"]);
+            if let Some(dir) = answer.lines().nth(1) {
+                return std::path::Path::new(dir) == d.canonicalize().unwrap();
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
