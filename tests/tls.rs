@@ -310,7 +310,16 @@ impl TlsCluster {
             }
             true
         };
-        if !up(&mut c, &|p| tls_cli(certs, p, &["ping"]) == "PONG") {
+        // Up when the server answering on the port is this node (its dir): a parallel test can take a
+        // port between its pick and this node's bind.
+        let base = c.dir.canonicalize().unwrap();
+        let ours = |p: u16| {
+            tls_cli(certs, p, &["config", "get", "dir"])
+                .lines()
+                .nth(1)
+                .is_some_and(|d| std::path::Path::new(d) == base.join(p.to_string()))
+        };
+        if !up(&mut c, &ours) {
             return None;
         }
         let addrs: Vec<String> = c.ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();

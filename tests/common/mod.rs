@@ -81,8 +81,13 @@ impl RedisServer {
             if let Ok(Some(_)) = self.child.try_wait() {
                 return false;
             }
+            // Asked through its own unix socket: a server on the port could be a parallel test's
+            // that took the port between its pick and this server's bind (then this one exits). The
+            // socket is listened on after the port, so once it answers, the port is this server's.
             let out = Command::new("redis-cli")
-                .args(["-p", &self.port.to_string(), "ping"])
+                .arg("-s")
+                .arg(&self.socket)
+                .arg("ping")
                 .output()
                 .unwrap();
             let reply = String::from_utf8_lossy(&out.stdout);
