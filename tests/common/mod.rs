@@ -23,6 +23,18 @@ pub struct RedisServer {
     pub dir: PathBuf,
 }
 
+/// True when `reply`, a `redis-cli CONFIG GET dir` output, names `dir` (compared resolved, as the
+/// server reports it): the server that answered is the one started in `dir`.
+pub fn reports_dir(reply: &str, dir: &std::path::Path) -> bool {
+    let Ok(dir) = dir.canonicalize() else {
+        return false;
+    };
+    reply
+        .lines()
+        .nth(1)
+        .is_some_and(|d| std::path::Path::new(d.trim()) == dir)
+}
+
 /// A port nobody listens on right now.
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -37,8 +49,12 @@ impl RedisServer {
     pub fn start_with(extra: &[&str]) -> RedisServer {
         for _ in 0..5 {
             let port = free_port();
-            let dir =
-                std::env::temp_dir().join(format!("ringbench-test-{}-{port}", std::process::id()));
+            // A directory (and so a unix socket) of this server's own, whatever its port: two tests
+            // of one process can be handed the same free port.
+            static SERVERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+            let n = SERVERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let dir = std::env::temp_dir()
+                .join(format!("ringbench-test-{}-{n}-{port}", std::process::id()));
             std::fs::create_dir_all(&dir).unwrap();
             let socket = dir.join("redis.sock");
             let mut cmd = Command::new("redis-server");
