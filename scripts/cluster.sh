@@ -11,6 +11,8 @@
 #                                 ROUNDS=3, N=200000 (-n at -P 1; 5x at -P 16), CLIENTS=50, THREADS=1,
 #                                 PIPELINES="1 16", RINGBENCH=path (a build to use instead of this tree's)
 # $RINGBENCH_CLUSTER_NODE_TIMEOUT sets cluster-node-timeout in ms (default 5000).
+# $RINGBENCH_CLUSTER_PORTS lists ports (space-separated) the nodes try first, in order; a port that
+# another server holds is given up for a free one, as is every port picked when these run out.
 set -euo pipefail
 last_file="${TMPDIR:-/tmp}/ringbench-cluster.last"
 
@@ -70,6 +72,14 @@ start() {
     echo "cluster.sh: invalid value '$timeout' for RINGBENCH_CLUSTER_NODE_TIMEOUT: not milliseconds" >&2
     exit 2
   fi
+  local wanted=() p
+  read -r -a wanted <<<"${RINGBENCH_CLUSTER_PORTS:-}"
+  for p in "${wanted[@]}"; do
+    if ! [[ $p =~ ^[0-9]+$ ]] || [ "$p" -lt 1 ] || [ "$p" -gt 55535 ]; then
+      echo "cluster.sh: invalid port '$p' in RINGBENCH_CLUSTER_PORTS: 1 to 55535 (its bus port is 10000 above)" >&2
+      exit 2
+    fi
+  done
   n=$(( n * (replicas + 1) ))
   local dir=${RINGBENCH_CLUSTER_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/ringbench-cluster.XXXXXX")}
   mkdir -p "$dir"
@@ -79,7 +89,12 @@ start() {
   for _ in $(seq "$n"); do
     local port="" tries
     for tries in $(seq 10); do
-      port=$(free_port)
+      if [ "${#wanted[@]}" -gt 0 ]; then
+        port=${wanted[0]}
+        wanted=("${wanted[@]:1}")
+      else
+        port=$(free_port)
+      fi
       while [[ " ${ports[*]} " == *" $port "* ]]; do port=$(free_port); done
       if start_node "$dir" "$port" "$timeout"; then break; fi
       port=""

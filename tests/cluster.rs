@@ -584,6 +584,74 @@ fn a_frozen_master_ends_the_run_within_the_bound() {
 }
 
 #[test]
+fn a_node_port_another_server_holds_is_given_up_for_a_free_one() {
+    // Two tests starting clusters side by side can pick the same free port; the loser's node must
+    // not count another server as its own. Made certain here: the first port the script tries is
+    // held by a plain server of this test (below 22768, so the port is valid for a cluster node).
+    let port = (0..10_000)
+        .map(|k| 20_000 + (std::process::id() as u16).wrapping_add(k * 7) % 2700)
+        .find(|&p| {
+            std::net::TcpListener::bind(("127.0.0.1", p)).is_ok()
+                && std::net::TcpListener::bind(("127.0.0.1", p + 10_000)).is_ok()
+        })
+        .expect("a free port below 22768");
+    /// Stops the plain server however the test ends.
+    struct Other(std::process::Child);
+    impl Drop for Other {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _other = Other(
+        Command::new("redis-server")
+            .args([
+                "--port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+            ])
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let cli = |args: &[&str]| {
+        let out = Command::new("redis-cli")
+            .args(["-p", &port.to_string()])
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while cli(&["ping"]) != "PONG" {
+        assert!(
+            Instant::now() < deadline,
+            "the plain server on {port} did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    cli(&["set", "mine", "1"]);
+    let c = Cluster::start_trying(0, 5000, &port.to_string());
+    assert!(!c.ports.contains(&port), "{:?} took {port}", c.ports);
+    for &p in &c.ports {
+        let dir = c.dir.join(p.to_string());
+        assert!(
+            reports_dir(&c.cli(p, &["config", "get", "dir"]), &dir),
+            "{p}"
+        );
+    }
+    // The plain server is no node of the cluster, and the cluster works without it.
+    assert_eq!(cli(&["get", "mine"]), "1");
+    assert_eq!(cli(&["dbsize"]), "1");
+    let (ok, out, err) = run(&c, &["-t", "set", "-n", "300", "-r", "1000", "-q"]);
+    assert!(ok && err.is_empty(), "{out}{err}");
+    assert_eq!(c.calls("set"), 300);
+}
+
+#[test]
 fn a_cluster_node_without_cluster_flag_gets_a_hint_and_exit_1() {
     let c = Cluster::start();
     let port = c.ports[0].to_string();

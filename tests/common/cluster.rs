@@ -33,6 +33,11 @@ impl Cluster {
 
     /// Three masters with `replicas` replicas each, `cluster-node-timeout` in milliseconds.
     pub fn start_with(replicas: usize, node_timeout_ms: u64) -> Cluster {
+        Self::start_trying(replicas, node_timeout_ms, "")
+    }
+
+    /// [`Cluster::start_with`], its nodes trying `ports` first (`RINGBENCH_CLUSTER_PORTS`).
+    pub fn start_trying(replicas: usize, node_timeout_ms: u64, ports: &str) -> Cluster {
         let mut last = String::new();
         // A port picked by the script can be taken by another test in between; try again then.
         for _ in 0..3 {
@@ -42,6 +47,7 @@ impl Cluster {
                     "RINGBENCH_CLUSTER_NODE_TIMEOUT",
                     node_timeout_ms.to_string(),
                 )
+                .env("RINGBENCH_CLUSTER_PORTS", ports)
                 .stdin(Stdio::null())
                 .output()
                 .unwrap();
