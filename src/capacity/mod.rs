@@ -487,11 +487,18 @@ fn judge(
     // would have held every slot. Under half of them in flight, the client did not send (it sent too
     // little to count many late sends when it was off a CPU most of the step).
     let slots = r.rate.map_or(0, |t| t.slots) as f64;
+    // Nothing answered (no service time): the requests the step left unanswered are those in
+    // flight. None sent to a server that took the connections is a client that never ran its
+    // schedule (a step entirely off a CPU); a server that held the rate back would have them all.
     let in_flight = st
         .service
         .as_ref()
         .filter(|h| !h.is_empty())
-        .map(|h| achieved * h.mean() / 1e9);
+        .map(|h| achieved * h.mean() / 1e9)
+        .or_else(|| {
+            (st.completed == 0 && st.conn_errors.is_empty())
+                .then_some((st.in_flight + st.failed) as f64)
+        });
     let idle_slots =
         achieved < REACHED * offered && slots > 0.0 && in_flight.is_some_and(|n| n < 0.5 * slots);
     let late_with_room = late_with_room || idle_slots;
@@ -2008,6 +2015,26 @@ mod tests {
         service.record_n(12_500_000, 800).unwrap();
         r.stats.service = Some(service);
         let v = judge(&r, 1000.0, &slo, 0.1, QUIET);
+        assert!(!v.client_limited && v.spoiled.is_none(), "{v:?}");
+        // Nothing sent and nothing answered, the connections up: the client never ran its schedule.
+        let mut idle = result_with(0, 0.3, 0.0, 0);
+        idle.rate = Some(RateTarget {
+            rps: 1000.0,
+            slots: 10,
+        });
+        let v = judge(&idle, 1000.0, &slo, 0.1, QUIET);
+        assert!(
+            v.client_limited && v.starved && v.spoiled.is_some(),
+            "{v:?}"
+        );
+        // Every slot sent and none answered: the server.
+        idle.stats.in_flight = 10;
+        let v = judge(&idle, 1000.0, &slo, 0.1, QUIET);
+        assert!(!v.client_limited && v.spoiled.is_none(), "{v:?}");
+        // Nothing sent because the connections failed: not the client's schedule.
+        idle.stats.in_flight = 0;
+        idle.stats.conn_errors.push("refused".into());
+        let v = judge(&idle, 1000.0, &slo, 0.1, QUIET);
         assert!(!v.client_limited && v.spoiled.is_none(), "{v:?}");
         // Saturated: the client's ceiling, not spoiled (a rerun would say the same).
         let v = judge(&result_with(800, 1.0, 0.95, 0), 1000.0, &slo, 0.1, QUIET);
