@@ -245,6 +245,11 @@ fn redirect_hint(r: &TestResult) -> Option<String> {
 /// Where progress goes: `Some` only when it should be shown (a terminal).
 pub type ProgressSink<'a> = Option<&'a mut dyn Write>;
 
+/// How many of a cluster's masters run on this machine (a loopback address).
+fn local_masters(masters: &[Target]) -> usize {
+    masters.iter().filter(|t| t.is_local()).count()
+}
+
 /// Reads the cluster's masters for `--cluster`: their configuration for the header, their addresses
 /// for the server view, and a check that `-c` gives every master at least one connection.
 fn cluster_header(cfg: &Config) -> Result<(Vec<discovery::NodeConfig>, Vec<Target>), RunError> {
@@ -283,9 +288,13 @@ pub fn run(
     stderr: &mut dyn Write,
     mut progress: ProgressSink<'_>,
 ) -> Result<RunOutcome, RunError> {
-    let cfg = Arc::new(cfg);
+    let mut cfg = cfg;
     prepare(&cfg)?;
     let (ctl, header, masters, yield_slot) = connect(&cfg)?;
+    if cfg.run.cluster {
+        cfg.run.local_servers = local_masters(&masters);
+    }
+    let cfg = Arc::new(cfg);
     if cfg.run.idle {
         return run_idle(&cfg, ctl, control, stdout, stderr, progress);
     }

@@ -31,6 +31,54 @@ fn redirect_count(out: &str, label: &str) -> u64 {
         .sum()
 }
 
+/// Where one executor runs beside a cluster whose masters are on this machine: left to the scheduler
+/// when it and the masters outnumber the cores (pinned, it would leave three masters fewer cores than
+/// they could use), pinned otherwise; the same executor beside one local server is pinned whenever a
+/// core is left for the server.
+#[test]
+fn one_executor_beside_local_masters_that_fill_the_cores_is_not_pinned() {
+    let cores = usable_cores();
+    let c = Cluster::start();
+    let port = c.ports[0].to_string();
+    let mut child = spawn_ringbench(&[
+        "-p",
+        &port,
+        "--cluster",
+        "-t",
+        "ping",
+        "-l",
+        "-q",
+        "-c",
+        "3",
+        "--threads",
+        "1",
+    ]);
+    let found = executor_cpus(&child, 1);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let expect = if 1 + 3 > cores.len() {
+        own_cpus()
+    } else {
+        cores[0].to_string()
+    };
+    assert_eq!(found, vec![(0, expect)], "3 local masters on {cores:?}");
+
+    let s = RedisServer::start();
+    let mut args = s.port_args();
+    args.extend(["-t", "ping", "-l", "-q", "-c", "3", "--threads", "1"].map(String::from));
+    let refs: Vec<&str> = args.iter().map(|a| a.as_str()).collect();
+    let mut child = spawn_ringbench(&refs);
+    let found = executor_cpus(&child, 1);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let expect = if cores.len() > 1 {
+        cores[0].to_string()
+    } else {
+        own_cpus()
+    };
+    assert_eq!(found, vec![(0, expect)], "one local server on {cores:?}");
+}
+
 #[test]
 fn random_keys_spread_evenly_and_reach_the_server_exactly_n_times() {
     let c = Cluster::start();

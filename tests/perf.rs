@@ -2,26 +2,6 @@
 
 mod common;
 use common::*;
-use std::time::{Duration, Instant};
-
-/// The cores this test process may use, from /proc (the same mask ringbench inherits).
-fn usable_cores() -> Vec<usize> {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let list = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-        .unwrap()
-        .trim()
-        .to_string();
-    let mut cores = Vec::new();
-    for part in list.split(',') {
-        match part.split_once('-') {
-            Some((a, b)) => cores.extend(a.parse::<usize>().unwrap()..=b.parse().unwrap()),
-            None => cores.push(part.parse().unwrap()),
-        }
-    }
-    cores
-}
 
 #[test]
 fn normal_report_shows_the_clients_cost_per_executor() {
@@ -103,35 +83,9 @@ fn cpus_pins_executors_in_the_order_given() {
     );
     let refs: Vec<&str> = args.iter().map(|a| a.as_str()).collect();
     let mut child = spawn_ringbench(&refs);
-    // Executor i's threads are named ringbench-<i>-<glommio id>; their allowed CPUs are the core it was
-    // pinned to.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let mut found = Vec::new();
-    while found.len() < want.len() && Instant::now() < deadline {
-        found.clear();
-        let dir = format!("/proc/{}/task", child.id());
-        for task in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
-            if let Some(rest) = comm.trim().strip_prefix("ringbench-") {
-                let i = rest.split('-').next().unwrap_or(rest);
-                let status =
-                    std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
-                let allowed = status
-                    .lines()
-                    .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-                    .unwrap_or("")
-                    .trim()
-                    .to_string();
-                found.push((i.parse::<usize>().unwrap(), allowed));
-                found.sort();
-                found.dedup();
-            }
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let found = executor_cpus(&child, want.len());
     child.kill().unwrap();
     child.wait().unwrap();
-    found.sort();
     let expect: Vec<(usize, String)> = want
         .iter()
         .enumerate()

@@ -1355,7 +1355,7 @@ impl Searcher<'_> {
 /// median and spread. Writes `--json` and `--plot` at the end. Warnings and `-e`'s error replies go to
 /// `stderr`.
 pub fn run(
-    cfg: Config,
+    mut cfg: Config,
     args: &SearchArgs,
     control: &RunControl,
     stdout: &mut dyn Write,
@@ -1389,15 +1389,6 @@ pub fn run(
         &cfg.setup,
         cfg.run.connect_timeout,
     )?;
-    if cfg.run.threads > 1
-        && let (_, Some(w)) = engine::plan_cores(
-            cfg.run.threads.min(cfg.run.clients),
-            cfg.run.cpus.as_deref(),
-            cfg.target.is_local(),
-        )
-    {
-        let _ = writeln!(stderr, "ringbench: {w}");
-    }
     let watch_of = |ctl, target: &crate::net::target::Target| {
         ServerWatch::new(
             ctl,
@@ -1414,6 +1405,7 @@ pub fn run(
         let (_, targets) = crate::cluster_header(&cfg)?;
         drop(ctl);
         masters = targets.len();
+        cfg.run.local_servers = crate::local_masters(&targets);
         Watches::cluster(
             targets
                 .iter()
@@ -1426,6 +1418,15 @@ pub fn run(
     } else {
         Watches::one(watch_of(Some(ctl), &cfg.target))
     };
+    if cfg.run.threads > 1
+        && let (_, Some(w)) = engine::plan_cores(
+            cfg.run.threads.min(cfg.run.clients),
+            cfg.run.cpus.as_deref(),
+            cfg.run.local_servers,
+        )
+    {
+        let _ = writeln!(stderr, "ringbench: {w}");
+    }
     if !quiet {
         let cluster = if masters > 0 {
             format!(" --cluster ({masters} masters)")

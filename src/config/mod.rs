@@ -314,6 +314,8 @@ impl Config {
                 port: s.port,
             },
         };
+        let mut run = s.run;
+        run.local_servers = usize::from(target.is_local());
         Ok(Config {
             target,
             setup: Setup {
@@ -322,11 +324,11 @@ impl Config {
                 dbnum: s.dbnum,
                 resp3: s.resp3,
                 tracking: s.tracking,
-                readonly: s.run.cluster && s.run.read_from != ReadFrom::Masters,
+                readonly: run.cluster && run.read_from != ReadFrom::Masters,
             },
             tests,
             tls,
-            run: s.run,
+            run,
         })
     }
 }

@@ -132,6 +132,10 @@ pub struct RunSettings {
     pub multi_thread: bool,
     /// `--cpus`: the cores executors are pinned to, in order (`None`: the usable cores in order).
     pub cpus: Option<Vec<usize>>,
+    /// How many of the servers the run drives are on this machine (loopback or a unix socket): 0 or 1
+    /// from the target, and under `--cluster` the local masters once they are known. Executors are not
+    /// pinned when they and these servers outnumber the cores (see `engine::plan_cores`).
+    pub local_servers: usize,
     pub keepalive: bool,
     pub output: OutputMode,
     pub loop_forever: bool,
@@ -597,6 +601,7 @@ impl Settings {
                 keyspace,
                 pipeline,
                 threads,
+                local_servers: 0,
                 multi_thread: cli.threads.is_some(),
                 cpus,
                 keepalive,

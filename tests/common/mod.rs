@@ -212,6 +212,69 @@ pub fn spawn_ringbench(args: &[&str]) -> Child {
         .unwrap()
 }
 
+/// The allowed CPUs (`Cpus_allowed_list` of /proc) of each executor of the running ringbench `child`, as
+/// `(executor index, list)`, once `executors` of them are seen (or after 10 s). Executor i's threads are
+/// named ringbench-<i>-<glommio id>.
+pub fn executor_cpus(child: &Child, executors: usize) -> Vec<(usize, String)> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut found = Vec::new();
+    while found.len() < executors && Instant::now() < deadline {
+        found.clear();
+        let dir = format!("/proc/{}/task", child.id());
+        for task in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+            if let Some(rest) = comm.trim().strip_prefix("ringbench-") {
+                let i = rest.split('-').next().unwrap_or(rest);
+                let status =
+                    std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
+                let allowed = status
+                    .lines()
+                    .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                    .unwrap_or("")
+                    .trim()
+                    .to_string();
+                found.push((i.parse::<usize>().unwrap(), allowed));
+                found.sort();
+                found.dedup();
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    found.sort();
+    found
+}
+
+/// The cores this test process may use, from /proc (the same mask ringbench inherits).
+pub fn usable_cores() -> Vec<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let list = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim()
+        .to_string();
+    let mut cores = Vec::new();
+    for part in list.split(',') {
+        match part.split_once('-') {
+            Some((a, b)) => cores.extend(a.parse::<usize>().unwrap()..=b.parse().unwrap()),
+            None => cores.push(part.parse().unwrap()),
+        }
+    }
+    cores
+}
+
+/// The cores this test process may use as the kernel writes them (`0-1`): an executor left unpinned
+/// has this list.
+pub fn own_cpus() -> String {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
 /// Runs ringbench like [`ringbench`], but kills it when it has not ended within `limit` and then fails
 /// the test with what it printed: for faults whose old behaviour was to run for good.
 pub fn ringbench_within(args: &[&str], limit: Duration) -> Output {
