@@ -282,13 +282,12 @@ fn cluster_header(cfg: &Config) -> Result<(Vec<discovery::NodeConfig>, Vec<Targe
 /// goes to `progress`. The steps: check the machine, connect and read the server, (`-I`: hold idle
 /// connections), watch the server, wait for `--start-at`, then every round of tests into the sinks.
 pub fn run(
-    cfg: Config,
+    mut cfg: Config,
     control: &RunControl,
     stdout: &mut dyn Write,
     stderr: &mut dyn Write,
     mut progress: ProgressSink<'_>,
 ) -> Result<RunOutcome, RunError> {
-    let mut cfg = cfg;
     prepare(&cfg)?;
     let (ctl, header, masters, yield_slot) = connect(&cfg)?;
     if cfg.run.cluster {

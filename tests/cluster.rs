@@ -665,14 +665,7 @@ fn a_node_port_another_server_holds_is_given_up_for_a_free_one() {
             .spawn()
             .unwrap(),
     );
-    let cli = |args: &[&str]| {
-        let out = Command::new("redis-cli")
-            .args(["-p", &port.to_string()])
-            .args(args)
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    };
+    let cli = |args: &[&str]| redis_cli(port, args);
     let deadline = Instant::now() + Duration::from_secs(10);
     while cli(&["ping"]) != "PONG" {
         assert!(

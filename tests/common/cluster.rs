@@ -81,12 +81,7 @@ impl Cluster {
     }
 
     pub fn cli(&self, port: u16, args: &[&str]) -> String {
-        let out = Command::new("redis-cli")
-            .args(["-p", &port.to_string()])
-            .args(args)
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
+        super::redis_cli(port, args)
     }
 
     /// Sends one command per line of `commands` through a single redis-cli; returns its output lines.

@@ -117,12 +117,7 @@ impl RedisServer {
 
     /// Runs `redis-cli` against this server and returns its trimmed stdout.
     pub fn cli(&self, args: &[&str]) -> String {
-        let out = Command::new("redis-cli")
-            .args(["-p", &self.port.to_string()])
-            .args(args)
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
+        redis_cli(self.port, args)
     }
 
     /// `INFO commandstats` as command name -> calls.
@@ -212,6 +207,26 @@ pub fn spawn_ringbench(args: &[&str]) -> Child {
         .unwrap()
 }
 
+/// Runs `redis-cli -p port` with `args` and returns its trimmed stdout.
+pub fn redis_cli(port: u16, args: &[&str]) -> String {
+    let out = Command::new("redis-cli")
+        .args(["-p", &port.to_string()])
+        .args(args)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// The `Cpus_allowed_list` of a /proc `status` text, as the kernel writes it (`0-1`); empty when absent.
+fn allowed_cpus(status: &str) -> String {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap_or("")
+        .trim()
+        .to_string()
+}
+
 /// The allowed CPUs (`Cpus_allowed_list` of /proc) of each executor of the running ringbench `child`, as
 /// `(executor index, list)`, once `executors` of them are seen (or after 10 s). Executor i's threads are
 /// named ringbench-<i>-<glommio id>.
@@ -225,14 +240,9 @@ pub fn executor_cpus(child: &Child, executors: usize) -> Vec<(usize, String)> {
             let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
             if let Some(rest) = comm.trim().strip_prefix("ringbench-") {
                 let i = rest.split('-').next().unwrap_or(rest);
-                let status =
-                    std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
-                let allowed = status
-                    .lines()
-                    .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-                    .unwrap_or("")
-                    .trim()
-                    .to_string();
+                let allowed = allowed_cpus(
+                    &std::fs::read_to_string(task.path().join("status")).unwrap_or_default(),
+                );
                 found.push((i.parse::<usize>().unwrap(), allowed));
                 found.sort();
                 found.dedup();
@@ -246,15 +256,8 @@ pub fn executor_cpus(child: &Child, executors: usize) -> Vec<(usize, String)> {
 
 /// The cores this test process may use, from /proc (the same mask ringbench inherits).
 pub fn usable_cores() -> Vec<usize> {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let list = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-        .unwrap()
-        .trim()
-        .to_string();
     let mut cores = Vec::new();
-    for part in list.split(',') {
+    for part in own_cpus().split(',') {
         match part.split_once('-') {
             Some((a, b)) => cores.extend(a.parse::<usize>().unwrap()..=b.parse().unwrap()),
             None => cores.push(part.parse().unwrap()),
@@ -266,13 +269,12 @@ pub fn usable_cores() -> Vec<usize> {
 /// The cores this test process may use as the kernel writes them (`0-1`): an executor left unpinned
 /// has this list.
 pub fn own_cpus() -> String {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-        .unwrap()
-        .trim()
-        .to_string()
+    let list = allowed_cpus(&std::fs::read_to_string("/proc/self/status").unwrap());
+    assert!(
+        !list.is_empty(),
+        "/proc/self/status has no Cpus_allowed_list"
+    );
+    list
 }
 
 /// Runs ringbench like [`ringbench`], but kills it when it has not ended within `limit` and then fails
