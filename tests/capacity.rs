@@ -1,7 +1,8 @@
 //! `ringbench capacity` against a real redis-server: the search converges and its answer follows from the
 //! steps it printed, the JSON's steps match what the server counted, a server slowed on purpose has a lower
 //! capacity, a search the client cannot keep up with says so, one stall of the server during a step is
-//! confirmed away, `--repeat` reports the spread, and a search on a real cluster is counted on every master.
+//! confirmed away, `--repeat` reports the spread, a search on a real cluster is counted on every master,
+//! and an answer far below the probe whose failing steps left the server at ease says so.
 
 mod common;
 use common::cluster::Cluster;
@@ -95,6 +96,15 @@ fn schema() -> Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
+/// The result file at `json`, checked against the result schema.
+fn schema_checked(json: &str) -> Value {
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    let v = jsonschema::validator_for(&schema()).unwrap();
+    let errors: Vec<String> = v.iter_errors(&doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "schema errors: {errors:#?}");
+    doc
+}
+
 #[test]
 fn search_converges_and_its_answer_follows_from_its_steps() {
     let _turn = alone();
@@ -161,10 +171,7 @@ fn search_converges_and_its_answer_follows_from_its_steps() {
 
     // The JSON: every step's full result, in order, with the server's counts.
     let file = RunFile::load(Path::new(&json)).unwrap();
-    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let v = jsonschema::validator_for(&schema()).unwrap();
-    let errors: Vec<String> = v.iter_errors(&doc).map(|e| e.to_string()).collect();
-    assert!(errors.is_empty(), "schema errors: {errors:#?}");
+    schema_checked(&json);
     let c = file.capacity.as_ref().expect("a capacity section");
     assert_eq!(c.steps.len(), all.len());
     assert_eq!(file.tests.len(), all.len());
@@ -278,13 +285,16 @@ fn a_slowed_server_has_a_lower_capacity() {
         slowed_cap < plain_cap,
         "slowed {slowed_cap} vs {plain_cap}\nunslowed:\n{plain}\nslowed:\n{slowed}"
     );
-    // -q prints the answer alone: the capacity line, and the client-limited note when the client
-    // was the limit (as it can be here with a fast engine and a debug build); no step lines, no
-    // checking summary.
+    // -q prints the answer alone: the capacity line, and the answer's notes on why it stopped there
+    // (the client was the limit, as it can be here with a fast engine and a debug build, or requests
+    // waited for their connection: the in-flight limit, as a release build can reach); no step lines,
+    // no checking summary.
     let lines: Vec<&str> = plain.lines().collect();
     assert!(lines[0].starts_with("capacity: "), "{plain}");
     assert!(
-        lines[1..].iter().all(|l| l.starts_with("client-limited: ")),
+        lines[1..]
+            .iter()
+            .all(|l| l.starts_with("client-limited: ") || l.starts_with("in-flight limit: ")),
         "{plain}"
     );
 }
@@ -576,10 +586,7 @@ fn repeated_searches_report_the_median_and_the_spread() {
         ],
     );
     let file = RunFile::load(Path::new(&json)).unwrap();
-    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let v = jsonschema::validator_for(&schema()).unwrap();
-    let errors: Vec<String> = v.iter_errors(&doc).map(|e| e.to_string()).collect();
-    assert!(errors.is_empty(), "schema errors: {errors:#?}");
+    schema_checked(&json);
     let c = file.capacity.as_ref().unwrap();
     assert_eq!(c.searches.len(), 3, "{out}");
     let mut answers: Vec<f64> = c
@@ -655,10 +662,7 @@ fn a_cluster_search_is_counted_on_every_master() {
     assert!(text.contains("--cluster (3 masters)"), "{text}");
     let (cap, _) = answer(&text);
     assert!(cap.is_some(), "{text}");
-    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let v = jsonschema::validator_for(&schema()).unwrap();
-    let errors: Vec<String> = v.iter_errors(&doc).map(|e| e.to_string()).collect();
-    assert!(errors.is_empty(), "schema errors: {errors:#?}");
+    let doc = schema_checked(&json);
     let tests = doc["tests"].as_array().unwrap();
     let steps = doc["capacity"]["steps"].as_array().unwrap();
     assert!(!tests.is_empty() && tests.len() == steps.len(), "{text}");
@@ -686,4 +690,71 @@ fn a_cluster_search_is_counted_on_every_master() {
             "{t}"
         );
     }
+}
+
+#[test]
+fn an_objective_no_server_meets_says_the_server_was_at_ease() {
+    let _turn = alone();
+    let s = RedisServer::start();
+    let dir = Scratch::new("at-ease");
+    let json = dir.path("e.json");
+    // p99 <= 1 µs: under any loopback round trip, so every step fails while redis idles.
+    let (out, _) = capacity(
+        &s,
+        &[
+            "-t",
+            "get",
+            "-c",
+            "10",
+            "--threads",
+            "1",
+            "--slo",
+            "p99=0.001ms",
+            "--step-duration",
+            "0.2",
+            "--warmup",
+            "0",
+            "--retries",
+            "0",
+            "--json",
+            &json,
+        ],
+    );
+    let file = RunFile::load(Path::new(&json)).unwrap();
+    schema_checked(&json);
+    let c = file.capacity.as_ref().unwrap();
+    assert_eq!(c.capacity_rps, None, "{out}");
+    let far = c
+        .far_below_probe
+        .as_ref()
+        .unwrap_or_else(|| panic!("no far-below verdict in\n{out}"));
+    assert_eq!(far.why, "server-at-ease", "{out}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("far below the closed loop: "))
+        .unwrap_or_else(|| panic!("no far-below line in\n{out}"));
+    assert!(line.contains("the server was at ease"), "{line}");
+    // The share of a core it quotes is the server's own, from INFO, over the lowest failing step.
+    let lowest = c.steps.iter().rev().find(|e| !e.pass).unwrap();
+    let t = file
+        .tests
+        .iter()
+        .rev()
+        .find(|t| t.title.ends_with(&format!("@ {} rps", lowest.offered_rps)))
+        .unwrap_or_else(|| panic!("no result for {} rps in\n{out}", lowest.offered_rps));
+    let server = t.server.as_ref().unwrap();
+    let busy = (server.cpu_user_s + server.cpu_sys_s) / t.duration_s;
+    assert!(
+        busy < 0.5,
+        "server busy {busy} at {} rps",
+        lowest.offered_rps
+    );
+    assert!(
+        line.contains(&format!("using {:.0}% of a core", 100.0 * busy)),
+        "{line} (server {busy})"
+    );
+    // Every GET the server counted is a step's or the probe's.
+    let sent: u64 = file.tests.iter().map(|t| t.requests).sum();
+    let probe = c.probe.as_ref().unwrap().requests;
+    assert_eq!(sent + probe, s.calls("get"), "{out}");
 }

@@ -362,6 +362,9 @@ pub struct Verdict {
     pub spoiled: Option<String>,
     /// What the machine's CPUs did during the run (steal, idle).
     pub machine: Machine,
+    /// The server's CPU during the run, in cores (INFO `used_cpu_user` + `used_cpu_sys` over the run's
+    /// time; under `--cluster` the masters' sum); `None` without the server's view.
+    pub server_busy: Option<f64>,
     /// Requests sent over 1 ms late while their connection had room.
     pub late: u64,
     /// A failing run whose server met the objectives (service time, from each actual send) while
@@ -530,9 +533,15 @@ fn judge(
     } else {
         waited_text(r, objectives)
     };
+    let server_busy = r
+        .server
+        .as_ref()
+        .filter(|_| r.seconds > 0.0)
+        .map(|v| (v.cpu_user_s + v.cpu_sys_s) / r.seconds);
     Verdict {
         pass,
         waited,
+        server_busy,
         client_limited,
         starved,
         borderline: near,
@@ -1021,14 +1030,21 @@ fn run_step(
 /// An answer below this share of the closed-loop probe's rate is far below it: the answer says why.
 const FAR_BELOW: f64 = 0.5;
 
+/// A server that used less than this share of a core during the failing step above a far-below answer
+/// was not held back by its load: the step failed on a latency floor or on stalls.
+const SERVER_AT_EASE: f64 = 0.5;
+
 /// Whether an answer is far below the probe, and why: the client was the limit, the runs were spoiled or
-/// disagreed (a noisy machine), or else the objective is out of reach on this machine above the answer.
+/// disagreed (a noisy machine), the failing step above it failed while the server was at ease
+/// (`server_busy`, in cores, under [`SERVER_AT_EASE`]: not its load), or else the objective is out of
+/// reach on this machine above the answer.
 fn far_below(
     capacity: Option<f64>,
     probe_rps: Option<f64>,
     client_limited: bool,
     spoiled: u64,
     noisy: u64,
+    server_busy: Option<f64>,
 ) -> Option<FarBelowEntry> {
     let probe = probe_rps.filter(|p| *p > 0.0)?;
     let share = capacity.unwrap_or(0.0) / probe;
@@ -1039,6 +1055,8 @@ fn far_below(
         "client-limited"
     } else if spoiled + noisy > 0 {
         "noisy"
+    } else if server_busy.is_some_and(|b| b < SERVER_AT_EASE) {
+        "server-at-ease"
     } else {
         "objective"
     };
@@ -1067,6 +1085,13 @@ impl Searched {
 
     fn next(&self) -> Option<f64> {
         self.answer.next.map(|i| self.steps[i].offered)
+    }
+
+    /// The server's CPU (cores) during the lowest failing step above the answer.
+    fn next_server_busy(&self) -> Option<f64> {
+        self.answer
+            .next
+            .and_then(|i| self.steps[i].verdict.server_busy)
     }
 
     fn client_limited(&self) -> bool {
@@ -1126,6 +1151,13 @@ fn notes_text(s: &Searched, quiet: bool) -> String {
                 if s.spoiled == 1 { "" } else { "s" },
                 s.noisy,
                 if s.noisy == 1 { "" } else { "s" }
+            ),
+            "server-at-ease" => format!(
+                "the server was at ease: the steps above failed on latency, confirmed, with the client \
+                 keeping up and the server using {:.0}% of a core during the first of them, so not its load \
+                 but a latency floor or stalls (the network's round trip, late wake-ups of the machine's \
+                 CPUs, a pause of the server such as a fork); search again, or quote the median of --repeat",
+                100.0 * s.next_server_busy().unwrap_or(0.0)
             ),
             _ => "the objective is out of reach on this machine above it: the steps above failed on \
                   latency, confirmed, with the client keeping up (the server, or stalls of a machine \
@@ -1343,6 +1375,7 @@ impl Searcher<'_> {
             s.client_limited(),
             spoiled,
             noisy,
+            s.next_server_busy(),
         );
         out.write_all(notes_text(&s, quiet).as_bytes())?;
         out.flush()?;
@@ -1622,6 +1655,7 @@ mod tests {
             borderline: false,
             spoiled: None,
             machine: QUIET,
+            server_busy: None,
             late: 0,
             waited: None,
         }
@@ -2071,13 +2105,25 @@ mod tests {
 
     #[test]
     fn far_below_the_probe_names_its_cause() {
-        let f = |cap, cl, sp, noisy| far_below(cap, Some(100_000.0), cl, sp, noisy);
+        let f = |cap, cl, sp, noisy| far_below(cap, Some(100_000.0), cl, sp, noisy, None);
         assert_eq!(f(Some(60_000.0), true, 0, 0), None);
         let e = f(Some(10_000.0), true, 3, 1).unwrap();
         assert_eq!((e.why.as_str(), e.share), ("client-limited", 0.1));
         assert_eq!(f(Some(10_000.0), false, 0, 1).unwrap().why, "noisy");
         assert_eq!(f(None, false, 0, 0).unwrap().why, "objective");
-        assert_eq!(far_below(Some(1.0), None, true, 0, 0), None);
+        assert_eq!(far_below(Some(1.0), None, true, 0, 0, None), None);
+        // Failed with the server at ease: said so; with the server busy, or unknown: the objective.
+        let g = |busy| {
+            far_below(Some(10_000.0), Some(100_000.0), false, 0, 0, busy)
+                .unwrap()
+                .why
+        };
+        assert_eq!(g(Some(0.12)), "server-at-ease");
+        assert_eq!(g(Some(0.9)), "objective");
+        assert_eq!(g(None), "objective");
+        // Client-limited and noisy come first.
+        let h = far_below(Some(10_000.0), Some(100_000.0), true, 0, 1, Some(0.1));
+        assert_eq!(h.unwrap().why, "client-limited");
     }
 
     #[test]

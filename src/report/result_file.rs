@@ -109,7 +109,8 @@ pub struct CapacityEntry {
 pub struct FarBelowEntry {
     /// The answer over the probe's rate.
     pub share: f64,
-    /// `client-limited`, `noisy` (runs spoiled or disagreeing) or `objective` (out of reach here).
+    /// `client-limited`, `noisy` (runs spoiled or disagreeing), `server-at-ease` (the failing step above
+    /// failed with the server under half a core busy) or `objective` (out of reach here).
     pub why: String,
 }
 
