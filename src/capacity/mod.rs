@@ -537,7 +537,7 @@ fn judge(
         .server
         .as_ref()
         .filter(|_| r.seconds > 0.0)
-        .map(|v| (v.cpu_user_s + v.cpu_sys_s) / r.seconds);
+        .map(|v| v.cpu_s() / r.seconds);
     Verdict {
         pass,
         waited,

@@ -436,23 +436,24 @@ impl Clock {
     /// whose reads are more than [`PAIR_GAP`] apart is read again, and after [`PAIR_TRIES`] the
     /// closest pair is kept.
     fn paired(mono: impl Fn() -> Instant, wall: impl Fn() -> u64) -> Clock {
-        let mut best: Option<(Duration, Clock)> = None;
-        for _ in 0..PAIR_TRIES {
+        let read = || {
             let before = mono();
             let real_ns = wall();
             let gap = mono().saturating_duration_since(before);
-            let clock = Clock {
-                now: before + gap / 2,
-                real_ns,
-            };
-            if gap <= PAIR_GAP {
-                return clock;
+            let now = before + gap / 2;
+            (gap, Clock { now, real_ns })
+        };
+        let mut best = read();
+        for _ in 1..PAIR_TRIES {
+            if best.0 <= PAIR_GAP {
+                break;
             }
-            if best.is_none_or(|(g, _)| gap < g) {
-                best = Some((gap, clock));
+            let next = read();
+            if next.0 < best.0 {
+                best = next;
             }
         }
-        best.map_or_else(|| Clock::read(false), |(_, c)| c)
+        best.1
     }
 
     /// When a buffer stamped `stamp` arrived: `now` less its age, never later than `now`.
