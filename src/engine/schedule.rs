@@ -166,27 +166,15 @@ pub(crate) fn prepare_stats(stats: &mut ShardStats, cfg: &Config, test: &TestSpe
         stats.parts = c
             .variants()
             .iter()
-            .map(|v| PartStats {
-                title: v.title.clone(),
-                command: v.command.clone(),
-                hist: new_histogram(cfg.run.precision),
-                completed: 0,
-                errors: 0,
-            })
+            .map(|v| PartStats::new(v.title.clone(), v.command.clone(), cfg.run.precision))
             .collect();
     }
     if let Some(r) = &test.replay {
         stats.parts = r
             .names()
             .iter()
-            .map(|name| PartStats {
-                title: name.clone(),
-                // A replay's titles are its command names.
-                command: name.to_ascii_uppercase(),
-                hist: new_histogram(cfg.run.precision),
-                completed: 0,
-                errors: 0,
-            })
+            // A replay's titles are its command names.
+            .map(|name| PartStats::new(name.clone(), name.to_ascii_uppercase(), cfg.run.precision))
             .collect();
     }
 }

@@ -9,14 +9,17 @@ use crate::protocol::resp::{ProtocolError, ReplyScanner, Scanned};
 pub struct InPlaceScanner {
     scanner: ReplyScanner,
     carry: Vec<u8>,
+    /// Bytes of the reply being scanned consumed so far (its length, once it ends).
+    reply_bytes: u64,
 }
 
 impl InPlaceScanner {
-    /// Scans `data`, calling `on_reply` with each whole reply's kind and (for a simple error) its line.
+    /// Scans `data`, calling `on_reply` with each whole reply's kind, its last bytes (for a simple
+    /// error its line, for a nil reply the whole of it) and its length in bytes.
     pub fn feed(
         &mut self,
         mut data: &[u8],
-        mut on_reply: impl FnMut(Scanned, &[u8]),
+        mut on_reply: impl FnMut(Scanned, &[u8], u64),
     ) -> Result<(), ProtocolError> {
         // First finish a line that an earlier buffer cut.
         while !self.carry.is_empty() {
@@ -29,8 +32,10 @@ impl InPlaceScanner {
             let mut at = 0;
             loop {
                 let (used, ev) = self.scanner.scan(&self.carry[at..])?;
+                self.reply_bytes += used as u64;
                 if let Some(ev) = ev {
-                    on_reply(ev, &self.carry[at..at + used]);
+                    on_reply(ev, &self.carry[at..at + used], self.reply_bytes);
+                    self.reply_bytes = 0;
                 }
                 at += used;
                 if used == 0 || at == self.carry.len() {
@@ -42,8 +47,10 @@ impl InPlaceScanner {
         let mut pos = 0;
         while pos < data.len() {
             let (used, ev) = self.scanner.scan(&data[pos..])?;
+            self.reply_bytes += used as u64;
             if let Some(ev) = ev {
-                on_reply(ev, &data[pos..pos + used]);
+                on_reply(ev, &data[pos..pos + used], self.reply_bytes);
+                self.reply_bytes = 0;
             }
             if used == 0 {
                 self.carry.extend_from_slice(&data[pos..]);
@@ -54,10 +61,17 @@ impl InPlaceScanner {
         Ok(())
     }
 
+    /// Whether a reply `feed` reported (its last bytes `raw`, its length `len`) is a nil: `$-1`, `*-1`
+    /// or RESP3's `_`, the whole reply (an array ending in a nil is not one).
+    pub fn is_nil(raw: &[u8], len: u64) -> bool {
+        raw.len() as u64 == len && matches!(raw, b"$-1\r\n" | b"*-1\r\n" | b"_\r\n")
+    }
+
     /// Forgets a broken connection's partial reply.
     pub fn reset(&mut self) {
         self.scanner = ReplyScanner::new();
         self.carry = Vec::new();
+        self.reply_bytes = 0;
     }
 }
 
@@ -69,7 +83,8 @@ mod tests {
         let mut s = InPlaceScanner::default();
         let mut seen = Vec::new();
         for c in chunks {
-            s.feed(c, |ev, raw| seen.push((ev, raw.to_vec()))).unwrap();
+            s.feed(c, |ev, raw, _| seen.push((ev, raw.to_vec())))
+                .unwrap();
         }
         seen
     }
@@ -109,5 +124,34 @@ mod tests {
             ]
         );
         assert_eq!(got[0].1, b"-ERR x\r\n");
+    }
+
+    #[test]
+    fn lengths_and_nil_replies_survive_any_cut() {
+        let stream: &[u8] = b"$-1\r\n$5\r\nhello\r\n_\r\n*2\r\n$1\r\na\r\n$-1\r\n+OK\r\n";
+        let want: [u64; 5] = [5, 11, 3, 16, 5];
+        for cut in 0..stream.len() {
+            for cut2 in cut..stream.len() {
+                let mut s = InPlaceScanner::default();
+                let mut seen = Vec::new();
+                for c in [&stream[..cut], &stream[cut..cut2], &stream[cut2..]] {
+                    s.feed(c, |_, raw, len| seen.push((raw.to_vec(), len)))
+                        .unwrap();
+                }
+                let lens: Vec<u64> = seen.iter().map(|x| x.1).collect();
+                assert_eq!(lens, want, "cut at {cut} and {cut2}");
+                let nils: Vec<bool> = seen
+                    .iter()
+                    .map(|(raw, len)| InPlaceScanner::is_nil(raw, *len))
+                    .collect();
+                assert_eq!(
+                    nils,
+                    [true, false, true, false, false],
+                    "cut at {cut} and {cut2}"
+                );
+                assert_eq!(seen[0].0, b"$-1\r\n");
+                assert_eq!(seen[2].0, b"_\r\n");
+            }
+        }
     }
 }

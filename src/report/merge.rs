@@ -59,7 +59,7 @@ fn merge_commands(parts: &[(&String, &TestEntry)]) -> Result<Vec<CommandEntry>, 
     let mut out = Vec::with_capacity(first.commands.len());
     for (i, c0) in first.commands.iter().enumerate() {
         let mut hist = empty_histogram(c0.histogram.significant_figures);
-        let (mut requests, mut errors) = (0, 0);
+        let (mut requests, mut errors, mut hits, mut misses) = (0, 0, 0, 0);
         for (name, t) in parts {
             let c = &t.commands[i];
             c.histogram
@@ -72,6 +72,10 @@ fn merge_commands(parts: &[(&String, &TestEntry)]) -> Result<Vec<CommandEntry>, 
                 })?;
             requests += c.requests;
             errors += c.errors;
+            if let Some(g) = c.gets {
+                hits += g.hits;
+                misses += g.misses;
+            }
         }
         out.push(CommandEntry {
             title: c0.title.clone(),
@@ -85,6 +89,7 @@ fn merge_commands(parts: &[(&String, &TestEntry)]) -> Result<Vec<CommandEntry>, 
             },
             latency_ms: LatencySummary::of(&hist),
             histogram: crate::report::result_file::EncodedHistogram::encode(&hist),
+            gets: crate::report::result_file::GetCounts::of(hits, misses),
         });
     }
     Ok(out)
@@ -317,6 +322,19 @@ pub fn merge(files: &[(String, RunFile)]) -> Result<Merged, MergeError> {
             cluster: None,
             // Each client machine's memory is its own.
             client_memory: None,
+            // Each client counted its own GETs: they add up.
+            gets: crate::report::result_file::GetCounts::of(
+                parts
+                    .iter()
+                    .filter_map(|(_, t)| t.gets)
+                    .map(|g| g.hits)
+                    .sum(),
+                parts
+                    .iter()
+                    .filter_map(|(_, t)| t.gets)
+                    .map(|g| g.misses)
+                    .sum(),
+            ),
             // Each shard checked its own slice: the checks add up.
             data_verify: crate::report::verify::merge_entries(
                 parts.iter().filter_map(|(_, t)| t.data_verify.as_ref()),

@@ -260,6 +260,8 @@ pub struct TestEntry {
     pub client_memory: Option<MemoryEntry>,
     /// `--data-verify`'s read pass: keys checked and what was wrong with them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gets: Option<GetCounts>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_verify: Option<crate::report::verify::VerifyEntry>,
     /// A mix (`--mix`, `--command`, a `;` sequence) or a replay: each command's own figures, in the
     /// report's order.
@@ -284,6 +286,22 @@ pub struct CommandEntry {
     pub rps: f64,
     pub latency_ms: LatencySummary,
     pub histogram: EncodedHistogram,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gets: Option<GetCounts>,
+}
+
+/// GET replies that held a value and nil replies (memtier_benchmark's hits and misses).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GetCounts {
+    pub hits: u64,
+    pub misses: u64,
+}
+
+impl GetCounts {
+    /// The counts, when any GET was answered with a value or nil.
+    pub fn of(hits: u64, misses: u64) -> Option<GetCounts> {
+        (hits + misses > 0).then_some(GetCounts { hits, misses })
+    }
 }
 
 impl CommandEntry {
@@ -300,19 +318,22 @@ impl CommandEntry {
                 rps: crate::report::rate_report::part_rps(r, p),
                 latency_ms: LatencySummary::of(&p.hist),
                 histogram: EncodedHistogram::encode(&p.hist),
+                gets: GetCounts::of(p.hits, p.misses),
             })
             .collect()
     }
 
     /// The figures back, as a test's part.
     pub fn to_part(&self) -> Result<crate::stats::PartStats, HistogramError> {
-        Ok(crate::stats::PartStats {
-            title: self.title.clone(),
-            command: self.command.clone(),
-            hist: self.histogram.decode()?,
-            completed: self.requests,
-            errors: self.errors,
-        })
+        let mut part = crate::stats::PartStats::new(self.title.clone(), self.command.clone(), 3);
+        part.hist = self.histogram.decode()?;
+        part.completed = self.requests;
+        part.errors = self.errors;
+        if let Some(g) = self.gets {
+            part.hits = g.hits;
+            part.misses = g.misses;
+        }
+        Ok(part)
     }
 }
 
@@ -581,6 +602,7 @@ impl TestEntry {
                 peak_rss_bytes: m.peak_rss,
                 bytes_per_connection: m.per_connection(),
             }),
+            gets: GetCounts::of(st.hits, st.misses),
             data_verify: st
                 .verify
                 .as_ref()

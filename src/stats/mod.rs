@@ -205,6 +205,12 @@ pub struct ShardStats {
     pub late_free: u64,
     /// `--data-verify`'s read pass: keys checked and what was wrong with them.
     pub verify: Option<crate::workload::verify::VerifyCounts>,
+    /// GET replies that held a value (hits) and nil replies (misses), in every mode.
+    pub hits: u64,
+    pub misses: u64,
+    /// Bytes of requests sent and of replies received (protocol bytes, before TLS).
+    pub bytes_out: u64,
+    pub bytes_in: u64,
 }
 
 /// One command's figures inside a mix.
@@ -216,6 +222,29 @@ pub struct PartStats {
     pub hist: Histogram<u64>,
     pub completed: u64,
     pub errors: u64,
+    /// Of its replies, when the command is a GET: values found, and nil replies (the key was missing).
+    pub hits: u64,
+    pub misses: u64,
+    /// Bytes of its requests sent, and of their replies received.
+    pub bytes_out: u64,
+    pub bytes_in: u64,
+}
+
+impl PartStats {
+    /// An empty part for command `command` of a test, titled `title`.
+    pub fn new(title: String, command: String, sigfig: u8) -> Self {
+        PartStats {
+            title,
+            command,
+            hist: new_histogram(sigfig),
+            completed: 0,
+            errors: 0,
+            hits: 0,
+            misses: 0,
+            bytes_out: 0,
+            bytes_in: 0,
+        }
+    }
 }
 
 impl ShardStats {
@@ -243,6 +272,10 @@ impl ShardStats {
             late_full: 0,
             late_free: 0,
             verify: None,
+            hits: 0,
+            misses: 0,
+            bytes_out: 0,
+            bytes_in: 0,
         }
     }
 
@@ -288,6 +321,10 @@ impl ShardStats {
         self.in_flight += other.in_flight;
         self.late_full += other.late_full;
         self.late_free += other.late_free;
+        self.hits += other.hits;
+        self.misses += other.misses;
+        self.bytes_out += other.bytes_out;
+        self.bytes_in += other.bytes_in;
         if let Some(o) = &other.verify {
             self.verify.get_or_insert_with(Default::default).merge(o);
         }
@@ -303,6 +340,10 @@ impl ShardStats {
                 a.hist.add(&b.hist).expect("histograms share their bounds");
                 a.completed += b.completed;
                 a.errors += b.errors;
+                a.hits += b.hits;
+                a.misses += b.misses;
+                a.bytes_out += b.bytes_out;
+                a.bytes_in += b.bytes_in;
             }
         }
         if self.first_error.is_none() {

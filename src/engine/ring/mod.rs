@@ -97,6 +97,8 @@ struct Flight {
     intended: Instant,
     sent: Instant,
     kind: usize,
+    /// The request's length in bytes.
+    len: u32,
 }
 
 /// What fills a connection's send buffer.
@@ -255,6 +257,9 @@ pub(crate) struct Driver<'a> {
     addr: String,
     turn: Rc<Cell<u64>>,
     mixed: bool,
+    /// Per command of the test (its mix's, else the test's own): whether it is a GET, whose nil
+    /// replies are misses and other replies hits.
+    gets: Vec<bool>,
     /// `--data-verify`'s read pass: the values its connections' comparators expect (`None` otherwise).
     values: Option<Rc<Values>>,
     /// Plaintext of the receive buffer being scanned, under TLS.
@@ -345,6 +350,15 @@ impl<'a> Driver<'a> {
         let retried = layer.is_some();
         let mixed =
             composer.as_ref().is_some_and(|c| c.variants().len() > 1) || plan.test.replay.is_some();
+        let gets = match (&composer, &plan.test.replay) {
+            (Some(c), _) => c.variants().iter().map(|v| v.command == "GET").collect(),
+            (None, Some(r)) => r
+                .names()
+                .iter()
+                .map(|n| n.eq_ignore_ascii_case("GET"))
+                .collect(),
+            (None, None) => vec![plan.test.command == "GET"],
+        };
         let shared = (composer.is_none()
             && plan.test.replay.is_none()
             && !plan.test.template.has_placeholders())
@@ -452,6 +466,7 @@ impl<'a> Driver<'a> {
             turn: Rc::new(Cell::new(plan.first_request)),
             values,
             mixed,
+            gets,
             plain: Vec::new(),
             done: absent,
             reconnecting: 0,

@@ -109,6 +109,7 @@ impl Driver<'_> {
         arrived: Instant,
     ) {
         let (state, plan, mixed, idle) = (self.state, self.plan, self.mixed, self.idle);
+        let gets = &self.gets;
         let mut layer = self.layer.as_deref_mut();
         let layer_present = layer.is_some();
         let mut data = &self.bufs.data(bid, at + len)[at..];
@@ -143,7 +144,8 @@ impl Driver<'_> {
         let fresh = c.fresh;
         // Under a layer: replies that are not errors, handed over together.
         let mut ok_run = 0u64;
-        let scanned = reader.feed(data, |ev, raw| {
+        let (mut hits, mut misses, mut bytes_in) = (0u64, 0u64, 0u64);
+        let scanned = reader.feed(data, |ev, raw, len| {
             // A push message answers no request: it neither counts nor moves `--timeout`.
             let Scanned::Reply { error } = ev else {
                 return;
@@ -190,11 +192,16 @@ impl Driver<'_> {
             let Some(st) = st.as_deref_mut() else {
                 return;
             };
+            bytes_in += len;
             if *due > 0 {
                 *due -= 1;
                 batch += 1;
                 if error {
                     note_error_in(st, plan, raw);
+                } else if gets[0] {
+                    let nil = InPlaceScanner::is_nil(raw, len);
+                    hits += u64::from(!nil);
+                    misses += u64::from(nil);
                 }
                 return;
             }
@@ -202,9 +209,16 @@ impl Driver<'_> {
                 extra = true;
                 return;
             };
+            let (mut hit, mut miss) = (0, 0);
             if error {
                 note_error_in(st, plan, raw);
+            } else if gets.get(f.kind).copied().unwrap_or(false) {
+                let nil = InPlaceScanner::is_nil(raw, len);
+                (hit, miss) = (u64::from(!nil), u64::from(nil));
+                hits += hit;
+                misses += miss;
             }
+            st.bytes_out += u64::from(f.len);
             let lat = arrived.saturating_duration_since(f.intended).as_nanos() as u64;
             run.push(&mut st.hist, lat);
             counted += 1;
@@ -217,6 +231,10 @@ impl Driver<'_> {
                 part.hist.saturating_record(lat.max(1));
                 part.completed += 1;
                 part.errors += u64::from(error);
+                part.hits += hit;
+                part.misses += miss;
+                part.bytes_out += u64::from(f.len);
+                part.bytes_in += len;
             }
         });
         if ok_run > 0
@@ -239,6 +257,9 @@ impl Driver<'_> {
                 st.completed += counted;
                 st.end = Some(now);
             }
+            st.hits += hits;
+            st.misses += misses;
+            st.bytes_in += bytes_in;
         }
         drop(st);
         state

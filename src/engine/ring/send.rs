@@ -72,34 +72,40 @@ impl Driver<'_> {
                         };
                         c.due = n;
                         c.batch_sent = now;
+                        state.stats.borrow_mut().bytes_out += c.out_len as u64;
                     }
                     Requests::Shared(p) => {
                         c.out_len = n * p.request_len();
                         c.due = n;
                         c.batch_sent = now;
+                        state.stats.borrow_mut().bytes_out += c.out_len as u64;
                     }
                     Requests::Raw | Requests::Lent => return,
                     Requests::Replay(r, s) => {
                         c.out.clear();
                         for _ in 0..n {
+                            let at = c.out.len();
                             let kind = r.write(*s, c.seq as usize, &mut c.out);
                             c.seq += 1;
                             c.flights.push_back(Flight {
                                 intended: now,
                                 sent: now,
                                 kind,
+                                len: (c.out.len() - at) as u32,
                             });
                         }
                     }
                     Requests::Composed(comp) => {
                         c.out.clear();
                         for _ in 0..n {
+                            let at = c.out.len();
                             let kind =
                                 comp.write_request(&mut c.out, &mut c.keys, &mut c.rng, &self.turn);
                             c.flights.push_back(Flight {
                                 intended: now,
                                 sent: now,
                                 kind,
+                                len: (c.out.len() - at) as u32,
                             });
                         }
                     }
@@ -138,6 +144,7 @@ impl Driver<'_> {
                             st.late_free += 1;
                         }
                     }
+                    let at = c.out.len();
                     let kind = match &c.requests {
                         Requests::Composed(comp) => {
                             comp.write_request(&mut c.out, &mut c.keys, &mut c.rng, &self.turn)
@@ -149,6 +156,7 @@ impl Driver<'_> {
                         intended: due,
                         sent: now,
                         kind,
+                        len: (c.out.len() - at) as u32,
                     });
                     k += 1;
                     c.seq += 1;
