@@ -9,6 +9,7 @@ mod cli;
 mod config;
 mod engine;
 mod fleet;
+pub mod memtier;
 mod net;
 mod os_error;
 mod protocol;
@@ -132,6 +133,9 @@ pub enum Invocation {
     /// `ringbench capacity`: the search's flags (`capacity::SearchArgs::from_flags` checks them) and the
     /// benchmark's.
     Capacity(SearchFlags, Box<Cli>),
+    /// memtier_benchmark's command line (`ringbench memtier ...`, or started as `memtier_benchmark`):
+    /// its run's config, and the `-o` file its report goes to.
+    Memtier(Box<Config>, Option<String>),
     /// Nothing more: a subcommand that needs no benchmark ran, help was printed, or a usage error.
     Done(ExitCode),
 }
@@ -140,6 +144,21 @@ pub enum Invocation {
 /// benchmark run (`compare`, `merge`, `report`, `fleet`, `completions`); a usage error is one line on
 /// `err` and exit code 2, and nothing is sent anywhere.
 pub fn dispatch(args: &[OsString], out: &mut dyn Write, err: &mut dyn Write) -> Invocation {
+    let personality = match args {
+        [argv0, ..] if memtier::is_memtier_name(argv0) => Some(args.to_vec()),
+        [argv0, first, rest @ ..] if first == "memtier" => Some(
+            std::iter::once(argv0.clone())
+                .chain(rest.iter().cloned())
+                .collect(),
+        ),
+        _ => None,
+    };
+    if let Some(words) = personality {
+        return match memtier::configure(&words, out, err) {
+            memtier::Start::Run(cfg, file) => Invocation::Memtier(cfg, file),
+            memtier::Start::Done(code) => Invocation::Done(code),
+        };
+    }
     let parsed = match command::parse(args, &protocol::commands::is_command) {
         Ok(p) => p,
         Err(refused) if refused.is_help() => {

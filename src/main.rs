@@ -9,20 +9,30 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let cli =
+    let (cfg, out_file) =
         match ringbench::dispatch(&args, &mut std::io::stdout().lock(), &mut std::io::stderr()) {
-            Invocation::Bench(cli) => cli,
+            Invocation::Bench(cli) => match config(&cli) {
+                Ok(c) => (c, None),
+                Err(code) => return code,
+            },
+            Invocation::Memtier(cfg, file) => (*cfg, file),
             Invocation::Capacity(flags, cli) => return capacity(&flags, *cli),
             Invocation::Done(code) => return code,
         };
-    let cfg = match config(&cli) {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
     let (control, sigint, sigterm) = signals();
 
     let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    // memtier's -o: the report goes to that file instead of stdout.
+    let mut out: Box<dyn std::io::Write> = match out_file {
+        Some(path) => match std::fs::File::create(&path) {
+            Ok(f) => Box::new(std::io::BufWriter::new(f)),
+            Err(e) => {
+                eprintln!("ringbench memtier: cannot write '--out-file {path}': {e}");
+                return ExitCode::from(2);
+            }
+        },
+        None => Box::new(stdout.lock()),
+    };
     let mut stderr = std::io::stderr();
     let mut terminal = std::io::stderr();
     let progress: ringbench::ProgressSink<'_> = if terminal.is_terminal() {

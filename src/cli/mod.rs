@@ -3,6 +3,7 @@
 pub(crate) mod capacity;
 pub(crate) mod command;
 pub(crate) mod fleet;
+pub(crate) mod memtier;
 pub(crate) mod subcommands;
 
 use clap::{ArgAction, ArgMatches, Args, Command};

@@ -6,6 +6,7 @@ pub(crate) mod cpus;
 pub(crate) mod dataset;
 pub mod error;
 pub(crate) mod limits;
+pub(crate) mod memtier;
 pub(crate) mod metrics;
 pub mod paths;
 pub mod replay;

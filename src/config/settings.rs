@@ -175,6 +175,15 @@ pub struct RunSettings {
     pub verify: Option<crate::workload::verify::VerifySpec>,
     /// `--metrics-listen` / `--statsd`: where live figures go while the run lasts.
     pub metrics: Option<crate::config::metrics::MetricsSettings>,
+    /// memtier's `-n`: each connection sends exactly this many requests (the total is its multiple).
+    pub per_connection: Option<u64>,
+    /// memtier without `--distinct-client-seed`: every connection draws from the same seed.
+    pub same_seed: bool,
+    /// memtier's `--rate-limiting`: each connection's rate, sent in memtier's bursts (with `shape.rps`
+    /// the whole run's rate).
+    pub burst_rate: Option<u64>,
+    /// memtier's personality: its results (tables, JSON, HDR files) instead of ringbench's.
+    pub memtier: Option<std::sync::Arc<crate::config::memtier::MemtierOutput>>,
 }
 
 impl std::fmt::Debug for Settings {
@@ -626,6 +635,10 @@ impl Settings {
                 shard,
                 verify,
                 metrics,
+                per_connection: None,
+                same_seed: false,
+                burst_rate: None,
+                memtier: None,
             },
         })
     }

@@ -168,6 +168,12 @@ pub fn run_phase(
     let base_rss = crate::stats::ClientMemory::start();
     let clients = split(cfg.run.clients as u64, shards);
     let mut shares = split(requests, shards);
+    if let Some(n) = cfg.run.per_connection.filter(|_| requests != u64::MAX) {
+        // memtier's -n: each connection sends its own n, so a shard's share is n per connection.
+        for (share, c) in shares.iter_mut().zip(&clients) {
+            *share = n.saturating_mul(*c);
+        }
+    }
     if let Some(r) = &test.replay {
         // Each connection sends its own share of the capture: a shard, its connections' commands.
         let mut first = 0;

@@ -39,6 +39,8 @@ pub struct Pacing {
     /// `--replay`: when each of this connection's commands is due (nanoseconds from `start`), instead
     /// of the even stream.
     due: Option<Arc<[u64]>>,
+    /// memtier's `--rate-limiting`: requests due together, every `burst * conns * ns_per_request`.
+    burst: u64,
 }
 
 impl Pacing {
@@ -50,6 +52,22 @@ impl Pacing {
             conns: conns.max(1) as u64,
             ns_per_request: 1e9 / rps,
             due: None,
+            burst: 1,
+        }
+    }
+
+    /// memtier_benchmark's `--rate-limiting RATE` for connection `index` of `conns`: bursts of
+    /// `ceil(RATE / 50)` requests, `burst / RATE` seconds apart (about 50 a second), each connection's
+    /// bursts staggered evenly over that interval.
+    pub fn bursts(start: Instant, index: usize, conns: usize, rate: u64) -> Pacing {
+        let rate = rate.max(1);
+        Pacing {
+            start,
+            index: index as u64,
+            conns: conns.max(1) as u64,
+            ns_per_request: 1e9 / (rate as f64 * conns.max(1) as f64),
+            due: None,
+            burst: rate.div_ceil(50),
         }
     }
 
@@ -62,6 +80,7 @@ impl Pacing {
             conns: 1,
             ns_per_request: 0.0,
             due: Some(due),
+            burst: 1,
         }
     }
 
@@ -71,7 +90,7 @@ impl Pacing {
             let at = d.get(i as usize).or(d.last()).copied().unwrap_or(0);
             return self.start + Duration::from_nanos(at);
         }
-        let slot = self.index + i * self.conns;
+        let slot = self.index * self.burst + (i - i % self.burst) * self.conns;
         self.start + Duration::from_nanos((slot as f64 * self.ns_per_request) as u64)
     }
 }

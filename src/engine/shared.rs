@@ -56,7 +56,7 @@ pub(crate) struct ShardPlan {
 impl ShardPlan {
     /// The key generator of one of this shard's connections; `cursors` are the shard's positions in a
     /// sequential keyspace (made by [`Self::cursors`]), shared by its connections.
-    pub(crate) fn keys(&self, cursors: &Rc<Cursors>) -> KeyGen {
+    pub(crate) fn keys(&self, cursors: &Rc<Cursors>, conn: usize) -> KeyGen {
         let cfg = &self.cfg;
         let own = self
             .test
@@ -64,14 +64,19 @@ impl ShardPlan {
             .as_ref()
             .map(|c| c.patterns())
             .unwrap_or_default();
-        KeyGen::new(
+        let keys = KeyGen::new(
             cfg.run.shape.distribution,
             cfg.run.keyspace.unwrap_or(1),
             self.index,
             cfg.run.threads.min(cfg.run.clients),
             cursors,
             &own,
-        )
+        );
+        // memtier's keyspace: each connection is one of its clients.
+        match self.test.compose.as_ref().and_then(|c| c.key_space()) {
+            Some(space) => keys.with_memtier(space, (self.first_client + conn) as u64),
+            None => keys,
+        }
     }
 
     /// The shard's sequential positions: one per number stream of the test's commands.
@@ -89,6 +94,14 @@ impl ShardPlan {
                 .map(|d| Pacing::replay(began, d.clone()));
         }
         let cfg = &self.cfg;
+        if let Some(rate) = cfg.run.burst_rate {
+            return Some(Pacing::bursts(
+                began,
+                self.first_client + i,
+                cfg.run.clients,
+                rate,
+            ));
+        }
         cfg.run
             .shape
             .rps

@@ -108,6 +108,26 @@ enum Piece {
     Value,
     /// A TTL in seconds drawn from `--expiry-range`, as a bulk string (after a literal `EX`).
     Expiry,
+    /// A bulk string whose content is `count` [`ArgPart`]s from index `first` of the composer's
+    /// `parts`: literals and numbers in decimal (memtier's key names), its length known once written.
+    Bulk(u32, u16),
+}
+
+/// A piece of a [`Piece::Bulk`] argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ArgPart {
+    Lit(u32, u32),
+    /// The next number of this group, in decimal.
+    Num(u8),
+}
+
+/// How a composer's requests take their numbers and their order: ringbench's own (12-digit
+/// placeholders, an executor's connections walking one mix cycle together), or memtier_benchmark's
+/// (decimal key numbers from its keyspace, each connection sending the commands in their order).
+#[derive(Debug, Clone, Default)]
+pub struct MemtierStyle {
+    /// The keyspace each connection draws from (its numbers already in `[min, max]`).
+    pub keys: Option<std::sync::Arc<crate::workload::memtier_keys::KeySpace>>,
 }
 
 /// Whether `--expiry-range` gives `template`'s requests a TTL (see [`takes_expiry`]).
@@ -193,6 +213,12 @@ pub struct Composer {
     /// `--data-verify`'s write pass: each value is the one its key must hold (the request's last
     /// `__rand_int__` number before it), not a random one.
     keyed: Option<std::sync::Arc<dyn KeyedValues>>,
+    /// memtier's personality: its keyspace, and each connection's commands in their order.
+    memtier: Option<MemtierStyle>,
+    /// The parts of [`Piece::Bulk`] arguments.
+    parts: Vec<ArgPart>,
+    /// memtier's order: each command repeated its ratio times, walked by each connection on its own.
+    sequence: Vec<u16>,
 }
 
 /// The commands of a `--dataset` run, one per row, each compiled once into pieces of the composer's
@@ -264,7 +290,7 @@ impl RowsBuilder {
                 Piece::Lit(a, b) => (b - a) as usize,
                 Piece::Rand(_) => RAND_INT.len(),
                 Piece::Value => fixed.max + VALUE_FRAMING,
-                Piece::Expiry => VALUE_FRAMING,
+                Piece::Expiry | Piece::Bulk(..) => VALUE_FRAMING,
             })
             .sum();
         self.max_len = self.max_len.max(len);
@@ -301,6 +327,9 @@ impl RowsBuilder {
             expiry: self.expiry,
             rows: Some(self.rows),
             keyed: None,
+            memtier: None,
+            parts: Vec::new(),
+            sequence: Vec::new(),
         })
     }
 }
@@ -336,7 +365,7 @@ impl Composer {
                     Piece::Lit(a, b) => (b - a) as usize,
                     Piece::Rand(_) => RAND_INT.len(),
                     Piece::Value => value.max + VALUE_FRAMING,
-                    Piece::Expiry => VALUE_FRAMING,
+                    Piece::Expiry | Piece::Bulk(..) => VALUE_FRAMING,
                 })
                 .sum();
             // Bytes before the first value of varying length: their layout is the template's.
@@ -345,7 +374,7 @@ impl Composer {
                 match p {
                     Piece::Lit(a, b) => fixed += (b - a) as usize,
                     Piece::Rand(_) => fixed += RAND_INT.len(),
-                    Piece::Value | Piece::Expiry => break,
+                    Piece::Value | Piece::Expiry | Piece::Bulk(..) => break,
                 }
             }
             let key = match template.key_range() {
@@ -385,7 +414,72 @@ impl Composer {
             pool,
             rows: None,
             keyed: None,
+            memtier: None,
+            parts: Vec::new(),
+            sequence: Vec::new(),
         }
+    }
+
+    /// memtier_benchmark's composer: `entries` in memtier's order (each weight is a ratio: the command
+    /// is sent that many times in a row, then the next, by each connection on its own), their
+    /// placeholders numbers of `style.keys` written in decimal, every whole `__data__` a value and
+    /// `__expiry__` a TTL from `expiry`.
+    pub fn memtier(
+        entries: &[Entry<'_>],
+        value: ValueSpec,
+        expiry: Option<Expiry>,
+        seed: u64,
+        style: MemtierStyle,
+    ) -> Composer {
+        let mut c = Composer::new(&[], true, value, None, seed);
+        c.expiry = expiry;
+        let mut parts = Vec::new();
+        for (i, e) in entries.iter().enumerate() {
+            let pieces = compile_decimal(&mut c.lit, &mut parts, e.template.bytes());
+            let max_len = pieces
+                .iter()
+                .map(|p| match *p {
+                    Piece::Lit(a, b) => (b - a) as usize,
+                    Piece::Rand(_) => RAND_INT.len(),
+                    Piece::Value => value.max + VALUE_FRAMING,
+                    Piece::Expiry => VALUE_FRAMING,
+                    Piece::Bulk(first, n) => {
+                        VALUE_FRAMING
+                            + parts[first as usize..first as usize + n as usize]
+                                .iter()
+                                .map(|p| match *p {
+                                    ArgPart::Lit(a, b) => (b - a) as usize,
+                                    ArgPart::Num(_) => 20,
+                                })
+                                .sum::<usize>()
+                    }
+                })
+                .sum();
+            c.variants.push(Variant {
+                title: e.title.clone(),
+                command: e.command.clone(),
+                pattern: None,
+                pieces,
+                max_len,
+                key: match e.template.key_range() {
+                    None => KeyAt::Absent,
+                    Some(_) => KeyAt::Varies,
+                },
+            });
+            let ratio = e.weight.min(MAX_ORDER) as usize;
+            c.sequence
+                .extend(std::iter::repeat_n(i as u16, ratio.max(1)));
+            c.cumulative
+                .push(c.cumulative.last().copied().unwrap_or(0) + e.weight);
+        }
+        c.parts = parts;
+        c.memtier = Some(style);
+        c
+    }
+
+    /// memtier's keyspace, when this is its personality's composer.
+    pub fn key_space(&self) -> Option<&std::sync::Arc<crate::workload::memtier_keys::KeySpace>> {
+        self.memtier.as_ref().and_then(|m| m.keys.as_ref())
     }
 
     /// Makes every value the one `values` gives the request's key (`--data-verify`'s write pass).
@@ -432,6 +526,11 @@ impl Composer {
     ) -> usize {
         let kind = if self.variants.len() == 1 {
             0
+        } else if !self.sequence.is_empty() {
+            // memtier: this connection's own place in the commands' order.
+            let t = keys.turn;
+            keys.turn = t.wrapping_add(1);
+            self.sequence[(t % self.sequence.len() as u64) as usize] as usize
         } else if !self.order.is_empty() {
             let t = turn.get();
             turn.set(t + 1);
@@ -488,6 +587,10 @@ impl Composer {
                     };
                     crate::protocol::resp::push_bulk(out, &self.pool[from..from + len]);
                 }
+                Piece::Bulk(first, n) => {
+                    let parts = &self.parts[first as usize..first as usize + n as usize];
+                    self.write_bulk(out, parts, kind, keys, rng);
+                }
                 Piece::Expiry => {
                     let e = self.expiry.unwrap_or(Expiry { min: 1, max: 1 });
                     let ttl = e.min + bounded(rng.next_u64(), e.max - e.min + 1);
@@ -502,6 +605,124 @@ impl Composer {
         }
         kind
     }
+}
+
+impl Composer {
+    /// Writes one [`Piece::Bulk`] argument: its numbers drawn first, so its length is known.
+    #[inline]
+    fn write_bulk(
+        &self,
+        out: &mut Vec<u8>,
+        parts: &[ArgPart],
+        kind: usize,
+        keys: &mut KeyGen,
+        rng: &mut SmallRng,
+    ) {
+        let mut nums = [0u64; 4];
+        let mut len = 0usize;
+        let mut k = 0;
+        for p in parts {
+            match *p {
+                ArgPart::Lit(a, b) => len += (b - a) as usize,
+                ArgPart::Num(g) => {
+                    let v = keys.next_in(kind, g, rng);
+                    if k < nums.len() {
+                        nums[k] = v;
+                    }
+                    k += 1;
+                    len += v.checked_ilog10().unwrap_or(0) as usize + 1;
+                }
+            }
+        }
+        out.push(b'$');
+        crate::protocol::resp::push_decimal(out, len as u64);
+        out.extend_from_slice(b"\r\n");
+        let mut k = 0;
+        for p in parts {
+            match *p {
+                ArgPart::Lit(a, b) => out.extend_from_slice(&self.lit[a as usize..b as usize]),
+                ArgPart::Num(_) => {
+                    crate::protocol::resp::push_decimal(out, nums[k.min(nums.len() - 1)]);
+                    k += 1;
+                }
+            }
+        }
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+/// memtier's TTL placeholder (`SETEX __key__ __expiry__ __data__`): a TTL from `--expiry-range`.
+pub const EXPIRY: &[u8] = b"__expiry__";
+
+/// Compiles a RESP-encoded command for memtier's composer: a whole `__data__` is a value, a whole
+/// `__expiry__` a TTL, and an argument with placeholders (at most 4) a [`Piece::Bulk`] of its
+/// literal bytes and decimal numbers.
+fn compile_decimal(lit: &mut Vec<u8>, parts: &mut Vec<ArgPart>, bytes: &[u8]) -> Vec<Piece> {
+    let mut pieces = Vec::new();
+    let mut open: Option<u32> = None;
+    let push_lit = |lit: &mut Vec<u8>, open: &mut Option<u32>, b: &[u8]| {
+        if open.is_none() {
+            *open = Some(lit.len() as u32);
+        }
+        lit.extend_from_slice(b);
+    };
+    let close = |lit: &[u8], pieces: &mut Vec<Piece>, open: &mut Option<u32>| {
+        if let Some(a) = open.take()
+            && (a as usize) < lit.len()
+        {
+            pieces.push(Piece::Lit(a, lit.len() as u32));
+        }
+    };
+    let Some(args) = split_resp_args(bytes) else {
+        push_lit(lit, &mut open, bytes);
+        close(lit, &mut pieces, &mut open);
+        return pieces;
+    };
+    push_lit(lit, &mut open, format!("*{}\r\n", args.len()).as_bytes());
+    for arg in args {
+        if arg == DATA || arg == EXPIRY {
+            close(lit, &mut pieces, &mut open);
+            pieces.push(if arg == DATA {
+                Piece::Value
+            } else {
+                Piece::Expiry
+            });
+            continue;
+        }
+        let places: Vec<(usize, u8)> = memmem::find_iter(arg, b"__rand_")
+            .filter_map(|i| rand_group(&arg[i..]).map(|g| (i, g)))
+            .take(4)
+            .collect();
+        if places.is_empty() {
+            push_lit(lit, &mut open, format!("${}\r\n", arg.len()).as_bytes());
+            push_lit(lit, &mut open, arg);
+            push_lit(lit, &mut open, b"\r\n");
+            continue;
+        }
+        close(lit, &mut pieces, &mut open);
+        let first = parts.len() as u32;
+        let mut last = 0;
+        for (i, g) in places {
+            if i < last {
+                continue;
+            }
+            if i > last {
+                let a = lit.len() as u32;
+                lit.extend_from_slice(&arg[last..i]);
+                parts.push(ArgPart::Lit(a, lit.len() as u32));
+            }
+            parts.push(ArgPart::Num(g));
+            last = i + RAND_INT.len();
+        }
+        if last < arg.len() {
+            let a = lit.len() as u32;
+            lit.extend_from_slice(&arg[last..]);
+            parts.push(ArgPart::Lit(a, lit.len() as u32));
+        }
+        pieces.push(Piece::Bulk(first, (parts.len() as u32 - first) as u16));
+    }
+    close(lit, &mut pieces, &mut open);
+    pieces
 }
 
 /// Longest mix cycle kept; longer ones (huge coprime weights) fall back to random draws.

@@ -175,6 +175,10 @@ pub struct KeyGen {
     main: Draw,
     /// Per command of the test: its own draw, or `None` for the run's.
     own: Vec<Option<Draw>>,
+    /// memtier's personality: this connection's keys (then every number is drawn here).
+    memtier: Option<Box<crate::workload::memtier_keys::ClientKeys>>,
+    /// memtier's personality: this connection's place in its commands' order.
+    pub turn: u64,
 }
 
 impl KeyGen {
@@ -197,7 +201,21 @@ impl KeyGen {
                 .iter()
                 .map(|d| d.map(|d| Draw::new(d, range, shard, shards)))
                 .collect(),
+            memtier: None,
+            turn: 0,
         }
+    }
+
+    /// Draws every number from memtier's keyspace as client `client` of the run.
+    pub fn with_memtier(
+        mut self,
+        space: &crate::workload::memtier_keys::KeySpace,
+        client: u64,
+    ) -> Self {
+        self.memtier = Some(Box::new(crate::workload::memtier_keys::ClientKeys::new(
+            space, client,
+        )));
+        self
     }
 
     /// The next number of `__rand_int__` in `[0, range)`, from the run's distribution.
@@ -218,6 +236,9 @@ impl KeyGen {
     /// command `command` of the test: from its own key pattern when it has one, else from the run's.
     #[inline]
     pub fn next_in<R: Rng>(&mut self, command: usize, group: u8, rng: &mut R) -> u64 {
+        if let Some(m) = self.memtier.as_mut() {
+            return m.next(command, rng);
+        }
         let g = group as usize % STREAMS;
         match self.own.get_mut(command) {
             Some(Some(d)) => {

@@ -4,6 +4,7 @@ pub(crate) mod compose;
 pub(crate) mod dataset;
 pub(crate) mod expiry;
 pub(crate) mod keys;
+pub(crate) mod memtier_keys;
 pub(crate) mod mix;
 pub mod replay;
 pub(crate) mod template;

@@ -470,7 +470,7 @@ pub(crate) fn layer<'a>(
                 } else {
                     Vec::new()
                 },
-                keys: plan.keys(&cursor),
+                keys: plan.keys(&cursor, i),
                 rng: SmallRng::seed_from_u64(seed),
                 pacing: plan.pacing(began, i),
                 seq: 0,

@@ -29,11 +29,12 @@ impl Driver<'_> {
             batch_sent: now,
             flights: VecDeque::new(),
             reader: InPlaceScanner::default(),
+            left: u64::MAX,
             verify: self
                 .values
                 .as_ref()
                 .map(|v| Box::new(Verifier::new(v.clone(), self.cfg.run.pipeline, true))),
-            keys: self.plan.keys(&self.plan.cursors()),
+            keys: self.plan.keys(&self.plan.cursors(), 0),
             rng: SmallRng::seed_from_u64(0),
             pacing: None,
             seq: 0,

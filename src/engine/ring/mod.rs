@@ -189,6 +189,8 @@ struct Conn {
     /// Composed requests and the open loop: one entry per request waiting for its reply.
     flights: VecDeque<Flight>,
     reader: InPlaceScanner,
+    /// Requests this connection may still send (memtier's `-n` per client), else `u64::MAX`.
+    left: u64,
     /// `--data-verify`'s read pass: checks each reply's value (fed the same bytes as `reader`).
     verify: Option<Box<Verifier>>,
     keys: KeyGen,
@@ -371,7 +373,11 @@ impl<'a> Driver<'a> {
                     Some((fd, tls)) => (Some(fd), tls),
                     None => (None, None),
                 };
-                let seed = crate::workload::keys::connection_seed(cfg.run.seed, plan.index, i);
+                let seed = if cfg.run.same_seed {
+                    cfg.run.seed
+                } else {
+                    crate::workload::keys::connection_seed(cfg.run.seed, plan.index, i)
+                };
                 let (requests, out, flights) = match (&plan.test.replay, &composer) {
                     _ if layer.is_some() => (Requests::Raw, Vec::new(), VecDeque::new()),
                     (Some(r), _) => (
@@ -417,10 +423,11 @@ impl<'a> Driver<'a> {
                     batch_sent: began,
                     flights,
                     reader: InPlaceScanner::default(),
+                    left: cfg.run.per_connection.unwrap_or(u64::MAX),
                     verify: values
                         .as_ref()
                         .map(|v| Box::new(Verifier::new(v.clone(), depth, retried))),
-                    keys: plan.keys(&cursor),
+                    keys: plan.keys(&cursor, i),
                     rng: SmallRng::seed_from_u64(seed),
                     next_due: pacing.as_ref().map(|p| p.intended(0)),
                     pacing,

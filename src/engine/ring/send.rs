@@ -45,12 +45,14 @@ impl Driver<'_> {
                     Requests::Replay(r, s) => r.stream(*s).len().saturating_sub(c.seq as usize),
                     _ => depth,
                 }
-                .min(depth);
+                .min(depth)
+                .min(c.left.min(depth as u64) as usize);
                 let n = if past_deadline(now) || want == 0 {
                     0
                 } else {
                     state.claim(want)
                 };
+                c.left -= (n as u64).min(c.left);
                 if n == 0 {
                     c.done_sending = true;
                     self.finish_if_idle(i);
@@ -132,10 +134,11 @@ impl Driver<'_> {
                         c.done_sending = true;
                         break;
                     }
-                    if state.claim(1) == 0 {
+                    if c.left == 0 || state.claim(1) == 0 {
                         c.done_sending = true;
                         break;
                     }
+                    c.left -= 1;
                     if now.duration_since(due) > crate::engine::schedule::LATE {
                         let mut st = state.stats.borrow_mut();
                         if c.room_at > due {

@@ -1,0 +1,282 @@
+//! The memtier_benchmark personality (`ringbench memtier ...`, or the binary started as
+//! `memtier_benchmark`): memtier's command lines, checked by what a real redis-server saw (its
+//! commandstats, key names, DBSIZE, TTLs, value lengths, hits and misses) and by the shape of the results.
+
+mod common;
+use common::scratch::Scratch;
+use common::*;
+use std::process::{Command, Output, Stdio};
+
+/// Runs `ringbench memtier -s 127.0.0.1 -p PORT ARGS`.
+fn memtier(s: &RedisServer, args: &[&str]) -> Output {
+    let port = s.port.to_string();
+    let mut all = vec!["memtier", "-s", "127.0.0.1", "-p", &port];
+    all.extend_from_slice(args);
+    ringbench(&all)
+}
+
+/// Like [`memtier`], failing unless it succeeded with nothing on stderr; returns stdout.
+fn memtier_ok(s: &RedisServer, args: &[&str]) -> String {
+    let out = memtier(s, args);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    );
+    assert!(
+        out.status.success() && stderr.is_empty(),
+        "memtier {args:?}: {:?}\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        out.status
+    );
+    stdout
+}
+
+fn keys(s: &RedisServer) -> Vec<String> {
+    s.cli(&["--scan"]).lines().map(String::from).collect()
+}
+
+fn info(s: &RedisServer, field: &str) -> u64 {
+    s.cli(&["info", "stats"])
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {field} in INFO stats"))
+}
+
+#[test]
+fn a_ratio_line_sends_memtiers_order_counts_and_key_names() {
+    let s = RedisServer::start();
+    s.reset();
+    memtier_ok(
+        &s,
+        &[
+            "-t",
+            "1",
+            "-c",
+            "5",
+            "-n",
+            "100",
+            "--ratio",
+            "1:3",
+            "--key-maximum",
+            "1000",
+        ],
+    );
+    let stats = s.commandstats();
+    // -n is per client: 5 x 100, a SET then three GETs on each connection.
+    assert_eq!(stats.get("set"), Some(&125), "{stats:?}");
+    assert_eq!(stats.get("get"), Some(&375), "{stats:?}");
+    let names = keys(&s);
+    assert!(!names.is_empty());
+    for k in &names {
+        let n: u64 = k
+            .strip_prefix("memtier-")
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("key {k} is not memtier-<number>"));
+        assert!(n <= 1000, "{k}");
+        assert_eq!(format!("memtier-{n}"), *k, "no zero padding");
+    }
+    // Without --distinct-client-seed every client draws the same keys, as memtier's do.
+    assert!(names.len() <= 25, "{} keys", names.len());
+}
+
+#[test]
+fn transactions_stay_in_order_on_every_connection() {
+    let s = RedisServer::start();
+    s.reset();
+    memtier_ok(
+        &s,
+        &[
+            "--command=MULTI",
+            "--command=SET __key__ __data__",
+            "--command=INCR counter:__key__",
+            "--command",
+            "EXEC",
+            "-t",
+            "2",
+            "-c",
+            "5",
+            "-n",
+            "400",
+            "--pipeline",
+            "8",
+            "--key-maximum",
+            "100",
+        ],
+    );
+    let stats = s.commandstats();
+    for c in ["multi", "set", "incr", "exec"] {
+        assert_eq!(stats.get(c), Some(&1000), "{c}: {stats:?}");
+    }
+    let errors = s.cli(&["info", "errorstats"]);
+    assert!(!errors.contains("errorstat_"), "{errors}");
+    assert!(keys(&s).iter().any(|k| k.starts_with("counter:memtier-")));
+}
+
+#[test]
+fn allkeys_with_the_parallel_pattern_writes_each_key_once() {
+    let s = RedisServer::start();
+    s.reset();
+    memtier_ok(
+        &s,
+        &[
+            "--ratio=1:0",
+            "-n",
+            "allkeys",
+            "--key-pattern=P:P",
+            "--key-minimum=1",
+            "--key-maximum=2000",
+            "-t",
+            "2",
+            "-c",
+            "5",
+            "--key-prefix",
+            "k:",
+        ],
+    );
+    assert_eq!(s.calls("set"), 2000);
+    assert_eq!(s.cli(&["dbsize"]), "2000");
+    assert_eq!(s.cli(&["exists", "k:1", "k:2000"]), "2");
+    assert_eq!(s.cli(&["exists", "k:0", "k:2001"]), "0");
+}
+
+#[test]
+fn expiry_and_data_size_ranges_reach_the_server() {
+    let s = RedisServer::start();
+    s.reset();
+    memtier_ok(
+        &s,
+        &[
+            "--ratio=1:0",
+            "--expiry-range=100-200",
+            "--data-size-range=10-50",
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-n",
+            "50",
+            "--key-pattern=S:S",
+            "--key-minimum=1",
+            "--key-maximum=50",
+        ],
+    );
+    assert_eq!(s.calls("setex"), 100);
+    for k in keys(&s) {
+        let ttl: i64 = s.cli(&["ttl", &k]).parse().unwrap();
+        assert!((90..=200).contains(&ttl), "{k}: ttl {ttl}");
+        let len: u64 = s.cli(&["strlen", &k]).parse().unwrap();
+        assert!((10..=50).contains(&len), "{k}: {len} bytes");
+    }
+    // S: each connection walks 1..=50 from the start: the 50 keys, all written.
+    assert_eq!(s.cli(&["dbsize"]), "50");
+}
+
+#[test]
+fn get_hits_and_misses_match_the_servers_count() {
+    let s = RedisServer::start();
+    s.reset();
+    let dir = Scratch::new("memtier-hits");
+    let js = dir.path("run.json");
+    // Keys 1..=500 exist; GETs over 1..=1000 find about half.
+    memtier_ok(
+        &s,
+        &[
+            "--ratio=1:0",
+            "-n",
+            "allkeys",
+            "--key-pattern=P:P",
+            "--key-minimum=1",
+            "--key-maximum=500",
+            "-t",
+            "1",
+            "-c",
+            "5",
+        ],
+    );
+    s.cli(&["config", "resetstat"]);
+    let out = ringbench_ok(&s, &["-t", "get", "-n", "3000", "--json", &js, "-q"]);
+    assert!(out.contains("GET"), "{out}");
+    let run: serde_json::Value = serde_json::from_slice(&std::fs::read(&js).unwrap()).unwrap();
+    let gets = &run["tests"][0]["gets"];
+    // ringbench's own keys are not memtier's: every GET misses, and the server agrees.
+    assert_eq!(gets["misses"], info(&s, "keyspace_misses"), "{gets}");
+    assert_eq!(gets["hits"], info(&s, "keyspace_hits"), "{gets}");
+    s.cli(&["config", "resetstat"]);
+    memtier_ok(
+        &s,
+        &[
+            "--ratio=0:1",
+            "--key-minimum=1",
+            "--key-maximum=1000",
+            "-t",
+            "1",
+            "-c",
+            "4",
+            "-n",
+            "500",
+            "--distinct-client-seed",
+        ],
+    );
+    let (hits, misses) = (info(&s, "keyspace_hits"), info(&s, "keyspace_misses"));
+    assert_eq!(hits + misses, 2000);
+    assert!(hits > 700 && misses > 700, "{hits} hits, {misses} misses");
+}
+
+#[test]
+fn mistakes_and_unsupported_options_are_one_line_and_exit_2() {
+    for (args, named) in [
+        (&["--pipeline=0"][..], "--pipeline"),
+        (&["--ratio", "x"][..], "--ratio"),
+        (&["--wait-ratio=1:1"][..], "--wait-ratio"),
+        (&["--protocol=memcache_text"][..], "--protocol"),
+        (&["--key-pattern=P:R"][..], "--key-pattern"),
+        (&["-n", "5", "--test-time=2"][..], "--test-time"),
+        (&["--no-such-option"][..], "--no-such-option"),
+        (&["--command=SET k pre__data__"][..], "--command"),
+    ] {
+        let mut all = vec!["memtier", "-p", "1"];
+        all.extend_from_slice(args);
+        let out = ringbench(&all);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(named), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn started_as_memtier_benchmark_it_is_memtier() {
+    let s = RedisServer::start();
+    s.reset();
+    let dir = Scratch::new("memtier-name");
+    let link = dir.path("memtier_benchmark");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_ringbench"), &link).unwrap();
+    let out = Command::new(&link)
+        .args(["--server", "127.0.0.1", "--port", &s.port.to_string()])
+        .args([
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-n",
+            "10",
+            "--ratio=1:1",
+            "--hide-histogram",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(s.calls("set"), 10);
+    assert_eq!(s.calls("get"), 10);
+}
