@@ -280,3 +280,40 @@ fn started_as_memtier_benchmark_it_is_memtier() {
     assert_eq!(s.calls("set"), 10);
     assert_eq!(s.calls("get"), 10);
 }
+
+#[test]
+fn size_lists_cycle_and_the_s_pattern_grows_with_the_key() {
+    let s = RedisServer::start();
+    s.reset();
+    let one_client = [
+        "-t",
+        "1",
+        "-c",
+        "1",
+        "--ratio=1:0",
+        "--key-pattern=S:S",
+        "--key-minimum=1",
+    ];
+    let mut args = one_client.to_vec();
+    args.extend(["--data-size-list=10:2,20:1", "--key-maximum=30", "-n", "30"]);
+    memtier_ok(&s, &args);
+    for k in 1..=30u64 {
+        let len: u64 = s.cli(&["strlen", &format!("memtier-{k}")]).parse().unwrap();
+        let want = if (k - 1) % 3 < 2 { 10 } else { 20 };
+        assert_eq!(len, want, "memtier-{k}");
+    }
+    s.cli(&["flushall"]);
+    let mut args = one_client.to_vec();
+    args.extend([
+        "--data-size-range=10-100",
+        "--data-size-pattern=S",
+        "--key-maximum=10",
+        "-n",
+        "10",
+    ]);
+    memtier_ok(&s, &args);
+    let lens: Vec<u64> = (1..=10)
+        .map(|k| s.cli(&["strlen", &format!("memtier-{k}")]).parse().unwrap())
+        .collect();
+    assert_eq!(lens, [10, 20, 30, 40, 50, 60, 70, 80, 90, 100]);
+}

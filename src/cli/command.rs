@@ -28,7 +28,8 @@ Examples:
 const USAGE: &str = "ringbench [OPTIONS] [COMMAND ARGS...]
        ringbench <SUBCOMMAND> [ARGS]   (ringbench help <SUBCOMMAND> for its flags)
        ringbench compare FILE.json FILE.json... [--plot FILE.svg]
-       ringbench merge FILE.json FILE.json... [--json FILE] [--plot FILE.svg] [-q]";
+       ringbench merge FILE.json FILE.json... [--json FILE] [--plot FILE.svg] [-q]
+       ringbench memtier [memtier_benchmark options]   (memtier_benchmark's command line and results)";
 
 /// `ringbench`: a benchmark run, or a subcommand.
 #[derive(Parser, Debug)]

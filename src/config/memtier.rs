@@ -7,7 +7,7 @@ use crate::cli::Cli;
 use crate::cli::memtier::MemtierFlags;
 use crate::config::error::UsageError;
 use crate::workload::TestSpec;
-use crate::workload::compose::{Composer, Entry, Expiry, MemtierStyle, ValueSpec};
+use crate::workload::compose::{Composer, Entry, Expiry, MemtierStyle, Sizes, ValueSpec};
 use crate::workload::memtier_keys::{KeySpace, Pattern};
 use std::sync::Arc;
 
@@ -62,6 +62,7 @@ pub struct MemtierPlan {
     commands: Vec<Command>,
     keys: KeySpace,
     value: ValueSpec,
+    sizes: Option<Sizes>,
     expiry: Option<Expiry>,
 }
 
@@ -121,7 +122,7 @@ fn range(option: &str, v: &str, lowest: u64) -> Result<(u64, u64), UsageError> {
 
 /// The options ringbench cannot honour, each refused by name.
 fn refused(f: &MemtierFlags) -> Result<(), UsageError> {
-    let checks: [(bool, &str, &str); 24] = [
+    let checks: [(bool, &str, &str); 22] = [
         (
             f.ipv6,
             "--ipv6",
@@ -204,11 +205,6 @@ fn refused(f: &MemtierFlags) -> Result<(), UsageError> {
             "SETRANGE/GETRANGE requests are not implemented",
         ),
         (
-            f.data_size_list.is_some(),
-            "--data-size-list",
-            "weighted size lists are not implemented; use --data-size-range",
-        ),
-        (
             f.data_import.is_some() || f.generate_keys || f.no_expiry,
             "--data-import",
             "importing a memcached dump is not implemented",
@@ -222,11 +218,6 @@ fn refused(f: &MemtierFlags) -> Result<(), UsageError> {
             f.wait_ratio.is_some() || f.num_slaves.is_some() || f.wait_timeout.is_some(),
             "--wait-ratio",
             "WAIT requests are not implemented",
-        ),
-        (
-            f.data_size_pattern.as_deref().is_some_and(|p| p != "R"),
-            "--data-size-pattern",
-            "only R (random sizes) is implemented",
         ),
         (
             f.command_stats_breakdown.as_deref().is_some_and(|b| {
@@ -332,7 +323,7 @@ impl MemtierPlan {
         } else {
             CONSTANT_SEED
         });
-        let value = value_spec(f)?;
+        let (value, sizes) = value_spec(f, &keys)?;
         let expiry = match f.expiry_range.as_deref() {
             None => None,
             Some(v) => match range("--expiry-range", v, 0)? {
@@ -369,6 +360,7 @@ impl MemtierPlan {
             commands,
             keys,
             value,
+            sizes,
             expiry,
         })
     }
@@ -393,6 +385,7 @@ impl MemtierPlan {
         keys.patterns = self.commands.iter().map(|c| c.pattern).collect();
         let style = MemtierStyle {
             keys: Some(Arc::new(keys)),
+            sizes: self.sizes.clone(),
         };
         let composer = Composer::memtier(&entries, self.value, self.expiry, seed, style);
         let first = &self.commands[0];
@@ -592,27 +585,72 @@ fn requests(f: &MemtierFlags, keys: &KeySpace, cli: &mut Cli) -> Result<Option<u
     Ok(Some(n))
 }
 
-/// Value sizes (`-d`, `--data-size-range`) and `--random-data`.
-fn value_spec(f: &MemtierFlags) -> Result<ValueSpec, UsageError> {
+/// Value sizes (`-d`, `--data-size-range` with `--data-size-pattern`, `--data-size-list`) and
+/// `--random-data`.
+fn value_spec(f: &MemtierFlags, keys: &KeySpace) -> Result<(ValueSpec, Option<Sizes>), UsageError> {
     let limit = crate::config::shape::MAX_DATA_SIZE as u64;
-    let (min, max) = match (&f.data_size, &f.data_size_range) {
-        (Some(_), Some(_)) => {
-            return Err(usage(
-                "'--data-size' cannot be used with '--data-size-range'".into(),
-            ));
+    let given = [
+        f.data_size.is_some(),
+        f.data_size_range.is_some(),
+        f.data_size_list.is_some(),
+    ];
+    if given.iter().filter(|g| **g).count() > 1 {
+        return Err(usage(
+            "'--data-size', '--data-size-range' and '--data-size-list' cannot be used together: give one".into(),
+        ));
+    }
+    let pattern = f.data_size_pattern.as_deref().unwrap_or("R");
+    if pattern != "R" && pattern != "S" {
+        return Err(usage(format!(
+            "invalid value '{pattern}' for '--data-size-pattern': must be either R or S"
+        )));
+    }
+    let mut sizes = None;
+    let (min, max) = if let Some(d) = &f.data_size {
+        let n = positive("--data-size", d)?.min(limit);
+        (n, n)
+    } else if let Some(r) = &f.data_size_range {
+        let (a, b) = range("--data-size-range", r, 1)?;
+        if pattern == "S" {
+            sizes = Some(Sizes::ByKey {
+                key_min: keys.min,
+                key_max: keys.max,
+            });
         }
-        (Some(d), None) => {
-            let n = positive("--data-size", d)?.min(limit);
-            (n, n)
-        }
-        (None, Some(r)) => range("--data-size-range", r, 1)?,
-        (None, None) => (DATA_SIZE as u64, DATA_SIZE as u64),
+        (a, b)
+    } else if let Some(l) = &f.data_size_list {
+        let list = size_list(l)?;
+        let lo = list.iter().map(|(s, _)| *s).min().unwrap_or(1);
+        let hi = list.iter().map(|(s, _)| *s).max().unwrap_or(1);
+        sizes = Some(Sizes::Cycle(list));
+        (lo as u64, hi as u64)
+    } else {
+        (DATA_SIZE as u64, DATA_SIZE as u64)
     };
-    Ok(ValueSpec {
+    let spec = ValueSpec {
         min: min.min(limit) as usize,
         max: max.min(limit) as usize,
         random: f.random_data,
-    })
+    };
+    Ok((spec, sizes))
+}
+
+/// `--data-size-list SIZE:WEIGHT,...`.
+fn size_list(v: &str) -> Result<Vec<(usize, u64)>, UsageError> {
+    let bad = || {
+        usage(format!(
+            "invalid value '{v}' for '--data-size-list': must be expressed as [size1:weight1],...[sizeN:weightN]"
+        ))
+    };
+    let limit = crate::config::shape::MAX_DATA_SIZE as usize;
+    v.split(',')
+        .map(|item| {
+            let (s, w) = item.split_once(':').ok_or_else(bad)?;
+            let size = s.parse::<usize>().ok().filter(|s| (1..=limit).contains(s));
+            let weight = w.parse::<u64>().ok().filter(|w| *w > 0);
+            size.zip(weight).ok_or_else(bad)
+        })
+        .collect()
 }
 
 /// A pattern letter for `option`.
@@ -956,6 +994,8 @@ mod tests {
         assert!(e(&["--command-ratio=2"]).contains("give a --command first"));
         assert!(e(&["--command=GET __key__", "--ratio=1:1"]).contains("'--ratio'"));
         assert!(e(&["--data-size=3", "--data-size-range=1-5"]).contains("--data-size-range"));
+        assert!(e(&["--data-size-list=3:1,x"]).contains("'--data-size-list'"));
+        assert!(e(&["--data-size-pattern=Q"]).contains("'--data-size-pattern'"));
     }
 
     #[test]

@@ -128,6 +128,19 @@ enum ArgPart {
 pub struct MemtierStyle {
     /// The keyspace each connection draws from (its numbers already in `[min, max]`).
     pub keys: Option<std::sync::Arc<crate::workload::memtier_keys::KeySpace>>,
+    /// Value sizes other than a uniform draw from the value spec's range.
+    pub sizes: Option<Sizes>,
+}
+
+/// memtier's value sizes beyond a uniform draw.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Sizes {
+    /// `--data-size-list SIZE:WEIGHT,...`: each size `weight` times in a row, in turn, on each
+    /// connection.
+    Cycle(Vec<(usize, u64)>),
+    /// `--data-size-pattern S`: the size grows with the key number, from the range's minimum at
+    /// `--key-minimum` to its maximum at `--key-maximum`.
+    ByKey { key_min: u64, key_max: u64 },
 }
 
 /// Whether `--expiry-range` gives `template`'s requests a TTL (see [`takes_expiry`]).
@@ -579,7 +592,12 @@ impl Composer {
                         continue;
                     }
                     let v = &self.value;
-                    let len = v.min + bounded(rng.next_u64(), (v.max - v.min + 1) as u64) as usize;
+                    let len = match self.memtier.as_ref().and_then(|m| m.sizes.as_ref()) {
+                        Some(sizes) => size_of(sizes, v, last, keys),
+                        None => {
+                            v.min + bounded(rng.next_u64(), (v.max - v.min + 1) as u64) as usize
+                        }
+                    };
                     let from = if v.random {
                         bounded(rng.next_u64(), (self.pool.len() - len + 1) as u64) as usize
                     } else {
@@ -589,7 +607,7 @@ impl Composer {
                 }
                 Piece::Bulk(first, n) => {
                     let parts = &self.parts[first as usize..first as usize + n as usize];
-                    self.write_bulk(out, parts, kind, keys, rng);
+                    last = self.write_bulk(out, parts, kind, keys, rng);
                 }
                 Piece::Expiry => {
                     let e = self.expiry.unwrap_or(Expiry { min: 1, max: 1 });
@@ -617,7 +635,7 @@ impl Composer {
         kind: usize,
         keys: &mut KeyGen,
         rng: &mut SmallRng,
-    ) {
+    ) -> u64 {
         let mut nums = [0u64; 4];
         let mut len = 0usize;
         let mut k = 0;
@@ -648,6 +666,31 @@ impl Composer {
             }
         }
         out.extend_from_slice(b"\r\n");
+        nums[k.clamp(1, nums.len()) - 1]
+    }
+}
+
+/// A value's length under memtier's `sizes`: the next of this connection's size cycle, or the one the
+/// request's key number `key` gives.
+fn size_of(sizes: &Sizes, v: &ValueSpec, key: u64, keys: &mut KeyGen) -> usize {
+    match sizes {
+        Sizes::Cycle(list) => {
+            let total: u64 = list.iter().map(|(_, w)| w).sum();
+            let mut t = keys.size_turn % total.max(1);
+            keys.size_turn = keys.size_turn.wrapping_add(1);
+            for &(size, w) in list {
+                if t < w {
+                    return size;
+                }
+                t -= w;
+            }
+            v.max
+        }
+        Sizes::ByKey { key_min, key_max } => {
+            let span = key_max.saturating_sub(*key_min).max(1) as f64;
+            let a = key.saturating_sub(*key_min) as f64 / span;
+            (v.min + ((v.max - v.min) as f64 * a) as usize).clamp(v.min, v.max)
+        }
     }
 }
 

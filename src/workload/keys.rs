@@ -179,6 +179,8 @@ pub struct KeyGen {
     memtier: Option<Box<crate::workload::memtier_keys::ClientKeys>>,
     /// memtier's personality: this connection's place in its commands' order.
     pub turn: u64,
+    /// memtier's `--data-size-list`: this connection's place in the sizes' cycle.
+    pub size_turn: u64,
 }
 
 impl KeyGen {
@@ -203,6 +205,7 @@ impl KeyGen {
                 .collect(),
             memtier: None,
             turn: 0,
+            size_turn: 0,
         }
     }
 
