@@ -547,6 +547,14 @@ fn key_space(f: &MemtierFlags, clients: u64) -> Result<KeySpace, UsageError> {
         median,
         zipf_exp,
         clients,
+        seed: if f.randomize {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |d| d.subsec_nanos() ^ d.as_secs() as u32)
+        } else {
+            0
+        },
+        distinct: f.distinct_client_seed,
     })
 }
 
@@ -666,6 +674,11 @@ fn pattern(option: &str, v: &str) -> Result<Pattern, UsageError> {
 fn commands(f: &MemtierFlags, keys: &KeySpace, expiry: bool) -> Result<Vec<Command>, UsageError> {
     let prefix = f.key_prefix.as_deref().unwrap_or("memtier-");
     if f.command.is_empty() {
+        if let Some((_, option, value)) = f.command_order.first() {
+            return Err(usage(format!(
+                "'{option} {value}' applies to the --command before it: give a --command first"
+            )));
+        }
         return ratio_commands(f, prefix, expiry, keys);
     }
     if f.key_pattern.is_some() {

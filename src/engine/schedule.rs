@@ -57,8 +57,8 @@ impl Pacing {
     }
 
     /// memtier_benchmark's `--rate-limiting RATE` for connection `index` of `conns`: bursts of
-    /// `ceil(RATE / 50)` requests, `burst / RATE` seconds apart (about 50 a second), each connection's
-    /// bursts staggered evenly over that interval.
+    /// `ceil(RATE / 50)` requests, `burst / RATE` seconds apart (about 50 a second), every connection's
+    /// at the same moments, as memtier's connections' timers start together.
     pub fn bursts(start: Instant, index: usize, conns: usize, rate: u64) -> Pacing {
         let rate = rate.max(1);
         Pacing {
@@ -90,7 +90,7 @@ impl Pacing {
             let at = d.get(i as usize).or(d.last()).copied().unwrap_or(0);
             return self.start + Duration::from_nanos(at);
         }
-        let slot = self.index * self.burst + (i - i % self.burst) * self.conns;
+        let slot = (i - i % self.burst) * self.conns;
         self.start + Duration::from_nanos((slot as f64 * self.ns_per_request) as u64)
     }
 }

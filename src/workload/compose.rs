@@ -555,6 +555,7 @@ impl Composer {
         };
         // Numbers of groups 1..9 and [`SHARED_INT`], drawn on first use within this request.
         let mut shared = [u64::MAX; SHARED_INT as usize + 1];
+        let mut pending_len: Option<usize> = None;
         let pieces = match &self.rows {
             Some(rows) => {
                 let t = turn.get();
@@ -592,9 +593,10 @@ impl Composer {
                         continue;
                     }
                     let v = &self.value;
-                    let len = match self.memtier.as_ref().and_then(|m| m.sizes.as_ref()) {
-                        Some(sizes) => size_of(sizes, v, last, keys),
-                        None => {
+                    let len = match (pending_len.take(), self.memtier.as_ref()) {
+                        (Some(len), _) => len,
+                        (None, Some(m)) => memtier_size(m, v, last, keys),
+                        (None, None) => {
                             v.min + bounded(rng.next_u64(), (v.max - v.min + 1) as u64) as usize
                         }
                     };
@@ -611,7 +613,14 @@ impl Composer {
                 }
                 Piece::Expiry => {
                     let e = self.expiry.unwrap_or(Expiry { min: 1, max: 1 });
-                    let ttl = e.min + bounded(rng.next_u64(), e.max - e.min + 1);
+                    // memtier draws a SETEX's value size before its TTL.
+                    if let Some(m) = self.memtier.as_ref() {
+                        pending_len = Some(memtier_size(m, &self.value, last, keys));
+                    }
+                    let ttl = match keys.memtier_range(e.min, e.max) {
+                        Some(t) => t,
+                        None => e.min + bounded(rng.next_u64(), e.max - e.min + 1),
+                    };
                     let digits = ttl.checked_ilog10().unwrap_or(0) as u64 + 1;
                     out.push(b'$');
                     crate::protocol::resp::push_decimal(out, digits);
@@ -670,9 +679,17 @@ impl Composer {
     }
 }
 
-/// A value's length under memtier's `sizes`: the next of this connection's size cycle, or the one the
-/// request's key number `key` gives.
-fn size_of(sizes: &Sizes, v: &ValueSpec, key: u64, keys: &mut KeyGen) -> usize {
+/// A value's length as memtier sizes it: fixed (no draw), drawn from the range by the client's
+/// generator, the next of its size cycle, or the one the request's key number `key` gives.
+fn memtier_size(m: &MemtierStyle, v: &ValueSpec, key: u64, keys: &mut KeyGen) -> usize {
+    let Some(sizes) = m.sizes.as_ref() else {
+        if v.min == v.max {
+            return v.min;
+        }
+        return keys
+            .memtier_range(v.min.max(1) as u64, v.max as u64)
+            .map_or(v.min, |n| n as usize);
+    };
     match sizes {
         Sizes::Cycle(list) => {
             let total: u64 = list.iter().map(|(_, w)| w).sum();

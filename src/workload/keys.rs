@@ -216,9 +216,18 @@ impl KeyGen {
         client: u64,
     ) -> Self {
         self.memtier = Some(Box::new(crate::workload::memtier_keys::ClientKeys::new(
-            space, client,
+            space,
+            client,
+            space.client_seed(client),
         )));
         self
+    }
+
+    /// memtier's personality: a number in `[lo, hi]` from the client's generator (its value sizes and
+    /// TTLs), `None` otherwise.
+    #[inline]
+    pub fn memtier_range(&mut self, lo: u64, hi: u64) -> Option<u64> {
+        self.memtier.as_mut().map(|m| m.range(lo, hi))
     }
 
     /// The next number of `__rand_int__` in `[0, range)`, from the run's distribution.
@@ -240,7 +249,7 @@ impl KeyGen {
     #[inline]
     pub fn next_in<R: Rng>(&mut self, command: usize, group: u8, rng: &mut R) -> u64 {
         if let Some(m) = self.memtier.as_mut() {
-            return m.next(command, rng);
+            return m.next(command);
         }
         let g = group as usize % STREAMS;
         match self.own.get_mut(command) {
