@@ -316,7 +316,12 @@ pub fn run(
     if cfg.run.idle {
         return run_idle(&cfg, ctl, control, stdout, stderr, progress);
     }
-    let mut watch = watch_server(&cfg, ctl, &masters, yield_slot);
+    // memtier's personality reads nothing from the server while it runs, as memtier does not.
+    let mut watch = if cfg.run.memtier.is_some() {
+        server_view::Watches::none()
+    } else {
+        watch_server(&cfg, ctl, &masters, yield_slot)
+    };
     if !wait_for_start(&cfg, control, &mut progress) {
         return Ok(RunOutcome {
             stopped: true,
@@ -372,8 +377,12 @@ fn connect(
         data_size: cfg.run.data_size,
         data_min: Some(cfg.run.shape.value.min),
         keepalive: cfg.run.keepalive,
+        // One question is enough to learn that the server refuses us (memtier's personality asks no more).
         save: ctl.config_get("save")?,
-        appendonly: ctl.config_get("appendonly")?,
+        appendonly: match cfg.run.memtier {
+            None => ctl.config_get("appendonly")?,
+            Some(_) => None,
+        },
         multi_thread: cfg.run.multi_thread,
         threads: cfg.run.threads.min(cfg.run.clients),
         threads_note: threads_note(cfg),
@@ -391,7 +400,7 @@ fn connect(
     if let Some(msg) = ctl.refused.take() {
         return Err(RunError::Server(msg));
     }
-    let yield_slot = if cfg.run.cluster || cfg.run.idle {
+    let yield_slot = if cfg.run.cluster || cfg.run.idle || cfg.run.memtier.is_some() {
         false
     } else {
         check_room(&mut ctl, cfg.run.clients as u64)?

@@ -76,7 +76,11 @@ fn a_ratio_line_sends_memtiers_order_counts_and_key_names() {
         assert_eq!(format!("memtier-{n}"), *k, "no zero padding");
     }
     // Without --distinct-client-seed every client draws the same keys, as memtier's do.
-    assert!(names.len() <= 25, "{} keys", names.len());
+    assert_eq!(
+        names.len(),
+        25,
+        "memtier_benchmark writes 25 keys with this line"
+    );
 }
 
 #[test]
@@ -316,4 +320,105 @@ fn size_lists_cycle_and_the_s_pattern_grows_with_the_key() {
         .map(|k| s.cli(&["strlen", &format!("memtier-{k}")]).parse().unwrap())
         .collect();
     assert_eq!(lens, [10, 20, 30, 40, 50, 60, 70, 80, 90, 100]);
+}
+
+#[test]
+fn results_have_memtiers_table_json_and_hdr_files() {
+    let s = RedisServer::start();
+    s.reset();
+    let dir = Scratch::new("memtier-out");
+    let (js, hdr, report) = (dir.path("m.json"), dir.path("h"), dir.path("out.txt"));
+    let stdout = memtier_ok(
+        &s,
+        &[
+            "-t",
+            "2",
+            "-c",
+            "3",
+            "-n",
+            "200",
+            "--ratio=1:4",
+            "--key-maximum=500",
+            "--json-out-file",
+            &js,
+            "--hdr-file-prefix",
+            &hdr,
+            "--hide-histogram",
+            "--print-percentiles",
+            "50,99.9",
+        ],
+    );
+    let line = |name: &str| {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("no {name} row in:\n{stdout}"))
+            .to_string()
+    };
+    assert!(stdout.contains("ALL STATS"), "{stdout}");
+    assert!(line("Type").contains("p99.9"), "{stdout}");
+    assert!(
+        !stdout.contains("Request Latency Distribution"),
+        "--hide-histogram"
+    );
+    for row in ["Sets", "Gets", "Waits", "Totals"] {
+        line(row);
+    }
+    let run: serde_json::Value = serde_json::from_slice(&std::fs::read(&js).unwrap()).unwrap();
+    let all = &run["ALL STATS"];
+    // What the spec runner reads: every row's Ops/sec, the percentiles.
+    assert!(all["Totals"]["Ops/sec"].as_f64().unwrap() > 0.0, "{all}");
+    assert!(
+        all["Totals"]["Percentile Latencies"]["p99.90"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    assert_eq!(all["Sets"]["Count"], s.calls("set"));
+    assert_eq!(all["Gets"]["Count"], s.calls("get"));
+    assert_eq!(all["Totals"]["Count"], 1200);
+    assert_eq!(run["run information"]["Connections per thread"], 3);
+    // Hits and misses are the server's own count, per second of the run.
+    let secs = all["Runtime"]["Total duration"].as_f64().unwrap() / 1000.0;
+    let hits = all["Gets"]["Hits/sec"].as_f64().unwrap() * secs;
+    let server_hits = info(&s, "keyspace_hits") as f64;
+    assert!(
+        (hits - server_hits).abs() <= 1.0 + server_hits * 0.01,
+        "{hits} against {server_hits}"
+    );
+    for f in [
+        "_FULL_RUN_1.txt",
+        "_FULL_RUN_1.hgrm",
+        "_SET_command_run_1.txt",
+        "_GET_command_run_1.hgrm",
+    ] {
+        assert!(
+            std::path::Path::new(&format!("{hdr}{f}")).exists(),
+            "{hdr}{f}"
+        );
+    }
+    // -o: the report goes to the file, nothing to stdout.
+    let out = memtier_ok(
+        &s,
+        &[
+            "-t",
+            "1",
+            "-c",
+            "1",
+            "-n",
+            "10",
+            "-o",
+            &report,
+            "--run-count=2",
+        ],
+    );
+    assert!(out.is_empty(), "{out}");
+    let text = std::fs::read_to_string(&report).unwrap();
+    for section in [
+        "BEST RUN RESULTS",
+        "WORST RUN RESULTS",
+        "AGGREGATED AVERAGE RESULTS (2 runs)",
+    ] {
+        assert!(text.contains(section), "{section} in:\n{text}");
+    }
 }

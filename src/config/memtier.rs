@@ -18,7 +18,7 @@ const REQUESTS: u64 = 10_000;
 const DATA_SIZE: usize = 32;
 const KEY_MAXIMUM: u64 = 10_000_000;
 /// memtier's seed when `--randomize` is not given: every run draws the same keys.
-const CONSTANT_SEED: u64 = 0x6d65_6d74_6965_72;
+const CONSTANT_SEED: u64 = 0x006d_656d_7469_6572;
 
 /// How memtier's results are written.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,6 +33,12 @@ pub struct MemtierOutput {
     pub hdr_file_prefix: Option<String>,
     /// The configuration memtier echoes in its JSON, as `key: value` pairs.
     pub echo: Vec<(String, serde_json::Value)>,
+    /// `-t`, `-c` (per thread), `-n` (per client; `None` with `--test-time`) and `--test-time`, as the
+    /// run information lines say them.
+    pub threads: u64,
+    pub clients: u64,
+    pub requests: Option<u64>,
+    pub test_time: u64,
 }
 
 /// One command of memtier's test: its arguments (placeholders expanded), title and name, ratio and
@@ -349,6 +355,10 @@ impl MemtierPlan {
             json_out_file: f.json_out_file.clone(),
             hdr_file_prefix: f.hdr_file_prefix.clone(),
             echo: echo(f, threads, clients, &keys, per_connection),
+            threads,
+            clients,
+            requests: per_connection,
+            test_time: cli.duration.map_or(0, |d| d as u64),
         };
         Ok(MemtierPlan {
             cli,

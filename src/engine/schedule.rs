@@ -39,7 +39,8 @@ pub struct Pacing {
     /// `--replay`: when each of this connection's commands is due (nanoseconds from `start`), instead
     /// of the even stream.
     due: Option<Arc<[u64]>>,
-    /// memtier's `--rate-limiting`: requests due together, every `burst * conns * ns_per_request`.
+    /// memtier's `--rate-limiting`: requests due together, every `burst * conns * ns_per_request`
+    /// (0: the even stream).
     burst: u64,
 }
 
@@ -52,7 +53,7 @@ impl Pacing {
             conns: conns.max(1) as u64,
             ns_per_request: 1e9 / rps,
             due: None,
-            burst: 1,
+            burst: 0,
         }
     }
 
@@ -80,7 +81,7 @@ impl Pacing {
             conns: 1,
             ns_per_request: 0.0,
             due: Some(due),
-            burst: 1,
+            burst: 0,
         }
     }
 
@@ -90,7 +91,11 @@ impl Pacing {
             let at = d.get(i as usize).or(d.last()).copied().unwrap_or(0);
             return self.start + Duration::from_nanos(at);
         }
-        let slot = (i - i % self.burst) * self.conns;
+        // memtier's bursts (`burst` 0: the even stream, each connection at its own offset).
+        let slot = match self.burst {
+            0 => self.index + i * self.conns,
+            b => (i - i % b) * self.conns,
+        };
         self.start + Duration::from_nanos((slot as f64 * self.ns_per_request) as u64)
     }
 }
@@ -179,8 +184,9 @@ pub(crate) fn prepare_stats(stats: &mut ShardStats, cfg: &Config, test: &TestSpe
     if cfg.run.shape.rps.is_some() {
         stats.service = Some(new_histogram(cfg.run.precision));
     }
+    // memtier's personality reports each command's row, even a test of one command.
     if let Some(c) = &test.compose
-        && c.variants().len() > 1
+        && (c.variants().len() > 1 || c.key_space().is_some())
     {
         stats.parts = c
             .variants()

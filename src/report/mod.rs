@@ -4,6 +4,8 @@ mod compare;
 pub(crate) mod encoded_histogram;
 pub(crate) mod hdrlog;
 pub(crate) mod html;
+pub(crate) mod memtier;
+pub(crate) mod memtier_sink;
 mod merge;
 pub(crate) mod metrics;
 pub(crate) mod per_second;

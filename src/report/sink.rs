@@ -44,6 +44,9 @@ pub enum SinkError {
     Json(#[from] ResultFileError),
     #[error(transparent)]
     Plot(#[from] PlotError),
+    /// A file of memtier's (`--json-out-file`, `--hdr-file-prefix`) could not be written.
+    #[error("could not write '{0}': {1}")]
+    MemtierFile(String, std::io::Error),
     /// Stdout could not be written.
     #[error("could not write the output: {0}")]
     Output(#[from] std::io::Error),

@@ -27,8 +27,13 @@ impl Sinks {
         header: Header,
     ) -> Result<Sinks, crate::report::metrics::MetricsError> {
         let mut sinks: Vec<Box<dyn Sink>> = Vec::new();
-        // With `--json -` stdout carries the JSON alone.
-        if !results::json_to_stdout(cfg) {
+        if let Some(m) = &cfg.run.memtier {
+            // memtier's personality: its tables and files instead of ringbench's report.
+            sinks.push(Box::new(crate::report::memtier_sink::MemtierSink::new(
+                m.clone(),
+            )));
+        } else if !results::json_to_stdout(cfg) {
+            // With `--json -` stdout carries the JSON alone.
             sinks.push(Box::new(Text {
                 header,
                 mode: cfg.run.output,

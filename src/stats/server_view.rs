@@ -197,6 +197,14 @@ struct NewWatch {
 }
 
 impl Watches {
+    /// No server watched (memtier's personality: the server sees only the benchmark's traffic).
+    pub fn none() -> Self {
+        Watches {
+            watches: Vec::new(),
+            cluster: None,
+        }
+    }
+
     /// One server.
     pub fn one(w: ServerWatch) -> Self {
         Watches {
@@ -316,7 +324,7 @@ impl Watches {
         stopped: bool,
     ) -> Option<ServerView> {
         if self.cluster.is_none() {
-            return self.watches[0].watch.end(completed, stopped);
+            return self.watches.first_mut()?.watch.end(completed, stopped);
         }
         self.discover(true);
         let mut nodes = Vec::with_capacity(self.watches.len());
