@@ -11,9 +11,9 @@ from collections import defaultdict
 
 # Rank of each stage: a stage may use the stages of lower rank and its own, never a higher one. A leaf file
 # directly in src/ (os_error.rs) is "base", below all; the root (lib.rs, main.rs) and the subcommand stages
-# (capacity, fleet) share the top rank and may use everything.
+# (capacity, fleet, the memtier personality) share the top rank and may use everything.
 ORDER = {"base": 0, "cli": 1, "protocol": 2, "workload": 3, "net": 4, "config": 5, "stats": 6,
-         "engine": 7, "report": 8, "": 9, "capacity": 9, "fleet": 9}
+         "engine": 7, "report": 8, "": 9, "capacity": 9, "fleet": 9, "memtier": 9}
 
 files = {}
 for d, _, names in os.walk("src"):
