@@ -711,6 +711,23 @@ fn memtier_size(m: &MemtierStyle, v: &ValueSpec, key: u64, keys: &mut KeyGen) ->
     }
 }
 
+/// Appends `b` to the literal being built (starting one at the arena's end when none is open).
+fn push_lit(lit: &mut Vec<u8>, open: &mut Option<u32>, b: &[u8]) {
+    if open.is_none() {
+        *open = Some(lit.len() as u32);
+    }
+    lit.extend_from_slice(b);
+}
+
+/// Ends the literal being built, if any, as a piece.
+fn close(lit: &[u8], pieces: &mut Vec<Piece>, open: &mut Option<u32>) {
+    if let Some(a) = open.take()
+        && (a as usize) < lit.len()
+    {
+        pieces.push(Piece::Lit(a, lit.len() as u32));
+    }
+}
+
 /// memtier's TTL placeholder (`SETEX __key__ __expiry__ __data__`): a TTL from `--expiry-range`.
 pub const EXPIRY: &[u8] = b"__expiry__";
 
@@ -720,19 +737,6 @@ pub const EXPIRY: &[u8] = b"__expiry__";
 fn compile_decimal(lit: &mut Vec<u8>, parts: &mut Vec<ArgPart>, bytes: &[u8]) -> Vec<Piece> {
     let mut pieces = Vec::new();
     let mut open: Option<u32> = None;
-    let push_lit = |lit: &mut Vec<u8>, open: &mut Option<u32>, b: &[u8]| {
-        if open.is_none() {
-            *open = Some(lit.len() as u32);
-        }
-        lit.extend_from_slice(b);
-    };
-    let close = |lit: &[u8], pieces: &mut Vec<Piece>, open: &mut Option<u32>| {
-        if let Some(a) = open.take()
-            && (a as usize) < lit.len()
-        {
-            pieces.push(Piece::Lit(a, lit.len() as u32));
-        }
-    };
     let Some(args) = split_resp_args(bytes) else {
         push_lit(lit, &mut open, bytes);
         close(lit, &mut pieces, &mut open);
@@ -833,19 +837,6 @@ fn compile(
     let mut pieces = Vec::new();
     // Start of the literal being built, if any: adjacent literal bytes become one piece.
     let mut open: Option<u32> = None;
-    fn push_lit(lit: &mut Vec<u8>, open: &mut Option<u32>, b: &[u8]) {
-        if open.is_none() {
-            *open = Some(lit.len() as u32);
-        }
-        lit.extend_from_slice(b);
-    }
-    fn close(lit: &[u8], pieces: &mut Vec<Piece>, open: &mut Option<u32>) {
-        if let Some(a) = open.take()
-            && (a as usize) < lit.len()
-        {
-            pieces.push(Piece::Lit(a, lit.len() as u32));
-        }
-    }
     let Some(args) = split_resp_args(bytes) else {
         push_lit(lit, &mut open, bytes);
         close(lit, &mut pieces, &mut open);
