@@ -422,3 +422,95 @@ fn results_have_memtiers_table_json_and_hdr_files() {
         assert!(text.contains(section), "{section} in:\n{text}");
     }
 }
+
+#[test]
+fn statsd_gets_memtiers_metric_names() {
+    let s = RedisServer::start();
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    let port = udp.local_addr().unwrap().port().to_string();
+    memtier_ok(
+        &s,
+        &[
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-n",
+            "500",
+            "--statsd-host",
+            "127.0.0.1",
+            "--statsd-port",
+            &port,
+            "--statsd-run-label",
+            "lbl",
+            "--hide-histogram",
+        ],
+    );
+    let mut buf = vec![0u8; 65536];
+    let n = udp.recv(&mut buf).expect("a StatsD datagram");
+    let text = String::from_utf8_lossy(&buf[..n]).to_string();
+    let names: Vec<&str> = text.lines().filter_map(|l| l.split(':').next()).collect();
+    for want in [
+        "memtier.lbl.ops_sec",
+        "memtier.lbl.ops_sec_avg",
+        "memtier.lbl.connections",
+    ] {
+        assert!(names.contains(&want), "{want} in {names:?}");
+    }
+}
+
+#[test]
+fn a_password_is_used_but_never_written() {
+    let s = RedisServer::start_with(&["--requirepass", "s3cret-pw"]);
+    let dir = Scratch::new("memtier-auth");
+    let js = dir.path("m.json");
+    let port = s.port.to_string();
+    let out = ringbench(&[
+        "memtier",
+        "-s",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "-a",
+        "s3cret-pw",
+        "-t",
+        "1",
+        "-c",
+        "2",
+        "-n",
+        "20",
+        "--json-out-file",
+        &js,
+        "--hide-histogram",
+    ]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success() && stderr.is_empty(), "{stderr}");
+    let json = std::fs::read_to_string(&js).unwrap();
+    assert!(
+        !json.contains("s3cret") && !stdout.contains("s3cret"),
+        "{json}"
+    );
+    assert!(json.contains("\"authenticate\": \"*****\""), "{json}");
+    let wrong = ringbench(&[
+        "memtier",
+        "-s",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "-a",
+        "nope-pw",
+        "-n",
+        "5",
+    ]);
+    let err = String::from_utf8_lossy(&wrong.stderr);
+    assert_eq!(wrong.status.code(), Some(1), "{err}");
+    assert!(
+        !err.contains("nope-pw") && err.lines().count() == 1,
+        "{err}"
+    );
+}

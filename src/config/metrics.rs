@@ -24,6 +24,8 @@ pub struct StatsdSettings {
     pub port: u16,
     pub prefix: String,
     pub label: String,
+    /// memtier's names, `<prefix>.<label>.<metric>`: no test segment (its run is one test).
+    pub flat: bool,
 }
 
 /// The live metrics of `cli`, or `None` when neither an endpoint nor a StatsD server is asked for.
@@ -97,6 +99,7 @@ pub fn from_cli(cli: &Cli) -> Result<Option<MetricsSettings>, UsageError> {
             port,
             prefix: cli.statsd_prefix.clone(),
             label: cli.statsd_run_label.clone(),
+            flat: false,
         }),
     }))
 }

@@ -74,6 +74,9 @@ pub fn configure(args: &[OsString], out: &mut dyn Write, err: &mut dyn Write) ->
     cfg.run.same_seed = !plan.distinct_seeds;
     cfg.run.burst_rate = plan.burst_rate;
     cfg.run.memtier = Some(Arc::new(plan.output));
+    if let Some(s) = cfg.run.metrics.as_mut().and_then(|m| m.statsd.as_mut()) {
+        s.flat = true;
+    }
     Start::Run(Box::new(cfg), plan.out_file)
 }
 

@@ -1,6 +1,7 @@
 //! `--statsd`: once a second while a test runs, its rate and latencies go to a StatsD server over UDP
 //! as one datagram of lines `<prefix>.<label>.<test>.<metric>:<value>|<type>` (memtier_benchmark's
-//! metric names, with the test's name added because a ringbench run holds several tests). A test's end
+//! metric names, with the test's name added because a ringbench run holds several tests; memtier's
+//! personality sends memtier's own names, without it). A test's end
 //! sends its final figures and a zero rate, so a dashboard's line drops when the load stops.
 
 use crate::config::metrics::StatsdSettings;
@@ -21,6 +22,8 @@ pub struct Statsd {
     socket: UdpSocket,
     /// `<prefix>.<label>.`
     stem: String,
+    /// memtier's names: no test segment.
+    flat: bool,
     clients: usize,
     next: Instant,
     /// The test last sent: its name, and its figures then (for the last interval's deltas).
@@ -62,6 +65,7 @@ impl Statsd {
         Ok(Statsd {
             socket,
             stem: format!("{}.{}.", s.prefix, s.label),
+            flat: s.flat,
             clients,
             next: Instant::now(),
             prev: None,
@@ -107,7 +111,11 @@ impl Statsd {
         now: Instant,
         ended: bool,
     ) -> String {
-        let name = metric_name(title);
+        let name = if self.flat {
+            String::new()
+        } else {
+            metric_name(title) + "."
+        };
         if self.began.as_ref().is_none_or(|b| b.0 != *title) {
             self.began = Some((title.to_string(), now, total.completed));
             self.prev = None;
@@ -126,7 +134,7 @@ impl Statsd {
         let avg_rate = total.completed.saturating_sub(at_start) as f64 / secs;
         let mut s = String::new();
         let mut put = |metric: &str, v: f64, kind: &str| {
-            let _ = writeln!(s, "{}{name}.{metric}:{v:.3}|{kind}", self.stem);
+            let _ = writeln!(s, "{}{name}{metric}:{v:.3}|{kind}", self.stem);
         };
         put("ops_sec", if ended { 0.0 } else { rate }, "g");
         put("ops_sec_avg", if ended { 0.0 } else { avg_rate }, "g");
