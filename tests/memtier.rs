@@ -42,6 +42,21 @@ fn info(s: &RedisServer, field: &str) -> u64 {
         .unwrap_or_else(|| panic!("no {field} in INFO stats"))
 }
 
+/// memtier's way of writing every key of `1..=max` once: SETs only, `-n allkeys` over parallel slices.
+fn write_all(s: &RedisServer, max: &str, more: &[&str]) {
+    let max = format!("--key-maximum={max}");
+    let mut args = vec![
+        "--ratio=1:0",
+        "-n",
+        "allkeys",
+        "--key-pattern=P:P",
+        "--key-minimum=1",
+        &max,
+    ];
+    args.extend_from_slice(more);
+    memtier_ok(s, &args);
+}
+
 #[test]
 fn a_ratio_line_sends_memtiers_order_counts_and_key_names() {
     let s = RedisServer::start();
@@ -120,23 +135,7 @@ fn transactions_stay_in_order_on_every_connection() {
 fn allkeys_with_the_parallel_pattern_writes_each_key_once() {
     let s = RedisServer::start();
     s.reset();
-    memtier_ok(
-        &s,
-        &[
-            "--ratio=1:0",
-            "-n",
-            "allkeys",
-            "--key-pattern=P:P",
-            "--key-minimum=1",
-            "--key-maximum=2000",
-            "-t",
-            "2",
-            "-c",
-            "5",
-            "--key-prefix",
-            "k:",
-        ],
-    );
+    write_all(&s, "2000", &["-t", "2", "-c", "5", "--key-prefix", "k:"]);
     assert_eq!(s.calls("set"), 2000);
     assert_eq!(s.cli(&["dbsize"]), "2000");
     assert_eq!(s.cli(&["exists", "k:1", "k:2000"]), "2");
@@ -182,21 +181,7 @@ fn get_hits_and_misses_match_the_servers_count() {
     let dir = Scratch::new("memtier-hits");
     let js = dir.path("run.json");
     // Keys 1..=500 exist; GETs over 1..=1000 find about half.
-    memtier_ok(
-        &s,
-        &[
-            "--ratio=1:0",
-            "-n",
-            "allkeys",
-            "--key-pattern=P:P",
-            "--key-minimum=1",
-            "--key-maximum=500",
-            "-t",
-            "1",
-            "-c",
-            "5",
-        ],
-    );
+    write_all(&s, "500", &["-t", "1", "-c", "5"]);
     s.cli(&["config", "resetstat"]);
     let out = ringbench_ok(&s, &["-t", "get", "-n", "3000", "--json", &js, "-q"]);
     assert!(out.contains("GET"), "{out}");
