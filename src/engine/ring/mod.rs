@@ -10,8 +10,11 @@
 mod layer_api;
 mod lent;
 mod lifecycle;
+mod memory;
 mod receive;
 mod send;
+
+pub(crate) use memory::{request_memory, total_memory};
 
 use crate::config::Config;
 use crate::engine::opening::Opening;
@@ -65,31 +68,6 @@ const OP_LINK_TIMEOUT: u64 = 4;
 /// queue instead of waking the executor for each. Their arrival times come from the kernel's
 /// receive timestamps ([`RxStamps`]).
 const SLEEP_THROUGH: u32 = 1 << 16;
-
-/// Replies of one value in a row (a latency), recorded into a histogram with one call when the value
-/// changes or the buffer ends.
-#[derive(Default)]
-struct Run {
-    value: u64,
-    n: u64,
-}
-
-impl Run {
-    fn push(&mut self, hist: &mut hdrhistogram::Histogram<u64>, value: u64) {
-        if self.n > 0 && self.value != value {
-            self.flush(hist);
-        }
-        self.value = value;
-        self.n += 1;
-    }
-
-    fn flush(&mut self, hist: &mut hdrhistogram::Histogram<u64>) {
-        if self.n > 0 {
-            hist.saturating_record_n(self.value.max(1), self.n);
-        }
-        self.n = 0;
-    }
-}
 
 /// A request waiting for its reply (composed requests and the open loop).
 #[derive(Debug, Clone, Copy)]
@@ -802,30 +780,6 @@ impl<'a> Driver<'a> {
             self.reap(cq, Clock::read(self.stamps.is_some()));
         }
     }
-}
-
-/// The request buffer memory a test needs over all executors: one buffer of `-P` requests per
-/// connection, or per executor when every connection sends the same bytes.
-pub(crate) fn request_memory(cfg: &Config, test: &crate::workload::TestSpec, shards: usize) -> u64 {
-    let depth = cfg.run.pipeline as u64;
-    if let Some(r) = &test.replay {
-        return cfg.run.clients as u64 * depth * r.max_request_len() as u64;
-    }
-    match crate::engine::schedule::composer_for(cfg, test) {
-        Some(c) => cfg.run.clients as u64 * depth * c.max_request_len() as u64,
-        None if test.template.has_placeholders() => {
-            cfg.run.clients as u64 * depth * test.template.bytes().len() as u64
-        }
-        None => shards as u64 * depth * test.template.bytes().len() as u64,
-    }
-}
-
-/// This machine's memory in bytes, from /proc/meminfo.
-pub(crate) fn total_memory() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
 }
 
 /// True for the error a server sends instead of serving a connection it will close.

@@ -362,3 +362,28 @@ impl Driver<'_> {
         }
     }
 }
+
+/// Replies of one value in a row (a latency), recorded into a histogram with one call when the value
+/// changes or the buffer ends.
+#[derive(Default)]
+struct Run {
+    value: u64,
+    n: u64,
+}
+
+impl Run {
+    fn push(&mut self, hist: &mut hdrhistogram::Histogram<u64>, value: u64) {
+        if self.n > 0 && self.value != value {
+            self.flush(hist);
+        }
+        self.value = value;
+        self.n += 1;
+    }
+
+    fn flush(&mut self, hist: &mut hdrhistogram::Histogram<u64>) {
+        if self.n > 0 {
+            hist.saturating_record_n(self.value.max(1), self.n);
+        }
+        self.n = 0;
+    }
+}
