@@ -184,9 +184,8 @@ pub(crate) fn prepare_stats(stats: &mut ShardStats, cfg: &Config, test: &TestSpe
     if cfg.run.shape.rps.is_some() {
         stats.service = Some(new_histogram(cfg.run.precision));
     }
-    // memtier's personality reports each command's row, even a test of one command.
     if let Some(c) = &test.compose
-        && (c.variants().len() > 1 || c.key_space().is_some())
+        && c.counts_each_command()
     {
         stats.parts = c
             .variants()

@@ -328,9 +328,7 @@ impl<'a> Driver<'a> {
             .map(|spec| Rc::new(Values::new(&spec)));
         // Under a layer (`--cluster`) redirected requests are sent again: their replies are no answer.
         let retried = layer.is_some();
-        let mixed = composer
-            .as_ref()
-            .is_some_and(|c| c.variants().len() > 1 || c.key_space().is_some())
+        let mixed = composer.as_ref().is_some_and(|c| c.counts_each_command())
             || plan.test.replay.is_some();
         let gets = match (&composer, &plan.test.replay) {
             (Some(c), _) => c.variants().iter().map(|v| v.command == "GET").collect(),

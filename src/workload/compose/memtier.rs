@@ -92,6 +92,12 @@ impl Composer {
         c
     }
 
+    /// Whether each command's figures are kept apart: a mix, or memtier's test (its rows, even of one
+    /// command).
+    pub fn counts_each_command(&self) -> bool {
+        self.variants.len() > 1 || self.memtier.is_some()
+    }
+
     /// memtier's keyspace, when this is its personality's composer.
     pub fn key_space(&self) -> Option<&std::sync::Arc<crate::workload::memtier_keys::KeySpace>> {
         self.memtier.as_ref().and_then(|m| m.keys.as_ref())
@@ -182,13 +188,11 @@ pub const EXPIRY: &[u8] = b"__expiry__";
 /// `__expiry__` a TTL, and an argument with placeholders (at most 4) a [`Piece::Bulk`] of its
 /// literal bytes and decimal numbers.
 fn compile_decimal(lit: &mut Vec<u8>, parts: &mut Vec<ArgPart>, bytes: &[u8]) -> Vec<Piece> {
+    let Some(args) = split_resp_args(bytes) else {
+        return inline_pieces(lit, bytes);
+    };
     let mut pieces = Vec::new();
     let mut open: Option<u32> = None;
-    let Some(args) = split_resp_args(bytes) else {
-        push_lit(lit, &mut open, bytes);
-        close(lit, &mut pieces, &mut open);
-        return pieces;
-    };
     push_lit(lit, &mut open, format!("*{}\r\n", args.len()).as_bytes());
     for arg in args {
         if arg == DATA || arg == EXPIRY {

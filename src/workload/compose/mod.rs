@@ -542,6 +542,14 @@ impl Composer {
     }
 }
 
+/// An inline command (not a RESP array): one literal piece, nothing to fill.
+fn inline_pieces(lit: &mut Vec<u8>, bytes: &[u8]) -> Vec<Piece> {
+    let (mut pieces, mut open) = (Vec::new(), None);
+    push_lit(lit, &mut open, bytes);
+    close(lit, &mut pieces, &mut open);
+    pieces
+}
+
 /// Appends `b` to the literal being built (starting one at the arena's end when none is open).
 fn push_lit(lit: &mut Vec<u8>, open: &mut Option<u32>, b: &[u8]) {
     if open.is_none() {
@@ -608,9 +616,7 @@ fn compile(
     // Start of the literal being built, if any: adjacent literal bytes become one piece.
     let mut open: Option<u32> = None;
     let Some(args) = split_resp_args(bytes) else {
-        push_lit(lit, &mut open, bytes);
-        close(lit, &mut pieces, &mut open);
-        return pieces;
+        return inline_pieces(lit, bytes);
     };
     let ex = expiry.is_some() && takes_expiry(&args);
     let count = args.len() + if ex { 2 } else { 0 };
