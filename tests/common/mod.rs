@@ -232,9 +232,15 @@ fn allowed_cpus(status: &str) -> String {
 /// named ringbench-<i>-<glommio id>.
 pub fn executor_cpus(child: &Child, executors: usize) -> Vec<(usize, String)> {
     let deadline = Instant::now() + Duration::from_secs(10);
-    let mut found = Vec::new();
-    while found.len() < executors && Instant::now() < deadline {
-        found.clear();
+    let mut found: Vec<(usize, String)> = Vec::new();
+    let mut last: Vec<(usize, String)> = Vec::new();
+    // A sample counts when it has each executor once (with `-l` a new round's thread can be seen
+    // before it is pinned, beside the old round's) and the next sample says the same.
+    let settled = |f: &Vec<(usize, String)>, last: &Vec<(usize, String)>| {
+        f.len() >= executors && f.windows(2).all(|w| w[0].0 != w[1].0) && f == last
+    };
+    while Instant::now() < deadline {
+        last = std::mem::take(&mut found);
         let dir = format!("/proc/{}/task", child.id());
         for task in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
             let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
@@ -247,6 +253,9 @@ pub fn executor_cpus(child: &Child, executors: usize) -> Vec<(usize, String)> {
                 found.sort();
                 found.dedup();
             }
+        }
+        if settled(&found, &last) {
+            break;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
