@@ -233,7 +233,7 @@ fn allowed_cpus(status: &str) -> String {
 pub fn executor_cpus(child: &Child, executors: usize) -> Vec<(usize, String)> {
     let deadline = Instant::now() + Duration::from_secs(10);
     let mut found: Vec<(usize, String)> = Vec::new();
-    let mut last: Vec<(usize, String)> = Vec::new();
+    let mut last: Vec<(usize, String)>;
     // A sample counts when it has each executor once (with `-l` a new round's thread can be seen
     // before it is pinned, beside the old round's) and the next sample says the same.
     let settled = |f: &Vec<(usize, String)>, last: &Vec<(usize, String)>| {
