@@ -145,6 +145,23 @@ impl DueQueue {
         }
     }
 
+    /// Item `i` waits for nothing (its entry, if any, is skipped when it surfaces).
+    pub(crate) fn forget(&mut self, i: usize) {
+        self.at[i] = None;
+    }
+
+    /// The earliest moment an item still waits for (entries left by moved or forgotten items are
+    /// dropped on the way).
+    pub(crate) fn earliest(&mut self) -> Option<Instant> {
+        while let Some(&Reverse((t, i))) = self.heap.peek() {
+            if self.at[i as usize] == Some(t) {
+                return Some(t);
+            }
+            self.heap.pop();
+        }
+        None
+    }
+
     /// The earliest moment waited for (possibly an item's old one, which only wakes its driver early).
     pub(crate) fn next(&self) -> Option<Instant> {
         self.heap.peek().map(|r| r.0.0)
@@ -224,6 +241,24 @@ mod tests {
         q.pop_due(at(50), |i| out.push(i));
         assert_eq!(out, vec![1, 2, 0]);
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn the_earliest_moment_skips_moved_and_forgotten_items() {
+        let t0 = Instant::now();
+        let at = |us: u64| t0 + Duration::from_micros(us);
+        let mut q = DueQueue::new(3);
+        assert_eq!(q.earliest(), None);
+        q.set(0, at(10));
+        q.set(1, at(20));
+        q.set(2, at(30));
+        q.forget(0);
+        assert_eq!(q.earliest(), Some(at(20)));
+        q.set(1, at(40)); // moved later: its entry at 20 no longer counts
+        assert_eq!(q.earliest(), Some(at(30)));
+        q.forget(2);
+        q.forget(1);
+        assert_eq!(q.earliest(), None);
     }
 
     #[test]

@@ -258,6 +258,10 @@ pub(crate) struct Driver<'a> {
     ring_index: Option<u32>,
     /// Open loop: connections that wait for their next request's due time, earliest first.
     timers: DueQueue,
+    /// Open loop: connections whose next request is due at the moment given but that cannot send it
+    /// before a reply makes room (or their send in the kernel completes). Once the earliest of those
+    /// moments has come, the wait wakes for completions again instead of sleeping through them.
+    blocked: DueQueue,
     /// Open loop: wake-ups fall on a grid of [`crate::engine::schedule::QUANTUM`] from `began`, so one
     /// wake-up sends every request that fell due within the quantum before it.
     began: Instant,
@@ -461,6 +465,7 @@ impl<'a> Driver<'a> {
             failure: None,
             ring_index,
             timers: DueQueue::new(conns_len),
+            blocked: DueQueue::new(conns_len),
             began,
             deadline_passed: false,
             stamped: stamps.is_some(),
@@ -601,13 +606,20 @@ impl<'a> Driver<'a> {
                 );
             }
             // With timestamped receives the open loop sleeps until its next due request; replies
-            // queue meanwhile (a connection whose reply makes room sends at the next point of the
-            // grid). Otherwise the first completion wakes it.
-            let want = if self.stamped && self.ready.is_empty() && !self.timers.is_empty() {
-                SLEEP_THROUGH
-            } else {
-                1
-            };
+            // queue meanwhile, as long as no connection has a request due that only a completion
+            // lets it send (memtier's bursts at --pipeline 1: the rest of a burst waits for each
+            // reply). Otherwise the first completion wakes it.
+            let mut want = 1;
+            if self.stamped && self.ready.is_empty() && !self.timers.is_empty() {
+                match self.blocked.earliest() {
+                    Some(t) if t <= now => {}
+                    Some(t) => {
+                        wait = wait.min(t.saturating_duration_since(now));
+                        want = SLEEP_THROUGH;
+                    }
+                    None => want = SLEEP_THROUGH,
+                }
+            }
             if let Err(e) = self.submit_and_wait(wait, want) {
                 let err = ConnError::Lost {
                     addr: self.addr.clone(),

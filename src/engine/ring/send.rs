@@ -184,22 +184,23 @@ impl Driver<'_> {
 
     /// Open loop: puts connection `i` where its next request will be found, if it has room for one: in
     /// the ready list when it is due already, else in the timers at its due time. A full connection is
-    /// scheduled again when a reply makes room; one with a send in the kernel, when the send is done.
+    /// scheduled again when a reply makes room, one with a send in the kernel when the send is done;
+    /// until then it is in `blocked` at its due time.
     pub(super) fn schedule(&mut self, i: usize, now: Instant) {
         let depth = self.cfg.run.pipeline;
         let c = &mut self.conns[i];
-        if c.pacing.is_none()
-            || c.phase != Phase::Live
-            || c.done_sending
-            || c.flights.len() >= depth
-        {
+        self.blocked.forget(i);
+        if c.pacing.is_none() || c.phase != Phase::Live || c.done_sending {
             return;
         }
         let Some(due) = c.next_due else { return };
+        if c.flights.len() >= depth || (due <= now && c.send_pending) {
+            // A completion lets it send: the wait must not sleep through that past `due`.
+            self.blocked.set(i, due);
+            return;
+        }
         if due <= now {
-            if !c.send_pending {
-                self.make_ready(i);
-            }
+            self.make_ready(i);
             return;
         }
         self.timers.set(i, due);

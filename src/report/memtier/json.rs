@@ -2,8 +2,9 @@
 //! a tab per level, a comma leading each next item, numbers in memtier's formats, repeated keys kept
 //! (two "Sets" rows with `--command-stats-breakdown=line`).
 
-use super::hist::{compressed, percentile_steps, step_figures, value_at_percentile};
+use super::hist::{compressed, mean_us, percentile_steps, step_figures, value_at_percentile};
 use super::{MemtierView, Options, Row, RunInfo, Second, sections};
+use hdrhistogram::Histogram;
 
 /// memtier's JSON writer (its `json_handler`): a tab per level, each item on its own line, a comma
 /// leading the next item; numbers as memtier formats them, NaN as null.
@@ -132,6 +133,9 @@ fn section_json(w: &mut JsonText, view: &MemtierView, quantiles: &[f64], hide_hi
         row_json(w, row, view, quantiles);
     }
     row_json(w, &view.totals, view, quantiles);
+    if let Some(h) = &view.from_send {
+        from_send_json(w, h, quantiles);
+    }
     if hide_histogram {
         return;
     }
@@ -190,6 +194,32 @@ fn row_json(w: &mut JsonText, row: &Row, view: &MemtierView, quantiles: &[f64]) 
     w.open(Some("Histogram log format"), '{');
     w.str("Compressed Histogram", &compressed(hist));
     w.close('}');
+    w.close('}');
+    w.close('}');
+}
+
+/// `--rate-limiting`: "Latency From Send", the latencies from each request's actual send (memtier's
+/// measure; the rows' run from the intended send), in the rows' terms.
+fn from_send_json(w: &mut JsonText, hist: &Histogram<u64>, quantiles: &[f64]) {
+    let ms = |us: u64| us as f64 / 1000.0;
+    let some = !hist.is_empty();
+    w.open(Some("Latency From Send"), '{');
+    w.int("Count", hist.len());
+    w.fixed(
+        "Average Latency",
+        if some { mean_us(hist) / 1000.0 } else { 0.0 },
+        3,
+    );
+    w.fixed("Min Latency", if some { ms(hist.min()) } else { 0.0 }, 3);
+    w.fixed("Max Latency", if some { ms(hist.max()) } else { 0.0 }, 3);
+    w.open(Some("Percentile Latencies"), '{');
+    for &q in quantiles {
+        w.fixed(
+            &percentile_key(q, 3),
+            ms(value_at_percentile(hist, q, true)),
+            3,
+        );
+    }
     w.close('}');
     w.close('}');
 }

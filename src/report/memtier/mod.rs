@@ -148,6 +148,9 @@ pub struct MemtierView {
     /// The histograms `--hdr-file-prefix` writes beside the full run's: (name, histogram) per
     /// `--command` line, or GET and SET.
     pub hdr_parts: Vec<(String, Histogram<u64>)>,
+    /// `--rate-limiting`: every request's latency from its actual send, as memtier measures it (the
+    /// rows' latencies run from the intended send), in memtier's layout (µs).
+    pub from_send: Option<Histogram<u64>>,
 }
 
 /// One command line's (or the whole test's) figures, latencies in ns.
@@ -209,6 +212,7 @@ impl MemtierView {
             interrupted: r.interrupted,
             timestamps: keep.iter().map(|&i| i as u64).collect(),
             hdr_parts: hdr_parts(&inputs, ratio),
+            from_send: r.stats.service.as_ref().map(|h| micros(h).0),
         }
     }
 }
@@ -474,9 +478,14 @@ pub fn average(runs: &[MemtierView]) -> MemtierView {
             a.1.add(&b.1).expect("one layout");
         }
     }
+    let from_send = runs.iter().try_fold(layout(), |mut sum, v| {
+        sum.add(v.from_send.as_ref()?).expect("one layout");
+        Some(sum)
+    });
     MemtierView {
         rows,
         totals,
+        from_send,
         start_us: runs.iter().map(|v| v.start_us).min().unwrap_or(0),
         end_us: runs.iter().map(|v| v.end_us).max().unwrap_or(0),
         interrupted: runs.iter().any(|v| v.interrupted),

@@ -2,8 +2,9 @@
 //! "RUN #n RESULTS", "BEST RUN RESULTS", ...) with its percentile columns, and the "Request Latency
 //! Distribution" block after it.
 
-use super::hist::{percentile_steps, step_figures};
+use super::hist::{mean_us, percentile_steps, step_figures, value_at_percentile};
 use super::{MemtierView, Options, Row, RunInfo, sections};
+use hdrhistogram::Histogram;
 use std::io::{self, Write};
 
 /// Everything memtier prints to stdout after its runs (its progress lines go to stderr): the run
@@ -61,7 +62,38 @@ pub(super) fn write_all_stats(
     for row in view.rows.iter().chain([&view.totals]) {
         writeln!(out, "{}", table_row(row, view, percentiles))?;
     }
+    if let Some(h) = &view.from_send {
+        write_from_send(out, h, w, percentiles)?;
+    }
     Ok(())
+}
+
+/// `--rate-limiting`: the latencies as memtier measures them (from each request's actual send), below
+/// the table whose latencies run from the intended send. Its row is `Sent`, not a type of the table.
+fn write_from_send(
+    out: &mut dyn Write,
+    hist: &Histogram<u64>,
+    w: usize,
+    percentiles: &[f64],
+) -> io::Result<()> {
+    writeln!(
+        out,
+        "\nLatency from each request's actual send (memtier's measure; the table's runs from the \
+         intended send):"
+    )?;
+    let mut head = format!("{:<w$} {:>15} ", "Type", "Avg. Latency");
+    let mut row = format!(
+        "{:<w$} {} ",
+        "Sent",
+        cell(Some(mean_us(hist) / 1000.0), 15, 5)
+    );
+    for &p in percentiles {
+        head.push_str(&format!("{:>15} ", percentile_label(p as f32)));
+        let v = value_at_percentile(hist, f64::from(p as f32), true) as f64 / 1000.0;
+        row.push_str(&cell(Some(v), 15, 5));
+        row.push(' ');
+    }
+    writeln!(out, "{head}\n{row}")
 }
 
 fn table_row(row: &Row, view: &MemtierView, percentiles: &[f64]) -> String {
