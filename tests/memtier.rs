@@ -548,3 +548,135 @@ fn a_rate_limited_burst_is_sent_as_its_replies_return() {
         "average latency from the intended send {intended} ms: the bursts' second requests waited for the next burst"
     );
 }
+
+/// `--scan-incremental-iteration`: each connection sends `SCAN 0 ...`, then the cursor each reply
+/// returned, and starts over after `--scan-incremental-max-iterations` continuations. Checked against
+/// the server's MONITOR: every connection's cursors are the chain redis-cli walks itself.
+#[test]
+fn scan_iteration_follows_each_replys_cursor() {
+    let s = RedisServer::start();
+    s.reset();
+    write_all(&s, "2000", &["-t", "1", "-c", "4"]);
+    // The chain of cursors from 0, COUNT 10, as the server gives it to anyone.
+    let mut chain = vec!["0".to_string()];
+    for _ in 0..3 {
+        let out = s.cli(&["scan", chain.last().unwrap(), "count", "10"]);
+        chain.push(out.lines().next().unwrap().trim().to_string());
+    }
+    assert!(
+        chain[1..].iter().all(|c| c != "0"),
+        "2000 keys ended a scan early: {chain:?}"
+    );
+    let path = std::env::temp_dir().join(format!("ringbench-scan-monitor-{}", std::process::id()));
+    let mut monitor = Command::new("redis-cli")
+        .args(["-p", &s.port.to_string(), "monitor"])
+        .stdout(std::fs::File::create(&path).unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !s.cli(&["client", "list"]).contains("cmd=monitor") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "MONITOR never attached"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let stdout = memtier_ok(
+        &s,
+        &[
+            "--command",
+            "SCAN 0 COUNT 10",
+            "--scan-incremental-iteration",
+            "--scan-incremental-max-iterations",
+            "3",
+            "-t",
+            "1",
+            "-c",
+            "3",
+            "-n",
+            "40",
+            "--hide-histogram",
+        ],
+    );
+    // The monitor has every SCAN once the server counted them all (it writes them as it runs them).
+    while std::fs::read_to_string(&path)
+        .unwrap()
+        .matches("\"SCAN\"")
+        .count()
+        < 120
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "MONITOR saw too few SCANs"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    monitor.kill().unwrap();
+    monitor.wait().unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let _ = std::fs::remove_file(&path);
+    // Each connection's cursors, in its order.
+    let mut by_client: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for line in text.lines().filter(|l| l.contains("\"SCAN\"")) {
+        let client = line
+            .split('[')
+            .nth(1)
+            .unwrap()
+            .split(']')
+            .next()
+            .unwrap()
+            .to_string();
+        let args: Vec<&str> = line.split('"').skip(1).step_by(2).collect();
+        assert_eq!(args[0], "SCAN", "{line}");
+        assert_eq!(&args[2..], ["COUNT", "10"], "{line}");
+        by_client
+            .entry(client)
+            .or_default()
+            .push(args[1].to_string());
+    }
+    assert_eq!(by_client.len(), 3, "{by_client:?}");
+    for (client, cursors) in &by_client {
+        assert_eq!(cursors.len(), 40, "{client}");
+        for (i, c) in cursors.iter().enumerate() {
+            assert_eq!(c, &chain[i % 4], "{client}'s SCAN {i}: {cursors:?}");
+        }
+    }
+    // memtier's rows: the starts and the continuations apart.
+    let row = |name: &str| {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("no {name} row:\n{stdout}"))
+            .to_string()
+    };
+    row("Scan 0s ");
+    row("Scan <cursor>s ");
+    // Its conditions, as memtier states them: one line, exit 2.
+    for (args, says) in [
+        (
+            vec![
+                "--command",
+                "SCAN 0",
+                "--scan-incremental-iteration",
+                "--pipeline",
+                "4",
+            ],
+            "--pipeline 1",
+        ),
+        (
+            vec!["--command", "GET x", "--scan-incremental-iteration"],
+            "SCAN command",
+        ),
+        (vec!["--scan-incremental-iteration"], "--command"),
+    ] {
+        let out = memtier(&s, &args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.contains(says) && err.contains("--scan-incremental-iteration"),
+            "{err}"
+        );
+    }
+}

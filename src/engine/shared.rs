@@ -9,6 +9,7 @@ use crate::stats::intervals::IntervalRecorder;
 use crate::stats::live::LiveCounters;
 use crate::workload::TestSpec;
 use crate::workload::keys::{Cursors, KeyGen};
+use crate::workload::scan_cursor::ScanCursor;
 use std::cell::{Cell, RefCell, RefMut};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -73,10 +74,14 @@ impl ShardPlan {
             &own,
         );
         // memtier's keyspace: each connection is one of its clients.
-        match self.test.compose.as_ref().and_then(|c| c.key_space()) {
+        let mut keys = match self.test.compose.as_ref().and_then(|c| c.key_space()) {
             Some(space) => keys.with_memtier(space, (self.first_client + conn) as u64),
             None => keys,
+        };
+        if let Some(max) = self.test.compose.as_ref().and_then(|c| c.scan_iteration()) {
+            keys.scan = Some(Box::new(ScanCursor::new(max)));
         }
+        keys
     }
 
     /// The shard's sequential positions: one per number stream of the test's commands.

@@ -2,6 +2,7 @@
 
 pub(crate) mod cluster;
 pub(crate) mod commands;
+pub(crate) mod cursor;
 pub(crate) mod digits;
 pub(crate) mod in_place;
 pub(crate) mod owners;

@@ -181,6 +181,8 @@ pub struct KeyGen {
     pub turn: u64,
     /// memtier's `--data-size-list`: this connection's place in the sizes' cycle.
     pub size_turn: u64,
+    /// memtier's `--scan-incremental-iteration`: this connection's SCAN cursor.
+    pub scan: Option<Box<crate::workload::scan_cursor::ScanCursor>>,
 }
 
 impl KeyGen {
@@ -206,6 +208,7 @@ impl KeyGen {
             memtier: None,
             turn: 0,
             size_turn: 0,
+            scan: None,
         }
     }
 

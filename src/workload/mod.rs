@@ -7,6 +7,7 @@ pub(crate) mod keys;
 pub(crate) mod memtier_keys;
 pub(crate) mod mix;
 pub mod replay;
+pub(crate) mod scan_cursor;
 pub(crate) mod template;
 pub(crate) mod verify;
 pub(crate) mod words;

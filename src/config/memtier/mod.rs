@@ -53,6 +53,8 @@ pub struct MemtierPlan {
     pub out_file: Option<String>,
     /// `--rate-limiting`: each connection's rate, in memtier's bursts.
     pub burst_rate: Option<u64>,
+    /// `--scan-incremental-iteration`: its `--scan-incremental-max-iterations` (0: no limit).
+    scan: Option<u64>,
     commands: Vec<Command>,
     keys: KeySpace,
     value: ValueSpec,
@@ -116,7 +118,7 @@ fn range(option: &str, v: &str, lowest: u64) -> Result<(u64, u64), UsageError> {
 
 /// The options ringbench cannot honour, each refused by name.
 fn refused(f: &MemtierFlags) -> Result<(), UsageError> {
-    let checks: [(bool, &str, &str); 22] = [
+    let checks: [(bool, &str, &str); 21] = [
         (
             f.ipv6,
             "--ipv6",
@@ -189,11 +191,6 @@ fn refused(f: &MemtierFlags) -> Result<(), UsageError> {
             "use ringbench --replay FILE for a MONITOR capture",
         ),
         (
-            f.scan_incremental_iteration || f.scan_incremental_max_iterations.is_some(),
-            "--scan-incremental-iteration",
-            "SCAN cursors are not followed",
-        ),
-        (
             f.data_offset.is_some(),
             "--data-offset",
             "SETRANGE/GETRANGE requests are not implemented",
@@ -233,6 +230,42 @@ fn refused(f: &MemtierFlags) -> Result<(), UsageError> {
         Some((_, option, why)) => Err(refuse(option, why)),
         None => Ok(()),
     }
+}
+
+/// `--scan-incremental-iteration`'s conditions, as memtier checks them: `--pipeline 1`, not
+/// `--cluster-mode`, exactly one `--command`, a SCAN with its cursor. Its limit, 0 for none.
+fn scan_iteration(
+    f: &MemtierFlags,
+    commands: &[Command],
+    pipeline: i64,
+) -> Result<Option<u64>, UsageError> {
+    let max = match f.scan_incremental_max_iterations.as_deref() {
+        Some(v) => v.parse::<u32>().map_err(|_| {
+            usage(format!(
+                "invalid value '{v}' for '--scan-incremental-max-iterations': a number of continuations (0: no limit)"
+            ))
+        })?,
+        None => 0,
+    };
+    if !f.scan_incremental_iteration {
+        return Ok(None);
+    }
+    let why = if pipeline != 1 {
+        "requires --pipeline 1"
+    } else if f.command.is_empty() {
+        "requires --command with a SCAN command"
+    } else if f.cluster_mode {
+        "is not supported with --cluster-mode"
+    } else if commands.len() != 1 {
+        "requires exactly one --command (a SCAN command)"
+    } else if commands[0].name != "SCAN" {
+        "requires the command to be a SCAN command"
+    } else if commands[0].args.len() < 2 {
+        "needs a SCAN with its cursor argument (e.g. 'SCAN 0')"
+    } else {
+        return Ok(Some(u64::from(max)));
+    };
+    Err(usage(format!("'--scan-incremental-iteration' {why}")))
 }
 
 /// `--print-percentiles`: numbers in [0, 100], comma-separated.
@@ -332,6 +365,7 @@ impl MemtierPlan {
             },
         };
         let commands = commands(f, &keys, expiry.is_some())?;
+        let scan = scan_iteration(f, &commands, cli.pipeline)?;
         let output = MemtierOutput {
             percentiles: percentiles(f.print_percentiles.as_deref())?,
             hide_histogram: f.hide_histogram,
@@ -355,6 +389,7 @@ impl MemtierPlan {
             distinct_seeds: f.distinct_client_seed,
             out_file: f.out_file.clone(),
             burst_rate,
+            scan,
             commands,
             keys,
             value,
@@ -384,6 +419,7 @@ impl MemtierPlan {
         let style = MemtierStyle {
             keys: Some(Arc::new(keys)),
             sizes: self.sizes.clone(),
+            scan: self.scan,
         };
         let composer = Composer::memtier(&entries, self.value, self.expiry, seed, style);
         let first = &self.commands[0];

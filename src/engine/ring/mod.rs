@@ -605,21 +605,7 @@ impl<'a> Driver<'a> {
                         .max(Duration::from_micros(50)),
                 );
             }
-            // With timestamped receives the open loop sleeps until its next due request; replies
-            // queue meanwhile, as long as no connection has a request due that only a completion
-            // lets it send (memtier's bursts at --pipeline 1: the rest of a burst waits for each
-            // reply). Otherwise the first completion wakes it.
-            let mut want = 1;
-            if self.stamped && self.ready.is_empty() && !self.timers.is_empty() {
-                match self.blocked.earliest() {
-                    Some(t) if t <= now => {}
-                    Some(t) => {
-                        wait = wait.min(t.saturating_duration_since(now));
-                        want = SLEEP_THROUGH;
-                    }
-                    None => want = SLEEP_THROUGH,
-                }
-            }
+            let want = self.completions_to_wait_for(now, &mut wait);
             if let Err(e) = self.submit_and_wait(wait, want) {
                 let err = ConnError::Lost {
                     addr: self.addr.clone(),

@@ -130,6 +130,11 @@ impl Driver<'_> {
             v.feed(data);
         }
         let full = c.flights.len() >= self.cfg.run.pipeline;
+        // memtier's SCAN iteration (--pipeline 1): the reply's head holds the next cursor.
+        let mut scan = c.keys.scan.as_deref_mut();
+        if let Some(s) = scan.as_mut() {
+            s.receive(data);
+        }
         let (reader, flights, due, batch_sent) =
             (&mut c.reader, &mut c.flights, &mut c.due, c.batch_sent);
         // The shard's figures are borrowed once per buffer (not under a layer, which records its
@@ -209,6 +214,9 @@ impl Driver<'_> {
                 extra = true;
                 return;
             };
+            if let Some(s) = scan.as_mut() {
+                s.replied(error, f.kind == 1);
+            }
             let (mut hit, mut miss) = (0, 0);
             if error {
                 note_error_in(st, plan, raw);

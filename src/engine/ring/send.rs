@@ -206,6 +206,25 @@ impl Driver<'_> {
         self.timers.set(i, due);
     }
 
+    /// How many completions the turn's wait waits for: 1, or [`SLEEP_THROUGH`] when it may sleep
+    /// until `wait` (made no later than the moment a blocked connection's request falls due). With
+    /// timestamped receives the open loop sleeps until its next due request; replies queue
+    /// meanwhile, as long as no connection has a request due that only a completion lets it send
+    /// (memtier's bursts at --pipeline 1: the rest of a burst waits for each reply).
+    pub(super) fn completions_to_wait_for(&mut self, now: Instant, wait: &mut Duration) -> u32 {
+        if !self.stamped || !self.ready.is_empty() || self.timers.is_empty() {
+            return 1;
+        }
+        match self.blocked.earliest() {
+            Some(t) if t <= now => 1,
+            Some(t) => {
+                *wait = (*wait).min(t.saturating_duration_since(now));
+                SLEEP_THROUGH
+            }
+            None => SLEEP_THROUGH,
+        }
+    }
+
     /// Open loop: moves the connections whose timer is due by `now` to the ready list.
     pub(super) fn due_timers(&mut self, now: Instant) {
         let (conns, ready) = (&mut self.conns, &mut self.ready);

@@ -21,6 +21,10 @@ pub struct MemtierStyle {
     pub keys: Option<std::sync::Arc<crate::workload::memtier_keys::KeySpace>>,
     /// Value sizes other than a uniform draw from the value spec's range.
     pub sizes: Option<Sizes>,
+    /// `--scan-incremental-iteration`, with `--scan-incremental-max-iterations` (0: no limit): the
+    /// one command is a SCAN whose cursor each connection follows (see
+    /// [`crate::workload::scan_cursor`]).
+    pub scan: Option<u64>,
 }
 
 /// memtier's value sizes beyond a uniform draw.
@@ -51,25 +55,7 @@ impl Composer {
         let mut parts = Vec::new();
         for (i, e) in entries.iter().enumerate() {
             let pieces = compile_decimal(&mut c.lit, &mut parts, e.template.bytes());
-            let max_len = pieces
-                .iter()
-                .map(|p| match *p {
-                    Piece::Lit(a, b) => (b - a) as usize,
-                    Piece::Rand(_) => RAND_INT.len(),
-                    Piece::Value => value.max + VALUE_FRAMING,
-                    Piece::Expiry => VALUE_FRAMING,
-                    Piece::Bulk(first, n) => {
-                        VALUE_FRAMING
-                            + parts[first as usize..first as usize + n as usize]
-                                .iter()
-                                .map(|p| match *p {
-                                    ArgPart::Lit(a, b) => (b - a) as usize,
-                                    ArgPart::Num(_) => 20,
-                                })
-                                .sum::<usize>()
-                    }
-                })
-                .sum();
+            let max_len = max_len(&pieces, &parts, value);
             c.variants.push(Variant {
                 title: e.title.clone(),
                 command: e.command.clone(),
@@ -87,15 +73,53 @@ impl Composer {
             c.cumulative
                 .push(c.cumulative.last().copied().unwrap_or(0) + e.weight);
         }
+        if style.scan.is_some()
+            && let Some(first) = entries.first()
+        {
+            c.push_scan_continuation(&mut parts, first.template.bytes(), value);
+        }
         c.parts = parts;
         c.memtier = Some(style);
         c
+    }
+
+    /// memtier's `SCAN <cursor> ...`: the first entry's SCAN with its cursor argument (its second)
+    /// the connection's cursor. Its figures are its own ("SCAN <cursor>" beside "SCAN 0"); it is sent
+    /// only when a connection's cursor is not 0, never by the order of the commands.
+    fn push_scan_continuation(&mut self, parts: &mut Vec<ArgPart>, scan: &[u8], value: ValueSpec) {
+        let Some(args) = split_resp_args(scan) else {
+            return;
+        };
+        let mut resp = format!("*{}\r\n", args.len()).into_bytes();
+        for (i, a) in args.iter().enumerate() {
+            let a: &[u8] = if i == 1 { SCAN_CURSOR } else { a };
+            crate::protocol::resp::push_bulk(&mut resp, a);
+        }
+        let pieces = compile_decimal(&mut self.lit, parts, &resp);
+        let max_len = max_len(&pieces, parts, value);
+        if let Some(v) = self.variants.first_mut() {
+            v.title = "SCAN 0".into();
+            v.command = "SCAN 0".into();
+        }
+        self.variants.push(Variant {
+            title: "SCAN <cursor>".into(),
+            command: "SCAN <cursor>".into(),
+            pattern: None,
+            pieces,
+            max_len,
+            key: KeyAt::Absent,
+        });
     }
 
     /// Whether each command's figures are kept apart: a mix, or memtier's test (its rows, even of one
     /// command).
     pub fn counts_each_command(&self) -> bool {
         self.variants.len() > 1 || self.memtier.is_some()
+    }
+
+    /// `--scan-incremental-iteration`: its limit of continuations (0: none).
+    pub fn scan_iteration(&self) -> Option<u64> {
+        self.memtier.as_ref().and_then(|m| m.scan)
     }
 
     /// memtier's keyspace, when this is its personality's composer.
@@ -187,6 +211,32 @@ pub const EXPIRY: &[u8] = b"__expiry__";
 /// Compiles a RESP-encoded command for memtier's composer: a whole `__data__` is a value, a whole
 /// `__expiry__` a TTL, and an argument with placeholders (at most 4) a [`Piece::Bulk`] of its
 /// literal bytes and decimal numbers.
+/// The longest request `pieces` write.
+fn max_len(pieces: &[Piece], parts: &[ArgPart], value: ValueSpec) -> usize {
+    pieces
+        .iter()
+        .map(|p| match *p {
+            Piece::Lit(a, b) => (b - a) as usize,
+            Piece::Rand(_) => RAND_INT.len(),
+            Piece::Value => value.max + VALUE_FRAMING,
+            Piece::Expiry | Piece::Cursor => VALUE_FRAMING,
+            Piece::Bulk(first, n) => {
+                VALUE_FRAMING
+                    + parts[first as usize..first as usize + n as usize]
+                        .iter()
+                        .map(|p| match *p {
+                            ArgPart::Lit(a, b) => (b - a) as usize,
+                            ArgPart::Num(_) => 20,
+                        })
+                        .sum::<usize>()
+            }
+        })
+        .sum()
+}
+
+/// The cursor argument of memtier's `SCAN <cursor>` ([`Piece::Cursor`]).
+const SCAN_CURSOR: &[u8] = b"__scan_cursor__";
+
 fn compile_decimal(lit: &mut Vec<u8>, parts: &mut Vec<ArgPart>, bytes: &[u8]) -> Vec<Piece> {
     let Some(args) = split_resp_args(bytes) else {
         return inline_pieces(lit, bytes);
@@ -195,12 +245,14 @@ fn compile_decimal(lit: &mut Vec<u8>, parts: &mut Vec<ArgPart>, bytes: &[u8]) ->
     let mut open: Option<u32> = None;
     push_lit(lit, &mut open, format!("*{}\r\n", args.len()).as_bytes());
     for arg in args {
-        if arg == DATA || arg == EXPIRY {
+        if arg == DATA || arg == EXPIRY || arg == SCAN_CURSOR {
             close(lit, &mut pieces, &mut open);
             pieces.push(if arg == DATA {
                 Piece::Value
-            } else {
+            } else if arg == EXPIRY {
                 Piece::Expiry
+            } else {
+                Piece::Cursor
             });
             continue;
         }

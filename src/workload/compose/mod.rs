@@ -111,6 +111,8 @@ enum Piece {
     /// A bulk string whose content is `count` [`ArgPart`]s from index `first` of the composer's
     /// `parts`: literals and numbers in decimal (memtier's key names), its length known once written.
     Bulk(u32, u16),
+    /// The connection's SCAN cursor, as a bulk string (memtier's `--scan-incremental-iteration`).
+    Cursor,
 }
 
 /// Whether `--expiry-range` gives `template`'s requests a TTL (see [`takes_expiry`]).
@@ -273,7 +275,7 @@ impl RowsBuilder {
                 Piece::Lit(a, b) => (b - a) as usize,
                 Piece::Rand(_) => RAND_INT.len(),
                 Piece::Value => fixed.max + VALUE_FRAMING,
-                Piece::Expiry | Piece::Bulk(..) => VALUE_FRAMING,
+                Piece::Expiry | Piece::Bulk(..) | Piece::Cursor => VALUE_FRAMING,
             })
             .sum();
         self.max_len = self.max_len.max(len);
@@ -348,7 +350,7 @@ impl Composer {
                     Piece::Lit(a, b) => (b - a) as usize,
                     Piece::Rand(_) => RAND_INT.len(),
                     Piece::Value => value.max + VALUE_FRAMING,
-                    Piece::Expiry | Piece::Bulk(..) => VALUE_FRAMING,
+                    Piece::Expiry | Piece::Bulk(..) | Piece::Cursor => VALUE_FRAMING,
                 })
                 .sum();
             // Bytes before the first value of varying length: their layout is the template's.
@@ -357,7 +359,7 @@ impl Composer {
                 match p {
                     Piece::Lit(a, b) => fixed += (b - a) as usize,
                     Piece::Rand(_) => fixed += RAND_INT.len(),
-                    Piece::Value | Piece::Expiry | Piece::Bulk(..) => break,
+                    Piece::Value | Piece::Expiry | Piece::Bulk(..) | Piece::Cursor => break,
                 }
             }
             let key = match template.key_range() {
@@ -447,6 +449,9 @@ impl Composer {
     ) -> usize {
         let kind = if self.variants.len() == 1 {
             0
+        } else if let Some(scan) = keys.scan.as_deref() {
+            // memtier's SCAN iteration: `SCAN 0 ...` (0) starts it, `SCAN <cursor> ...` (1) goes on.
+            usize::from(scan.continues())
         } else if !self.sequence.is_empty() {
             // memtier: this connection's own place in the commands' order.
             let t = keys.turn;
@@ -518,6 +523,10 @@ impl Composer {
                 Piece::Bulk(first, n) => {
                     let parts = &self.parts[first as usize..first as usize + n as usize];
                     last = self.write_bulk(out, parts, kind, keys, rng);
+                }
+                Piece::Cursor => {
+                    let cursor = keys.scan.as_deref().map_or(&b"0"[..], |c| c.cursor());
+                    crate::protocol::resp::push_bulk(out, cursor);
                 }
                 Piece::Expiry => {
                     let e = self.expiry.unwrap_or(Expiry { min: 1, max: 1 });
