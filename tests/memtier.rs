@@ -680,3 +680,56 @@ fn scan_iteration_follows_each_replys_cursor() {
         );
     }
 }
+
+/// `--reconnect-interval N`: each connection is opened again, AUTH included, after every N requests
+/// (batches cut to fit), but not after its last; the server counts one AUTH per connection.
+#[test]
+fn reconnect_interval_opens_a_new_connection_every_n_requests() {
+    let s = RedisServer::start_with(&["--requirepass", "pw-reconnect"]);
+    let stats =
+        |section: &str| s.cli(&["-a", "pw-reconnect", "--no-auth-warning", "info", section]);
+    let before = parse_commandstats(&stats("commandstats"));
+    memtier_ok(
+        &s,
+        &[
+            "-a",
+            "pw-reconnect",
+            "-t",
+            "2",
+            "-c",
+            "1",
+            "-n",
+            "45",
+            "--reconnect-interval",
+            "10",
+            "--pipeline",
+            "4",
+            "--ratio=0:1",
+            "--hide-histogram",
+        ],
+    );
+    let after = parse_commandstats(&stats("commandstats"));
+    let calls =
+        |name: &str| after.get(name).copied().unwrap_or(0) - before.get(name).copied().unwrap_or(0);
+    assert_eq!(calls("get"), 90);
+    // 45 requests in tens: 5 connections per client, 10 in all; the one that asks the server's
+    // CONFIG before the run authenticates too, and so did the test's own INFO after it.
+    assert_eq!(calls("auth"), 10 + calls("config|get") + 1, "{after:?}");
+    let refused = memtier(
+        &s,
+        &[
+            "-a",
+            "pw-reconnect",
+            "--reconnect-interval",
+            "5",
+            "--rate-limiting",
+            "10",
+        ],
+    );
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--reconnect-interval") && err.lines().count() == 1,
+        "{err}"
+    );
+}

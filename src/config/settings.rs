@@ -182,6 +182,9 @@ pub struct RunSettings {
     /// memtier's `--rate-limiting`: each connection's rate, sent in memtier's bursts (with `shape.rps`
     /// the whole run's rate).
     pub burst_rate: Option<u64>,
+    /// memtier's `--reconnect-interval`: each connection is closed and opened again (its set-up
+    /// included) after this many requests, as `-k 0` does after each batch.
+    pub reconnect_every: Option<u64>,
     /// memtier's personality: its results (tables, JSON, HDR files) instead of ringbench's.
     pub memtier: Option<std::sync::Arc<crate::config::memtier::MemtierOutput>>,
 }
@@ -638,6 +641,7 @@ impl Settings {
                 per_connection: None,
                 same_seed: false,
                 burst_rate: None,
+                reconnect_every: None,
                 memtier: None,
             },
         })

@@ -73,6 +73,7 @@ pub fn configure(args: &[OsString], out: &mut dyn Write, err: &mut dyn Write) ->
     cfg.run.per_connection = plan.per_connection;
     cfg.run.same_seed = !plan.distinct_seeds;
     cfg.run.burst_rate = plan.burst_rate;
+    cfg.run.reconnect_every = plan.reconnect_every;
     cfg.run.memtier = Some(Arc::new(plan.output));
     if let Some(s) = cfg.run.metrics.as_mut().and_then(|m| m.statsd.as_mut()) {
         s.flat = true;

@@ -53,6 +53,8 @@ pub struct MemtierPlan {
     pub out_file: Option<String>,
     /// `--rate-limiting`: each connection's rate, in memtier's bursts.
     pub burst_rate: Option<u64>,
+    /// `--reconnect-interval`: requests per connection before it is opened again.
+    pub reconnect_every: Option<u64>,
     /// `--scan-incremental-iteration`: its `--scan-incremental-max-iterations` (0: no limit).
     scan: Option<u64>,
     commands: Vec<Command>,
@@ -118,7 +120,7 @@ fn range(option: &str, v: &str, lowest: u64) -> Result<(u64, u64), UsageError> {
 
 /// The options ringbench cannot honour, each refused by name.
 fn refused(f: &MemtierFlags) -> Result<(), UsageError> {
-    let checks: [(bool, &str, &str); 21] = [
+    let checks: [(bool, &str, &str); 20] = [
         (
             f.ipv6,
             "--ipv6",
@@ -154,11 +156,6 @@ fn refused(f: &MemtierFlags) -> Result<(), UsageError> {
             f.clients_start.is_some() || f.clients_step.is_some() || f.step_duration.is_some(),
             "--clients-start",
             "the client staircase is not implemented; use ringbench capacity",
-        ),
-        (
-            f.reconnect_interval.is_some(),
-            "--reconnect-interval",
-            "not implemented (ringbench's -k 0 reconnects after every batch)",
         ),
         (
             f.reconnect_on_error,
@@ -366,6 +363,22 @@ impl MemtierPlan {
         };
         let commands = commands(f, &keys, expiry.is_some())?;
         let scan = scan_iteration(f, &commands, cli.pipeline)?;
+        let reconnect_every = match f.reconnect_interval.as_deref() {
+            None => None,
+            Some(_) if f.cluster_mode => {
+                return Err(refuse(
+                    "--reconnect-interval",
+                    "not with --cluster-mode (memtier refuses it too)",
+                ));
+            }
+            Some(_) if burst_rate.is_some() => {
+                return Err(refuse(
+                    "--reconnect-interval",
+                    "not with --rate-limiting (a paced connection is never renewed)",
+                ));
+            }
+            Some(v) => Some(positive("--reconnect-interval", v)?),
+        };
         let output = MemtierOutput {
             percentiles: percentiles(f.print_percentiles.as_deref())?,
             hide_histogram: f.hide_histogram,
@@ -389,6 +402,7 @@ impl MemtierPlan {
             distinct_seeds: f.distinct_client_seed,
             out_file: f.out_file.clone(),
             burst_rate,
+            reconnect_every,
             scan,
             commands,
             keys,

@@ -45,6 +45,7 @@ impl Driver<'_> {
             restart_clock: false,
             queued: false,
             renew: false,
+            since_open: 0,
             fresh: true,
             refused: false,
             tls: None,

@@ -319,6 +319,7 @@ impl Driver<'_> {
         c.out_len = 0;
         c.out_at = 0;
         c.fresh = true;
+        c.since_open = 0;
         c.last_progress = Instant::now();
         let done = c.done_sending;
         self.set_phase(i, Phase::Live);

@@ -187,8 +187,10 @@ struct Conn {
     restart_clock: bool,
     /// Set while the connection waits in the ready list.
     queued: bool,
-    /// Set when the connection is drained because of `-k 0` (not a failure).
+    /// Set when the connection is drained because of `-k 0` or memtier's `--reconnect-interval`.
     renew: bool,
+    /// Requests sent since the connection (last) opened: `--reconnect-interval` renews it at its count.
+    since_open: u64,
     /// Set until the connection's first reply: only then can an error be the server refusing it.
     fresh: bool,
     /// Set when the server refused the connection; it is not tried again.
@@ -420,6 +422,7 @@ impl<'a> Driver<'a> {
                     restart_clock: false,
                     queued: false,
                     renew: false,
+                    since_open: 0,
                     attempt: 0,
                     retry_at: began,
                     fresh: true,

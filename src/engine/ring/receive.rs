@@ -337,7 +337,12 @@ impl Driver<'_> {
             self.finish_if_idle(i);
             return;
         }
-        if !self.cfg.run.keepalive && c.pacing.is_none() {
+        let interval_done = self
+            .cfg
+            .run
+            .reconnect_every
+            .is_some_and(|n| c.since_open >= n && c.left > 0);
+        if (!self.cfg.run.keepalive || interval_done) && c.pacing.is_none() {
             c.renew = true;
             self.shut(i);
             return;

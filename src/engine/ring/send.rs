@@ -33,6 +33,19 @@ impl Driver<'_> {
         if c.phase != Phase::Live || c.send_pending || c.done_sending {
             return;
         }
+        if c.pacing.is_none()
+            && c.waiting() == 0
+            && self
+                .cfg
+                .run
+                .reconnect_every
+                .is_some_and(|r| c.since_open >= r && c.left > 0)
+        {
+            // memtier's --reconnect-interval: this connection has sent its share; a new one sends on.
+            c.renew = true;
+            self.shut(i);
+            return;
+        }
         let past_deadline = |t: Instant| state.deadline.is_some_and(|d| t >= d);
         let mut k = 0usize;
         match &c.pacing {
@@ -46,13 +59,21 @@ impl Driver<'_> {
                     _ => depth,
                 }
                 .min(depth)
-                .min(c.left.min(depth as u64) as usize);
+                .min(c.left.min(depth as u64) as usize)
+                // memtier's --reconnect-interval: no more on this connection than the interval allows.
+                .min(
+                    self.cfg
+                        .run
+                        .reconnect_every
+                        .map_or(usize::MAX, |r| r.saturating_sub(c.since_open) as usize),
+                );
                 let n = if past_deadline(now) || want == 0 {
                     0
                 } else {
                     state.claim(want)
                 };
                 c.left -= (n as u64).min(c.left);
+                c.since_open += n as u64;
                 if n == 0 {
                     c.done_sending = true;
                     self.finish_if_idle(i);
