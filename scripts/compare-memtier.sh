@@ -27,6 +27,7 @@
 #   dbsize   DBSIZE within 10% relative (`allkeys`: exactly 20000 in every run of both tools)
 #   hits     hit ratio within 10% relative (cases with GETs)
 #   cpu      CPU per request ringbench/memtier <= 0.5 (cases p16, p1, rate)
+#   conns    connections the server accepted (total_connections_received) within 2 of memtier's (reconnect)
 # `uptime` is printed before and after: on a busy machine the CPU figures are noisy.
 #
 # Cases (memtier command lines, each with -s 127.0.0.1 -p PORT --hide-histogram):
@@ -43,10 +44,14 @@
 #   range     --data-size-range 10-1000 --ratio 1:1 -t 1 -c 10 -n 3000 --key-maximum 10000
 #   rate      --rate-limiting 500 -t 1 -c 20 --test-time 3 --ratio 0:1 --key-maximum 10000
 #   allkeys   --ratio 1:0 -n allkeys --key-pattern P:P --key-minimum 1 --key-maximum 20000 -t 2 -c 5
+#   scan      --command "SCAN 0 COUNT 10" --scan-incremental-iteration --scan-incremental-max-iterations 50
+#             --command-key-pattern=R -t 1 -c 5 -n 2000, after the preload
+#   reconnect --ratio 0:1 --key-pattern R:R -t 4 -c 1 -n 1000 --reconnect-interval 10 --key-maximum 100000,
+#             after the preload; also judged on the connections the server accepted (a tool's probe aside)
 #
 # Environment:
 #   ROUNDS=5        rounds per case (each round runs both tools once)
-#   CASES="p16 p1 ratio multi seq gauss zipf range rate allkeys"   which cases to run
+#   CASES="p16 p1 ratio multi seq gauss zipf range rate allkeys scan reconnect"   which cases to run
 #   PEERS=/work/peers   memtier_benchmark is $PEERS/memtier_benchmark/memtier_benchmark
 #   MEMTIER=path    memtier_benchmark binary (overrides PEERS)
 #   RINGBENCH=path  use this ringbench binary instead of building target/release/ringbench
@@ -60,7 +65,7 @@ source scripts/lib/server.sh
 usage_error() { echo "compare-memtier.sh: $*" >&2; exit 2; }
 is_count() { [[ $1 =~ ^[1-9][0-9]*$ ]]; }
 
-ALL_CASES="p16 p1 ratio multi seq gauss zipf range rate allkeys"
+ALL_CASES="p16 p1 ratio multi seq gauss zipf range rate allkeys scan reconnect"
 ROUNDS=${ROUNDS:-5}
 CASES=${CASES:-$ALL_CASES}
 PEERS=${PEERS:-/work/peers}
@@ -148,6 +153,10 @@ case_args() {
     rate) ARGS=("${base[@]}" --rate-limiting 500 -t 1 -c 20 --test-time 3 --ratio 0:1 --key-maximum 10000) ;;
     allkeys) ARGS=("${base[@]}" --ratio 1:0 -n allkeys --key-pattern P:P --key-minimum 1 --key-maximum 20000
       -t 2 -c 5) ;;
+    scan) PRELOAD=1; ARGS=("${base[@]}" --command "SCAN 0 COUNT 10" --scan-incremental-iteration
+      --scan-incremental-max-iterations 50 --command-key-pattern=R -t 1 -c 5 -n 2000) ;;
+    reconnect) PRELOAD=1; ARGS=("${base[@]}" --ratio 0:1 --key-pattern R:R -t 4 -c 1 -n 1000
+      --reconnect-interval 10 --key-maximum 100000) ;;
   esac
 }
 PRELOAD_ARGS=(--ratio 1:0 -n allkeys --key-pattern P:P --key-minimum 1 --key-maximum 100000 -t 1 -c 10)
@@ -185,7 +194,8 @@ print(json.dumps({
     "case": case, "tool": tool, "round": int(rnd), "rc": int(rc), "calls": calls,
     "total": sum(calls.values()), "errors": errors, "failed_rejected": failed,
     "dbsize": int(dbsize), "hits": int(st.get("keyspace_hits", 0)), "misses": int(st.get("keyspace_misses", 0)),
-    "used_memory": int(st.get("used_memory", 0)), "cpu": user + sys_, "wall": float(open(wall_file).read()),
+    "used_memory": int(st.get("used_memory", 0)), "cpu": user + sys_,
+    "conns": int(st.get("total_connections_received", 0)), "wall": float(open(wall_file).read()),
     "err_first": err_first,
 }))
 PY
@@ -250,7 +260,7 @@ import json, statistics, sys
 path, rounds, cases = sys.argv[1], int(sys.argv[2]), sys.argv[3].split()
 runs = [json.loads(l) for l in open(path)]
 CPU_CASES = {"p16", "p1", "rate"}
-GET_CASES = {"p16", "p1", "ratio", "seq", "gauss", "zipf", "range", "rate"}
+GET_CASES = {"p16", "p1", "ratio", "seq", "gauss", "zipf", "range", "rate", "reconnect"}
 TOL = 0.10
 nan = float("nan")
 
@@ -296,6 +306,7 @@ for case in cases:
         d["mem"] = med([r["used_memory"] for r in rs])
         d["cpu"] = med([r["cpu"] * 1e6 / r["total"] if r["total"] else nan for r in rs])
         d["wall"] = med([r["wall"] for r in rs])
+        d["conns"] = med([r["conns"] for r in rs])
         m[t] = d
     mt, rb = m["memtier"], m["ringbench"]
     w = 16
@@ -326,6 +337,7 @@ for case in cases:
           f"ratio {rb['mem'] / mt['mem']:.3f}")
     print(f"   {'CPU us/request':<26} {mt['cpu']:>{w}.3f} {rb['cpu']:>{w}.3f}   ratio {rb['cpu'] / mt['cpu']:.3f}")
     print(f"   {'wall s':<26} {mt['wall']:>{w}.2f} {rb['wall']:>{w}.2f}")
+    print(f"   {'connections accepted':<26} {mt['conns']:>{w},.0f} {rb['conns']:>{w},.0f}")
     # Verdicts.
     vs = [("shares", share_ok, "the share of every workload command (" + ", ".join(work) + ") within 10% relative")]
     if case == "multi":
@@ -342,6 +354,9 @@ for case in cases:
         vs.append(("dbsize", abs(rel(rb["dbsize"], mt["dbsize"])) <= TOL, "DBSIZE within 10% relative"))
     if case in GET_CASES:
         vs.append(("hits", abs(rel(rb["hit"], mt["hit"])) <= TOL, "hit ratio within 10% relative"))
+    if case == "reconnect":
+        vs.append(("conns", abs(rb["conns"] - mt["conns"]) <= 2,
+                   f"connections accepted {rb['conns']:,.0f} vs {mt['conns']:,.0f}, within 2"))
     if case in CPU_CASES:
         vs.append(("cpu", rb["cpu"] / mt["cpu"] <= 0.5, f"CPU ratio {rb['cpu'] / mt['cpu']:.3f} <= 0.5"))
     for name, good, why in vs:
