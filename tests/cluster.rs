@@ -21,6 +21,20 @@ fn run(c: &Cluster, args: &[&str]) -> (bool, String, String) {
     )
 }
 
+/// A stats field summed over the cluster's nodes (keyspace_hits, keyspace_misses).
+fn summed_stat(c: &Cluster, field: &str) -> u64 {
+    c.ports
+        .iter()
+        .map(|&p| {
+            c.cli(p, &["info", "stats"])
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("{field}:")))
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .unwrap_or_else(|| panic!("no {field} on node {p}"))
+        })
+        .sum()
+}
+
 /// The count before `label` in a "redirects: 3 MOVED, 2 ASK" line (0 when absent).
 fn redirect_count(out: &str, label: &str) -> u64 {
     out.lines()
@@ -260,6 +274,13 @@ fn slots_migrated_during_a_run_are_followed() {
     );
 
     let n = 60000u64;
+    let dir = common::scratch::Scratch::new("cluster-migrate");
+    let js = dir.path("run.json");
+    // MIGRATE read the keys it moved: the GETs' hits and misses are counted from here.
+    let (hits0, misses0) = (
+        summed_stat(&c, "keyspace_hits"),
+        summed_stat(&c, "keyspace_misses"),
+    );
     let mut all = c.addr();
     all.extend(
         [
@@ -271,6 +292,8 @@ fn slots_migrated_during_a_run_are_followed() {
             &n.to_string(),
             "-P",
             "4",
+            "--json",
+            &js,
         ]
         .iter()
         .map(|s| s.to_string()),
@@ -329,6 +352,15 @@ fn slots_migrated_during_a_run_are_followed() {
     assert_eq!(c.calls("set"), 20000 + n);
     assert_eq!(c.calls("get"), n);
     assert_eq!(c.owner(0), to);
+    // The GETs' hits and misses, ASKING's +OK replies not among them, are the nodes' own.
+    let run: serde_json::Value = serde_json::from_slice(&std::fs::read(&js).unwrap()).unwrap();
+    let gets = &run["tests"][1]["gets"];
+    assert_eq!(run["tests"][1]["command"], "GET", "{run}");
+    let hits = summed_stat(&c, "keyspace_hits") - hits0;
+    let misses = summed_stat(&c, "keyspace_misses") - misses0;
+    assert_eq!(gets["hits"].as_u64().unwrap_or(0), hits, "{gets}");
+    assert_eq!(gets["misses"].as_u64().unwrap_or(0), misses, "{gets}");
+    assert_eq!(hits + misses, n, "{gets}");
 }
 
 fn json_test(path: &std::path::Path) -> serde_json::Value {
@@ -826,6 +858,11 @@ fn the_open_loop_paces_every_master_and_counts_each_request_once() {
 #[test]
 fn a_mix_is_routed_per_request_and_counted_per_command() {
     let c = Cluster::start();
+    let dir = common::scratch::Scratch::new("cluster-mix");
+    let js = dir.path("run.json");
+    // The nodes' own count of GETs that found a key, and of those that did not.
+    let keyspace = |field: &str| summed_stat(&c, field);
+    let (hits0, misses0) = (keyspace("keyspace_hits"), keyspace("keyspace_misses"));
     let (ok, out, err) = run(
         &c,
         &[
@@ -837,6 +874,8 @@ fn a_mix_is_routed_per_request_and_counted_per_command() {
             "10000",
             "-P",
             "4",
+            "--json",
+            &js,
         ],
     );
     assert!(ok, "{out}\n{err}");
@@ -857,6 +896,16 @@ fn a_mix_is_routed_per_request_and_counted_per_command() {
             "{cmd}: {per_master:?}"
         );
     }
+    // GET hits and misses are counted from the replies (nil or not), as the nodes count them.
+    let run: serde_json::Value = serde_json::from_slice(&std::fs::read(&js).unwrap()).unwrap();
+    let gets = &run["tests"][0]["gets"];
+    let (hits, misses) = (
+        keyspace("keyspace_hits") - hits0,
+        keyspace("keyspace_misses") - misses0,
+    );
+    assert!(hits > 0 && misses > 0, "{hits} hits, {misses} misses");
+    assert_eq!(gets["hits"], hits, "{gets}");
+    assert_eq!(gets["misses"], misses, "{gets}");
 }
 
 #[test]

@@ -112,6 +112,26 @@ impl ClusterLayer<'_> {
         self.fresh_lat_ns = 0;
     }
 
+    /// GET hits and misses, once every reply is counted in `st`: a GET answered, not with an error,
+    /// and not nil is a hit (per command of a mix, and for the whole test).
+    pub(super) fn hits_and_misses_into(&self, st: &mut ShardStats) {
+        if !st.parts.is_empty() {
+            for (k, part) in st.parts.iter_mut().enumerate() {
+                if self.gets.get(k).copied().unwrap_or(false) {
+                    let m = self.misses[k];
+                    part.misses += m;
+                    part.hits += part.completed.saturating_sub(part.errors + m);
+                    st.hits += part.completed.saturating_sub(part.errors + m);
+                    st.misses += m;
+                }
+            }
+        } else if self.gets.first().copied().unwrap_or(false) {
+            let m = self.misses[0];
+            st.misses += m;
+            st.hits += st.completed.saturating_sub(st.errors + m);
+        }
+    }
+
     /// [`Self::publish_into`] the shard's figures: once per received buffer, not per reply.
     pub(super) fn publish(&mut self) {
         if self.group.is_none() && self.fresh == 0 {

@@ -44,6 +44,20 @@ impl Layer for ClusterLayer<'_> {
         self.after_replies(conn, c);
     }
 
+    fn on_nil_reply(&mut self, conn: usize, now: Instant) {
+        // The request it answers: the first owed (a staged one is the test's only command).
+        let c = self.ends[conn].0;
+        let kind = match self.owed[conn].front().map(|&e| untag(e)) {
+            Some(ASKING_MARK) => None,
+            Some(i) => Some(self.clients[c].reqs[i as usize].kind as usize),
+            None => Some(0),
+        };
+        if let Some(k) = kind.filter(|&k| self.gets.get(k).copied().unwrap_or(false)) {
+            self.misses[k] += 1;
+        }
+        self.on_replies(conn, 1, now);
+    }
+
     fn on_error_reply(&mut self, conn: usize, raw: &[u8], now: Instant) {
         self.mark(self.ends[conn].0);
         self.on_one_reply(conn, true, raw, now);
@@ -246,6 +260,7 @@ impl Layer for ClusterLayer<'_> {
             part.completed += mine.completed;
             part.errors += mine.errors;
         }
+        self.hits_and_misses_into(stats);
         if let (Some(mine), Some(svc)) = (&self.service, stats.service.as_mut()) {
             svc.add(mine).expect("histograms share their bounds");
         }

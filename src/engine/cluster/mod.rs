@@ -266,6 +266,9 @@ struct ClusterLayer<'a> {
     /// `--rfr`, and per kind of request (the mix's command; 0 without a mix) whether it only reads.
     read_from: ReadFrom,
     reads: Vec<bool>,
+    /// Per kind of request, whether it is a GET, and the nil replies (misses) its requests got.
+    gets: Vec<bool>,
+    misses: Vec<u64>,
     initial: Vec<String>,
     tallies: Vec<NodeTally>,
     parts: Vec<PartTally>,
@@ -425,6 +428,16 @@ pub(crate) fn layer<'a>(
             .collect(),
         (None, None) => vec![commands::reads_only(&plan.test.command)],
     };
+    let gets: Vec<bool> = match (&plan.test.replay, &composer) {
+        (Some(r), _) => r
+            .names()
+            .iter()
+            .map(|n| n.eq_ignore_ascii_case("GET"))
+            .collect(),
+        (None, Some(comp)) => comp.variants().iter().map(|v| v.command == "GET").collect(),
+        (None, None) => vec![plan.test.command == "GET"],
+    };
+    let misses = vec![0; gets.len()];
     let masters = serving(&map, read_from, &reads);
     // Room for a batch in flight and one waiting on every master, plus one more batch: what is in
     // flight and every node's partial batch never fill it, so a closed-loop batch always completes.
@@ -534,6 +547,8 @@ pub(crate) fn layer<'a>(
         masters,
         read_from,
         reads,
+        gets,
+        misses,
         initial,
         tallies: Vec::new(),
         parts,

@@ -108,6 +108,9 @@ pub(crate) trait Layer {
     /// One error reply (`raw`, its line) arrived on connection `conn` at `now`, after the runs of
     /// replies before it.
     fn on_error_reply(&mut self, conn: usize, raw: &[u8], now: Instant);
+    /// One nil reply arrived on connection `conn` at `now`, after the runs before it: a miss when it
+    /// answers a GET, otherwise a reply like the others.
+    fn on_nil_reply(&mut self, conn: usize, now: Instant);
     /// Connection `conn` failed with `e`; the replies it still owed will not come.
     fn on_lost(&mut self, conn: usize, e: &ConnError, now: Instant);
     /// Opening connection `conn` ([`Driver::open_async`]) failed with `e`; nothing was sent on it.

@@ -110,6 +110,7 @@ impl Driver<'_> {
     ) {
         let (state, plan, mixed, idle) = (self.state, self.plan, self.mixed, self.idle);
         let gets = &self.gets;
+        let gets_any = gets.iter().any(|&g| g);
         let mut layer = self.layer.as_deref_mut();
         let layer_present = layer.is_some();
         let mut data = &self.bufs.data(bid, at + len)[at..];
@@ -189,6 +190,11 @@ impl Driver<'_> {
                         l.on_replies(i, std::mem::take(&mut ok_run), now);
                     }
                     l.on_error_reply(i, raw, now);
+                } else if gets_any && InPlaceScanner::is_nil(raw, len) {
+                    if ok_run > 0 {
+                        l.on_replies(i, std::mem::take(&mut ok_run), now);
+                    }
+                    l.on_nil_reply(i, now);
                 } else {
                     ok_run += 1;
                 }
