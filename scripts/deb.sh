@@ -47,6 +47,7 @@ bash -n /usr/share/bash-completion/completions/ringbench
 test -s /usr/share/zsh/vendor-completions/_ringbench
 test -s /usr/share/fish/vendor_completions.d/ringbench.fish
 test -s /usr/share/doc/ringbench/README.md
+test -s /usr/share/doc/ringbench/docs/memtier.md
 ringbench compre a.json b.json 2>&1 | grep -q "did you mean"
 dpkg -s ringbench | grep -E "^(Version|Depends):"
 CHECK
