@@ -18,7 +18,7 @@ command -v python3 >/dev/null || missing+=(python3-minimal)
 # Network faults: tests make a network namespace of their own (ip, iproute2) and drop packets in it.
 command -v ip >/dev/null || missing+=(iproute2)
 command -v iptables >/dev/null || [ -x /usr/sbin/iptables ] || missing+=(iptables)
-# tests/fleet.rs runs a pod under the shipped seccomp profile, loaded by libseccomp's Python binding.
+# tests/it/fleet.rs runs a pod under the shipped seccomp profile, loaded by libseccomp's Python binding.
 /usr/bin/python3 -c 'import seccomp' 2>/dev/null || missing+=(python3-seccomp)
 # The man page test renders the generated page with man-db's `man -l`.
 command -v man >/dev/null || missing+=(man-db)

@@ -2,7 +2,7 @@
 # container runtime would load it, so the profile can be tried without a cluster.
 #   /usr/bin/python3 scripts/lib/under-seccomp.py PROFILE DROP COMMAND ARGS...
 # DROP is a comma-separated list of system calls to leave out of the profile ("" for none).
-# Needs libseccomp's Python binding (Debian: python3-seccomp). Used by scripts/seccomp.sh and tests/fleet.rs.
+# Needs libseccomp's Python binding (Debian: python3-seccomp). Used by scripts/seccomp.sh and tests/it/fleet.rs.
 import json
 import os
 import sys

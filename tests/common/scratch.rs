@@ -2,16 +2,16 @@
 
 use std::path::PathBuf;
 
-/// A folder under the temporary directory, named after the test file, `name` and the process.
+/// A folder under the temporary directory, named after the calling test's file, `name` and the process.
 pub struct Scratch(pub PathBuf);
 
 impl Scratch {
+    #[track_caller]
     pub fn new(name: &str) -> Scratch {
-        let d = std::env::temp_dir().join(format!(
-            "ringbench-{}-{name}-{}",
-            env!("CARGO_CRATE_NAME"),
-            std::process::id()
-        ));
+        let file = std::path::Path::new(std::panic::Location::caller().file());
+        let topic = file.file_stem().and_then(|s| s.to_str()).unwrap_or("test");
+        let d =
+            std::env::temp_dir().join(format!("ringbench-{topic}-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
         Scratch(d)

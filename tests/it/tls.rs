@@ -2,10 +2,9 @@
 //! (a CA, a server certificate for localhost and 127.0.0.1, client certificates, and a second, untrusted CA).
 //! Counts are read from the server's plain port, which each server keeps open for `redis-cli`.
 
-mod common;
-use common::alloc::{ALLOCS, Counting};
-use common::lock::{alone, shared};
-use common::*;
+use crate::common::alloc::{ALLOCS, Counting};
+use crate::common::lock::{alone, shared};
+use crate::common::*;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};

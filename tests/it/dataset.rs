@@ -1,10 +1,9 @@
 //! `--dataset FILE` (valkey-benchmark's): each request takes the next row of a CSV or TSV file into its
 //! `__field:name__` placeholders. Checked from the server's side: the keys written and their values.
 
-mod common;
-use common::cluster::Cluster;
-use common::scratch::Scratch;
-use common::*;
+use crate::common::cluster::Cluster;
+use crate::common::scratch::Scratch;
+use crate::common::*;
 use std::collections::HashMap;
 
 fn write(dir: &Scratch, name: &str, text: &str) -> String {
@@ -31,6 +30,7 @@ fn run_quiet(server: &RedisServer, args: &[&str]) -> String {
 
 #[test]
 fn each_request_takes_the_next_row_in_turn() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     let dir = Scratch::new("dataset-turn");
@@ -79,6 +79,7 @@ fn each_request_takes_the_next_row_in_turn() {
 
 #[test]
 fn executors_share_the_rows_as_one_counter_would() {
+    let _turn = crate::common::lock::shared();
     // 4 executors, 12 connections, -P 5: the requests still take the rows as one counter over the whole
     // run would (the executors' shares are consecutive stretches of it), so with -n a multiple of the
     // rows each row is sent exactly -n / rows times.
@@ -124,6 +125,7 @@ fn executors_share_the_rows_as_one_counter_would() {
 
 #[test]
 fn tsv_maxdocs_base64_and_shared_numbers() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     let dir = Scratch::new("dataset-tsv");
@@ -180,6 +182,7 @@ fn tsv_maxdocs_base64_and_shared_numbers() {
 
 #[test]
 fn xml_documents_of_the_root_element_are_the_rows() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     let dir = Scratch::new("dataset-xml");
@@ -231,6 +234,7 @@ fn xml_documents_of_the_root_element_are_the_rows() {
 
 #[test]
 fn mistakes_are_one_line_usage_errors() {
+    let _turn = crate::common::lock::shared();
     let dir = Scratch::new("dataset-errors");
     let csv = write(&dir, "d.csv", "name,value\nitem1,value1\n");
     let empty = write(&dir, "empty.csv", "name,value\n");
@@ -305,11 +309,12 @@ fn mistakes_are_one_line_usage_errors() {
 
 #[test]
 fn cluster_requests_go_to_their_keys_masters() {
+    let _turn = crate::common::lock::shared();
     let c = Cluster::start();
     let dir = Scratch::new("dataset-cluster");
     let csv = write(&dir, "d.csv", "id,name\n1,Item1\n2,Item2\n3,Item3\n");
     let port = c.ports[0].to_string();
-    let out = std::process::Command::new(common::cluster::bin())
+    let out = std::process::Command::new(crate::common::cluster::bin())
         .args([
             "-p",
             &port,
@@ -360,6 +365,7 @@ fn cluster_requests_go_to_their_keys_masters() {
 
 #[test]
 fn cluster_tag_becomes_a_hash_tag_per_request() {
+    let _turn = crate::common::lock::shared();
     // valkey-benchmark's `{tag}` in --cluster mode: each request gets a hash tag of its own (the same at
     // each place in it), so the keys spread over every master, and each goes to its own slot's master.
     let c = Cluster::start();
@@ -367,7 +373,7 @@ fn cluster_tag_becomes_a_hash_tag_per_request() {
     let csv = write(&dir, "d.csv", "id,name\n1,Item1\n2,Item2\n");
     let port = c.ports[0].to_string();
     let run = |args: &[&str]| {
-        let out = std::process::Command::new(common::cluster::bin())
+        let out = std::process::Command::new(crate::common::cluster::bin())
             .args(
                 [
                     &["-p", &port, "--cluster", "-n", "3000", "-c", "6", "-P", "4"][..],
@@ -427,6 +433,7 @@ fn cluster_tag_becomes_a_hash_tag_per_request() {
 
 #[test]
 fn shards_go_on_where_the_shard_before_them_stops() {
+    let _turn = crate::common::lock::shared();
     // --shard 0/3 .. 2/3 of -n 31 over a 7-row file: each process starts at its share's place in the
     // run, so key i (sequential keys are sliced the same way) holds row i % 7, as from one process.
     let s = RedisServer::start();
@@ -469,6 +476,7 @@ fn shards_go_on_where_the_shard_before_them_stops() {
 
 #[test]
 fn dataset_sets_take_the_expiry_range() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     let dir = Scratch::new("dataset-expiry");

@@ -1,10 +1,10 @@
 //! End-to-end checks of the core engine against a real redis-server, counted from the server's side.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 #[test]
 fn each_command_reaches_the_server_exactly_n_times() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     ringbench_ok(
@@ -31,6 +31,7 @@ fn each_command_reaches_the_server_exactly_n_times() {
 
 #[test]
 fn pipelined_threads_without_r_hit_one_literal_key() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     ringbench_ok(
@@ -55,6 +56,7 @@ fn pipelined_threads_without_r_hit_one_literal_key() {
 
 #[test]
 fn random_keys_stay_in_the_keyspace() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     ringbench_ok(&s, &["-t", "set", "-r", "1000", "-n", "20000", "-q"]);
@@ -77,6 +79,7 @@ fn random_keys_stay_in_the_keyspace() {
 
 #[test]
 fn custom_command_with_random_elements() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     ringbench_ok(
@@ -99,6 +102,7 @@ fn custom_command_with_random_elements() {
 
 #[test]
 fn value_size_follows_d() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     ringbench_ok(&s, &["-d", "100", "-t", "set", "-n", "100", "-q"]);
@@ -108,6 +112,7 @@ fn value_size_follows_d() {
 
 #[test]
 fn dbnum_selects_the_db() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     ringbench_ok(&s, &["--dbnum", "3", "-t", "set", "-n", "100", "-q"]);
@@ -117,6 +122,7 @@ fn dbnum_selects_the_db() {
 
 #[test]
 fn wrong_password_ends_the_run_with_the_servers_message() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start_with(&["--requirepass", "right-one"]);
     let mut args = s.port_args();
     args.extend(["-a", "wrong", "-t", "set", "-n", "100"].map(String::from));
@@ -137,6 +143,7 @@ fn wrong_password_ends_the_run_with_the_servers_message() {
 
 #[test]
 fn right_password_and_user_work() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start_with(&["--requirepass", "right-one"]);
     let mut args = s.port_args();
     args.extend(
@@ -172,6 +179,7 @@ fn right_password_and_user_work() {
 
 #[test]
 fn unix_socket_resp3_and_tracking() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     let sock = s.socket.to_str().unwrap().to_string();
@@ -205,6 +213,7 @@ fn unix_socket_resp3_and_tracking() {
 
 #[test]
 fn error_replies_are_counted_and_the_run_goes_on() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     s.cli(&["set", "notalist", "x"]);
@@ -221,6 +230,7 @@ fn error_replies_are_counted_and_the_run_goes_on() {
 
 #[test]
 fn keepalive_zero_reconnects_per_batch() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     let before: u64 = connections_received(&s);
@@ -246,6 +256,7 @@ fn connections_received(s: &RedisServer) -> u64 {
 
 #[test]
 fn stdin_gives_the_last_argument() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ringbench"))
@@ -273,6 +284,7 @@ fn stdin_gives_the_last_argument() {
 
 #[test]
 fn csv_output_shape() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     let out = ringbench_ok(&s, &["--csv", "-t", "set,get", "-n", "1000"]);
     let lines: Vec<&str> = out.lines().collect();
@@ -306,6 +318,7 @@ fn csv_output_shape() {
 
 #[test]
 fn quiet_line_shape() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     let out = ringbench_ok(&s, &["-q", "-t", "get", "-n", "1000"]);
     let line = out.trim_end();
@@ -320,6 +333,7 @@ fn quiet_line_shape() {
 
 #[test]
 fn normal_block_sections() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     let out = ringbench_ok(&s, &["-t", "set", "-n", "2000", "--threads", "2"]);
     let want = [
@@ -351,6 +365,7 @@ fn normal_block_sections() {
 
 #[test]
 fn no_progress_line_in_pipes() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     let mut args = s.port_args();
     args.extend(["-t", "set", "-n", "20000", "-c", "5", "-q"].map(String::from));
@@ -364,6 +379,7 @@ fn no_progress_line_in_pipes() {
 
 #[test]
 fn same_titles_as_redis_benchmark() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     let ours = ringbench_ok(&s, &["-q", "-n", "200", "-c", "5"]);
     let theirs = std::process::Command::new("redis-benchmark")
@@ -386,6 +402,7 @@ fn same_titles_as_redis_benchmark() {
 
 #[test]
 fn progress_line_on_a_terminal_shows_a_stall() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     // Writes wait for 800 ms while CONFIG GET (a read) still answers: the run starts and stalls.
     assert_eq!(s.cli(&["client", "pause", "800", "write"]), "OK");
@@ -415,6 +432,7 @@ fn progress_line_on_a_terminal_shows_a_stall() {
 
 #[test]
 fn a_closed_stdout_ends_the_run_quietly() {
+    let _turn = crate::common::lock::shared();
     use std::io::{BufRead, BufReader};
     let s = RedisServer::start();
     let port = s.port.to_string();
@@ -436,6 +454,7 @@ fn a_closed_stdout_ends_the_run_quietly() {
 
 #[test]
 fn a_bracketed_ipv6_host_works() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     let out = ringbench_ok(
@@ -451,6 +470,7 @@ fn a_bracketed_ipv6_host_works() {
 
 #[test]
 fn command_arguments_are_bytes_and_titles_are_escaped_and_short() {
+    let _turn = crate::common::lock::shared();
     use std::os::unix::ffi::OsStrExt;
     let s = RedisServer::start();
     s.reset();
@@ -497,6 +517,7 @@ fn run_args(args: &[String]) -> std::process::Output {
 
 #[test]
 fn a_server_that_demands_auth_fails_before_the_first_test() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start_with(&["--requirepass", "secret"]);
     for format in ["-q", "--csv", "--json=-"] {
         let mut args = s.port_args();
@@ -521,6 +542,7 @@ fn a_server_that_demands_auth_fails_before_the_first_test() {
 
 #[test]
 fn error_replies_show_next_to_the_rate_in_every_format_and_exit_1() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     s.cli(&["set", "notalist", "x"]);
@@ -564,6 +586,7 @@ fn error_replies_show_next_to_the_rate_in_every_format_and_exit_1() {
 
 #[test]
 fn a_successful_run_with_a_password_writes_nothing_to_stderr() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start_with(&["--requirepass", "pw"]);
     let uri = format!("redis://default:pw@127.0.0.1:{}", s.port);
     for args in [
@@ -590,6 +613,7 @@ fn a_successful_run_with_a_password_writes_nothing_to_stderr() {
 
 #[test]
 fn more_threads_than_clients_or_cores_goes_into_the_header_not_stderr() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     let cores = std::thread::available_parallelism().unwrap().get();
     let mut args = s.port_args();
@@ -640,6 +664,7 @@ fn more_threads_than_clients_or_cores_goes_into_the_header_not_stderr() {
 
 #[test]
 fn valkey_uri_schemes_work_like_redis_ones() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start_with(&["--requirepass", "pw"]);
     let uri = format!("valkey://default:pw@127.0.0.1:{}/3", s.port);
     let out = ringbench(&["-u", &uri, "-t", "set", "-n", "150", "-q"]);
@@ -691,6 +716,7 @@ fn wait_bounded(mut child: std::process::Child) -> std::process::Output {
 
 #[test]
 fn idle_mode_refused_by_maxclients_reports_the_server_error() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start_with(&["--maxclients", "5"]);
     let port = s.port.to_string();
     for threads in ["1", "2"] {
@@ -719,6 +745,7 @@ fn idle_mode_refused_by_maxclients_reports_the_server_error() {
 
 #[test]
 fn idle_mode_shows_open_clients_on_a_terminal_and_fails_when_they_are_closed() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     let cmd = format!("{} -p {} -c 3 -I", env!("CARGO_BIN_EXE_ringbench"), s.port);
     let mut child = std::process::Command::new("script")
@@ -759,6 +786,7 @@ fn idle_mode_shows_open_clients_on_a_terminal_and_fails_when_they_are_closed() {
 
 #[test]
 fn small_usage_points_name_their_flag() {
+    let _turn = crate::common::lock::shared();
     let usage = |args: &[&str]| {
         let out = ringbench(args);
         let err = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -790,6 +818,7 @@ fn small_usage_points_name_their_flag() {
 
 #[test]
 fn a_value_size_range_shows_in_the_header() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     let out = ringbench_ok(&s, &["-d", "10-200", "-t", "set", "-n", "300", "-r", "50"]);
     assert!(out.contains("\n  10-200 bytes payload\n"), "{out}");
@@ -799,6 +828,7 @@ fn a_value_size_range_shows_in_the_header() {
 
 #[test]
 fn sequential_flag_covers_the_keyspace_like_valkey_benchmark() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     ringbench_ok(
@@ -814,6 +844,7 @@ fn sequential_flag_covers_the_keyspace_like_valkey_benchmark() {
 
 #[test]
 fn a_command_sequence_sends_each_part_its_repeat_count() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     let out = ringbench_ok(
@@ -870,6 +901,7 @@ fn run_in_process(
 
 #[test]
 fn a_successful_in_process_run_writes_nothing_to_its_stderr() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     let (r, out, err) = run_in_process(&s, &["-q", "-t", "set,get", "-n", "2000", "-c", "4"]);
     assert!(!r.unwrap().any_failed());
@@ -879,6 +911,7 @@ fn a_successful_in_process_run_writes_nothing_to_its_stderr() {
 
 #[test]
 fn error_replies_shown_with_e_go_to_the_given_stderr() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     // INCR of a key holding text: every reply is an error.
     s.cli(&["set", "word", "text"]);
@@ -900,6 +933,7 @@ fn error_replies_shown_with_e_go_to_the_given_stderr() {
 
 #[test]
 fn the_t_warning_goes_to_the_given_stderr() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     let (r, _, err) = run_in_process(&s, &["-q", "-n", "100", "-t", "get", "set", "k", "v"]);
     assert!(!r.unwrap().any_failed());

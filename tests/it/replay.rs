@@ -2,9 +2,8 @@
 //! and across a real cluster's masters, checked against the servers' own commandstats; and files that
 //! cannot be replayed, refused before anything is sent.
 
-mod common;
-use common::cluster::Cluster;
-use common::*;
+use crate::common::cluster::Cluster;
+use crate::common::*;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -163,6 +162,7 @@ fn json_file(path: &Path) -> serde_json::Value {
 
 #[test]
 fn a_monitor_capture_replays_to_the_same_commandstats_on_a_fresh_server() {
+    let _turn = crate::common::lock::shared();
     let source = RedisServer::start();
     let path = scratch_file("capture.txt");
     let want = capture(&source, &path, "t");
@@ -234,6 +234,7 @@ fn a_monitor_capture_replays_to_the_same_commandstats_on_a_fresh_server() {
 
 #[test]
 fn a_capture_replays_across_a_clusters_masters() {
+    let _turn = crate::common::lock::shared();
     let source = RedisServer::start();
     let path = scratch_file("cluster-capture.txt");
     // Three key sets, each under its own hash tag, so the commands spread over the masters.
@@ -303,6 +304,7 @@ fn a_capture_replays_across_a_clusters_masters() {
 
 #[test]
 fn a_malformed_line_is_refused_with_its_number_and_nothing_is_sent() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     let before = s.commandstats();
@@ -394,6 +396,7 @@ fn a_malformed_line_is_refused_with_its_number_and_nothing_is_sent() {
 
 #[test]
 fn paced_replays_keep_the_capture_times_or_the_rate() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     // A synthetic capture over 0.6 s from two clients: 31 commands.
     let mut text = String::from("OK\n");
@@ -440,6 +443,7 @@ fn paced_replays_keep_the_capture_times_or_the_rate() {
 /// its own name, checked against every node's commandstats.
 #[test]
 fn a_replay_under_rfr_reads_from_replicas_and_writes_to_masters() {
+    let _turn = crate::common::lock::shared();
     let c = Cluster::start_with(1, 5000);
     let replicas = c.listed_replicas();
     let (masters, _) = c.roles(c.ports[0]);

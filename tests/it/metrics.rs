@@ -2,10 +2,8 @@
 //! (its HTTP API queried afterwards), and a UDP listener receiving `--statsd`'s datagrams. Counts are
 //! checked against the real redis-server's commandstats.
 
-mod common;
-
-use common::scratch::Scratch;
-use common::{RedisServer, free_port, ringbench, spawn_ringbench};
+use crate::common::scratch::Scratch;
+use crate::common::{RedisServer, free_port, ringbench, spawn_ringbench};
 use std::io::{Read, Write};
 use std::net::{TcpStream, UdpSocket};
 use std::process::{Child, Command, Stdio};
@@ -132,6 +130,7 @@ fn json_p99(json: &serde_json::Value, title: &str) -> f64 {
 
 #[test]
 fn prometheus_scrapes_a_run_and_its_final_totals_match_the_server() {
+    let _turn = crate::common::lock::shared();
     let server = RedisServer::start();
     let port = free_port();
     let prom = Prometheus::start(port);
@@ -210,6 +209,7 @@ fn prometheus_scrapes_a_run_and_its_final_totals_match_the_server() {
 
 #[test]
 fn the_endpoint_serves_openmetrics_while_the_run_lasts() {
+    let _turn = crate::common::lock::shared();
     let server = RedisServer::start();
     let port = free_port();
     let listen = format!("127.0.0.1:{port}");
@@ -257,6 +257,7 @@ fn the_endpoint_serves_openmetrics_while_the_run_lasts() {
 
 #[test]
 fn a_taken_metrics_port_is_a_one_line_error() {
+    let _turn = crate::common::lock::shared();
     let server = RedisServer::start();
     let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = held.local_addr().unwrap().to_string();
@@ -289,6 +290,7 @@ fn a_taken_metrics_port_is_a_one_line_error() {
 
 #[test]
 fn statsd_lines_arrive_once_a_second_and_end_with_the_final_figures() {
+    let _turn = crate::common::lock::shared();
     let server = RedisServer::start();
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
     sock.set_read_timeout(Some(Duration::from_millis(200)))

@@ -3,10 +3,8 @@
 //! still is one, the completions and man page come out of the same definition, and `merge`/`compare`
 //! refuse a file given twice.
 
-mod common;
-
-use common::scratch::Scratch;
-use common::{RedisServer, ringbench, ringbench_ok};
+use crate::common::scratch::Scratch;
+use crate::common::{RedisServer, ringbench, ringbench_ok};
 use std::collections::HashMap;
 use std::process::Command;
 
@@ -51,6 +49,7 @@ fn seen(s: &RedisServer) -> (u64, u64, HashMap<String, u64>) {
 
 #[test]
 fn help_lists_every_subcommand() {
+    let _turn = crate::common::lock::shared();
     for args in [&["--help"][..], &["help"]] {
         let out = ringbench(args);
         assert_eq!(out.status.code(), Some(0), "{args:?}");
@@ -89,6 +88,7 @@ fn help_lists_every_subcommand() {
 
 #[test]
 fn a_mistyped_subcommand_sends_nothing() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     let port = s.port.to_string();
     let before = seen(&s);
@@ -119,6 +119,7 @@ fn a_mistyped_subcommand_sends_nothing() {
 
 #[test]
 fn server_commands_stay_commands() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     let port = s.port.to_string();
     ringbench_ok(
@@ -148,6 +149,7 @@ fn server_commands_stay_commands() {
 
 #[test]
 fn completions_are_scripts_each_shell_reads() {
+    let _turn = crate::common::lock::shared();
     let dir = Scratch::new("completions");
     for (shell, marker, long) in [
         ("bash", "complete -F", "--"),
@@ -185,6 +187,7 @@ fn completions_are_scripts_each_shell_reads() {
 
 #[test]
 fn the_man_page_renders() {
+    let _turn = crate::common::lock::shared();
     let dir = Scratch::new("man");
     let out = ringbench(&["manpage", &dir.0.to_string_lossy()]);
     assert!(
@@ -218,6 +221,7 @@ fn the_man_page_renders() {
 
 #[test]
 fn merge_and_compare_refuse_a_file_twice_and_warn_on_other_setups() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     let port = s.port.to_string();
     let dir = Scratch::new("twice");

@@ -2,9 +2,8 @@
 //! replicas for the failover test), every figure checked from the nodes' side (DBSIZE, INFO
 //! commandstats, CLUSTER KEYSLOT, CLUSTER NODES).
 
-mod common;
-use common::cluster::Cluster;
-use common::*;
+use crate::common::cluster::Cluster;
+use crate::common::*;
 use std::collections::HashMap;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -51,6 +50,7 @@ fn redirect_count(out: &str, label: &str) -> u64 {
 /// core is left for the server.
 #[test]
 fn one_executor_beside_local_masters_that_fill_the_cores_is_not_pinned() {
+    let _turn = crate::common::lock::shared();
     let cores = usable_cores();
     let c = Cluster::start();
     let port = c.ports[0].to_string();
@@ -95,6 +95,7 @@ fn one_executor_beside_local_masters_that_fill_the_cores_is_not_pinned() {
 
 #[test]
 fn random_keys_spread_evenly_and_reach_the_server_exactly_n_times() {
+    let _turn = crate::common::lock::shared();
     let c = Cluster::start();
     let (ok, out, err) = run(&c, &["-t", "set", "-r", "100000", "-n", "30000"]);
     assert!(ok, "{out}\n{err}");
@@ -139,6 +140,7 @@ fn random_keys_spread_evenly_and_reach_the_server_exactly_n_times() {
 
 #[test]
 fn the_long_suite_runs_without_errors() {
+    let _turn = crate::common::lock::shared();
     let c = Cluster::start();
     let (ok, out, err) = run(
         &c,
@@ -184,6 +186,7 @@ fn the_long_suite_runs_without_errors() {
 
 #[test]
 fn a_custom_command_is_routed_by_its_key() {
+    let _turn = crate::common::lock::shared();
     let c = Cluster::start();
     let (ok, out, err) = run(
         &c,
@@ -215,6 +218,7 @@ fn a_custom_command_is_routed_by_its_key() {
 
 #[test]
 fn too_few_clients_for_the_masters_is_a_usage_error() {
+    let _turn = crate::common::lock::shared();
     let c = Cluster::start();
     let (ok, out, err) = run(&c, &["-c", "2", "-n", "10", "-t", "set"]);
     assert!(!ok && out.is_empty(), "{out}");
@@ -224,6 +228,7 @@ fn too_few_clients_for_the_masters_is_a_usage_error() {
 
 #[test]
 fn slots_migrated_during_a_run_are_followed() {
+    let _turn = crate::common::lock::shared();
     let c = Cluster::start();
     // Keys first, so there is something to migrate.
     let (ok, out, err) = run(&c, &["-t", "set", "-r", "3000", "-n", "20000", "-q"]);
@@ -274,7 +279,7 @@ fn slots_migrated_during_a_run_are_followed() {
     );
 
     let n = 60000u64;
-    let dir = common::scratch::Scratch::new("cluster-migrate");
+    let dir = crate::common::scratch::Scratch::new("cluster-migrate");
     let js = dir.path("run.json");
     // MIGRATE read the keys it moved: the GETs' hits and misses are counted from here.
     let (hits0, misses0) = (
@@ -371,6 +376,7 @@ fn json_test(path: &std::path::Path) -> serde_json::Value {
 
 #[test]
 fn a_killed_master_fails_over_to_its_replica_and_every_request_is_counted_once() {
+    let _turn = crate::common::lock::shared();
     let c = Cluster::start_with(1, 1500);
     let seed = c.ports[0];
     let (masters, replica_of) = c.roles(seed);
@@ -514,6 +520,7 @@ fn a_killed_master_fails_over_to_its_replica_and_every_request_is_counted_once()
 
 #[test]
 fn a_killed_master_without_a_replica_ends_the_run_within_the_bound() {
+    let _turn = crate::common::lock::shared();
     let c = Cluster::start_with(0, 1500);
     let seed = c.ports[0];
     let victim = c.ports[1];
@@ -580,7 +587,7 @@ fn a_killed_master_without_a_replica_ends_the_run_within_the_bound() {
     assert_eq!(completed + failed + not_sent, requested, "{stdout}");
     assert!(failed <= 20, "{stdout}");
     assert!(completed >= 3000 && not_sent > 40_000_000, "{stdout}");
-    let secs = common::completed(&stdout).1;
+    let secs = crate::common::completed(&stdout).1;
     assert!(
         secs >= took.as_secs_f64() - 0.5,
         "{secs} s reported\n{stdout}"
@@ -616,6 +623,7 @@ fn a_killed_master_without_a_replica_ends_the_run_within_the_bound() {
 
 #[test]
 fn a_frozen_master_ends_the_run_within_the_bound() {
+    let _turn = crate::common::lock::shared();
     let c = Cluster::start();
     let (seed, victim) = (c.ports[0], c.ports[2]);
     let child = Command::new(env!("CARGO_BIN_EXE_ringbench"))
@@ -665,6 +673,7 @@ fn a_frozen_master_ends_the_run_within_the_bound() {
 
 #[test]
 fn a_node_port_another_server_holds_is_given_up_for_a_free_one() {
+    let _turn = crate::common::lock::shared();
     // Two tests starting clusters side by side can pick the same free port; the loser's node must
     // not count another server as its own. Made certain here: the first port the script tries is
     // held by a plain server of this test (below 22768, so the port is valid for a cluster node).
@@ -726,6 +735,7 @@ fn a_node_port_another_server_holds_is_given_up_for_a_free_one() {
 
 #[test]
 fn a_cluster_node_without_cluster_flag_gets_a_hint_and_exit_1() {
+    let _turn = crate::common::lock::shared();
     let c = Cluster::start();
     let port = c.ports[0].to_string();
     let out = ringbench(&["-p", &port, "-r", "1000", "-n", "600", "-t", "set", "-q"]);
@@ -748,6 +758,7 @@ fn a_cluster_node_without_cluster_flag_gets_a_hint_and_exit_1() {
 
 #[test]
 fn the_server_view_sums_every_master_and_the_json_lists_each() {
+    let _turn = crate::common::lock::shared();
     let c = Cluster::start();
     let json = c.dir.join("view.json");
     let (ok, out, err) = run(
@@ -821,6 +832,7 @@ fn calls_per_master(c: &Cluster, command: &str) -> Vec<u64> {
 
 #[test]
 fn the_open_loop_paces_every_master_and_counts_each_request_once() {
+    let _turn = crate::common::lock::shared();
     let c = Cluster::start();
     let (ok, out, err) = run(
         &c,
@@ -857,8 +869,9 @@ fn the_open_loop_paces_every_master_and_counts_each_request_once() {
 
 #[test]
 fn a_mix_is_routed_per_request_and_counted_per_command() {
+    let _turn = crate::common::lock::shared();
     let c = Cluster::start();
-    let dir = common::scratch::Scratch::new("cluster-mix");
+    let dir = crate::common::scratch::Scratch::new("cluster-mix");
     let js = dir.path("run.json");
     // The nodes' own count of GETs that found a key, and of those that did not.
     let keyspace = |field: &str| summed_stat(&c, field);
@@ -910,6 +923,7 @@ fn a_mix_is_routed_per_request_and_counted_per_command() {
 
 #[test]
 fn memtier_commands_are_routed_by_their_keys_and_counted_exactly_over_the_masters() {
+    let _turn = crate::common::lock::shared();
     let c = Cluster::start();
     let (ok, out, err) = run(
         &c,
@@ -987,6 +1001,7 @@ fn memtier_commands_are_routed_by_their_keys_and_counted_exactly_over_the_master
 
 #[test]
 fn varying_values_reach_their_masters_with_their_lengths() {
+    let _turn = crate::common::lock::shared();
     let c = Cluster::start();
     let (ok, out, err) = run(
         &c,
@@ -1047,6 +1062,7 @@ fn varying_values_reach_their_masters_with_their_lengths() {
 
 #[test]
 fn idle_connections_are_held_on_every_master_until_interrupted() {
+    let _turn = crate::common::lock::shared();
     let c = Cluster::start();
     let (masters, _) = c.roles(c.ports[0]);
     let port = c.ports[0].to_string();
@@ -1089,6 +1105,7 @@ fn stat(c: &Cluster, port: u16, field: &str) -> u64 {
 
 #[test]
 fn each_node_sees_batches_of_p_and_the_per_node_counts_match_its_commandstats() {
+    let _turn = crate::common::lock::shared();
     let c = Cluster::start();
     let json = c.dir.join("batches.json");
     let reads_before: Vec<u64> = c
@@ -1144,6 +1161,7 @@ fn each_node_sees_batches_of_p_and_the_per_node_counts_match_its_commandstats() 
 /// and at most those plus the ones in flight.
 #[test]
 fn an_interrupted_cluster_run_accounts_for_the_requests_in_flight() {
+    let _turn = crate::common::lock::shared();
     let c = Cluster::start();
     let mut args = c.addr();
     let n = 50_000_000u64;
@@ -1219,6 +1237,7 @@ fn wait_bounded(mut child: std::process::Child, limit: Duration) -> std::process
 
 #[test]
 fn masters_added_by_resharding_during_a_run_are_routed_to_without_limit() {
+    let _turn = crate::common::lock::shared();
     // Three masters, and six empty ones added before the run: each client starts with connections to
     // the three, and every other master it routes to comes from the slot map during the run. Nine
     // distinct masters is one more than the node table used to hold (max(2 x 3, 8)).
@@ -1229,7 +1248,7 @@ fn masters_added_by_resharding_during_a_run_are_routed_to_without_limit() {
     let json = c.dir.join("grow.json");
     let n = 36_000u64;
     // Paced, so the run lasts about 12 s whatever the machine: long enough to see every reshard.
-    let child = Command::new(common::cluster::bin())
+    let child = Command::new(crate::common::cluster::bin())
         .args(["-p", &initial[0].to_string(), "--cluster", "-t", "set"])
         .args([
             "-r",
@@ -1303,12 +1322,13 @@ fn masters_added_by_resharding_during_a_run_are_routed_to_without_limit() {
 
 #[test]
 fn a_timeout_names_the_master_that_was_silent() {
+    let _turn = crate::common::lock::shared();
     let c = Cluster::start();
     let seed = c.ports[0];
     let victim = c.ports[1];
     let json = c.dir.join("timeout.json");
     let n = 20_000u64;
-    let child = Command::new(common::cluster::bin())
+    let child = Command::new(crate::common::cluster::bin())
         .args(["-p", &seed.to_string(), "--cluster", "-t", "set"])
         .args([
             "-r",
@@ -1385,6 +1405,7 @@ fn wait_master(c: &Cluster, via: u16, port: u16, deadline: Instant) {
 
 #[test]
 fn a_master_lost_twice_is_reported_twice() {
+    let _turn = crate::common::lock::shared();
     let c = Cluster::start_with(1, 1000);
     let seed = c.ports[0];
     let (masters, replica_of) = c.roles(seed);
@@ -1394,7 +1415,7 @@ fn a_master_lost_twice_is_reported_twice() {
     let json = c.dir.join("twice.json");
     let n = 40_000u64;
     // Paced: about 20 s, long enough for two failovers and a rejoin between them.
-    let child = Command::new(common::cluster::bin())
+    let child = Command::new(crate::common::cluster::bin())
         .args(["-p", &seed.to_string(), "--cluster", "-t", "set"])
         .args(["-r", "10000", "-c", "4", "--threads", "2", "--rps", "2000"])
         .args(["-n", &n.to_string(), "--json"])
@@ -1467,6 +1488,7 @@ fn a_master_lost_twice_is_reported_twice() {
 
 #[test]
 fn keepalive_0_opens_a_new_connection_for_each_batch_on_every_master() {
+    let _turn = crate::common::lock::shared();
     let c = Cluster::start();
     let connections = |c: &Cluster| -> u64 {
         c.ports
@@ -1476,7 +1498,7 @@ fn keepalive_0_opens_a_new_connection_for_each_batch_on_every_master() {
     };
     let before = connections(&c);
     let n = 3000u64;
-    let out = Command::new(common::cluster::bin())
+    let out = Command::new(crate::common::cluster::bin())
         .args(c.addr())
         .args(["-t", "set", "-r", "1000", "-c", "3", "-P", "1", "-k", "0"])
         .args(["-n", &n.to_string(), "-q"])
@@ -1500,13 +1522,14 @@ fn keepalive_0_opens_a_new_connection_for_each_batch_on_every_master() {
 
 #[test]
 fn the_server_view_covers_a_master_that_took_slots_during_the_run() {
+    let _turn = crate::common::lock::shared();
     let mut c = Cluster::start();
     let initial = c.ports.clone();
     let added = c.add_master();
     c.reset_stats();
     let json = c.dir.join("view-grow.json");
     let n = 12_000u64;
-    let child = Command::new(common::cluster::bin())
+    let child = Command::new(crate::common::cluster::bin())
         .args(["-p", &initial[0].to_string(), "--cluster", "-t", "set"])
         .args([
             "-r",
@@ -1562,6 +1585,7 @@ fn the_server_view_covers_a_master_that_took_slots_during_the_run() {
 
 #[test]
 fn seven_failovers_each_promoting_a_new_replica_are_followed() {
+    let _turn = crate::common::lock::shared();
     // One master with seven replicas: each failover promotes a node that was never a master, so the
     // run routes to ten distinct masters (the node table used to hold max(2 x 3, 8)).
     let mut c = Cluster::start_with(0, 1000);
@@ -1572,7 +1596,7 @@ fn seven_failovers_each_promoting_a_new_replica_are_followed() {
     let json = c.dir.join("seven.json");
     // Paced: 25 s, the seven failovers take about 16.
     let n = 75_000u64;
-    let child = Command::new(common::cluster::bin())
+    let child = Command::new(crate::common::cluster::bin())
         .args(["-p", &seed.to_string(), "--cluster", "-t", "set"])
         .args([
             "-r",
@@ -1677,7 +1701,8 @@ fn seven_failovers_each_promoting_a_new_replica_are_followed() {
 /// blocking control connection: the executor stopped for the whole `--connect-timeout`.)
 #[test]
 fn a_slot_map_re_read_from_a_black_holed_master_does_not_stop_the_traffic() {
-    let ns = common::netns::NetNs::new();
+    let _turn = crate::common::lock::shared();
+    let ns = crate::common::netns::NetNs::new();
     let dir = std::env::temp_dir().join(format!("{}-conf", ns.name));
     std::fs::create_dir_all(&dir).unwrap();
     let ports = [7101u16, 7102, 7103];
@@ -1721,7 +1746,7 @@ fn a_slot_map_re_read_from_a_black_holed_master_does_not_stop_the_traffic() {
     }
     // Node 1 owns slot 0 (so it is the first master a re-read asks); every key of the run has a hash
     // tag whose slot node 2 owns.
-    let owns = |n: &common::netns::NsRedis, slot: u64| {
+    let owns = |n: &crate::common::netns::NsRedis, slot: u64| {
         n.cli(&["cluster", "countkeysinslot", &slot.to_string()]) == "0"
             && !n
                 .cli(&["cluster", "getkeysinslot", &slot.to_string(), "1"])
@@ -1736,7 +1761,7 @@ fn a_slot_map_re_read_from_a_black_holed_master_does_not_stop_the_traffic() {
         .find(|&(_, slot)| (5461..=10922).contains(&slot))
         .expect("a hash tag in node 2's slots");
     assert!(owns(&nodes[1], slot), "node 2 owns slot {slot}");
-    let slots_of = |n: &common::netns::NsRedis| n.calls("cluster|slots");
+    let slots_of = |n: &crate::common::netns::NsRedis| n.calls("cluster|slots");
     for n in &nodes {
         n.cli(&["config", "resetstat"]);
     }
@@ -1804,6 +1829,7 @@ fn a_slot_map_re_read_from_a_black_holed_master_does_not_stop_the_traffic() {
 /// Checked against each node's own commandstats.
 #[test]
 fn reads_from_replicas_reach_the_replicas_and_writes_never_do() {
+    let _turn = crate::common::lock::shared();
     let c = Cluster::start_with(1, 5000);
     let replicas = c.listed_replicas();
     let (masters, _) = c.roles(c.ports[0]);

@@ -2,9 +2,8 @@
 //! (`--report`, and `ringbench report` of several files) from the file alone, and a screenshot shows its
 //! charts drawn. The page must fetch nothing: no script, style or image from elsewhere.
 
-mod common;
-use common::scratch::Scratch;
-use common::*;
+use crate::common::scratch::Scratch;
+use crate::common::*;
 use std::process::Command;
 
 /// Chromium as the machine's one browser, headless, with what keeps it off the network.
@@ -56,6 +55,7 @@ fn pixels(path: &str) -> (u32, u32, Vec<[u8; 3]>) {
 
 #[test]
 fn the_html_report_is_self_contained_and_a_browser_draws_it() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     let dir = Scratch::new("html-report");
     let (page, a, b) = (dir.path("run.html"), dir.path("a.json"), dir.path("b.json"));

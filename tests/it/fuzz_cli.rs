@@ -7,9 +7,8 @@
 //! or a run that outlives its timeout. `RINGBENCH_FUZZ_SEED` and `RINGBENCH_FUZZ_CASES` replay or
 //! widen a search.
 
-mod common;
-use common::scratch::Scratch;
-use common::*;
+use crate::common::scratch::Scratch;
+use crate::common::*;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use std::ffi::OsString;
@@ -686,6 +685,7 @@ fn case(rng: &mut SmallRng, dead_port: &str) -> (Vec<OsString>, Vec<(&'static st
 
 #[test]
 fn thousands_of_generated_command_lines_never_panic_abort_or_hang() {
+    let _turn = crate::common::lock::shared();
     let seed: u64 = std::env::var("RINGBENCH_FUZZ_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -771,6 +771,7 @@ fn usage_error(args: &[&str]) -> String {
 
 #[test]
 fn a_uri_escape_cut_inside_a_character_is_a_usage_error_that_hides_the_password() {
+    let _turn = crate::common::lock::shared();
     let port = free_port().to_string();
     let err = usage_error(&["-u", "redis://:%a\u{e9}@h", "-p", &port]);
     assert_eq!(
@@ -786,6 +787,7 @@ fn a_uri_escape_cut_inside_a_character_is_a_usage_error_that_hides_the_password(
 
 #[test]
 fn non_ascii_and_bad_escapes_in_a_uri_are_one_line_and_exit_2() {
+    let _turn = crate::common::lock::shared();
     let port = free_port().to_string();
     for (uri, want) in [
         (
@@ -813,6 +815,7 @@ fn non_ascii_and_bad_escapes_in_a_uri_are_one_line_and_exit_2() {
 
 #[test]
 fn a_huge_cpus_range_is_a_usage_error() {
+    let _turn = crate::common::lock::shared();
     let port = free_port().to_string();
     for list in ["0-18446744073709551615", "0-4294967296"] {
         let err = usage_error(&["--cpus", list, "-p", &port]);
@@ -827,6 +830,7 @@ fn a_huge_cpus_range_is_a_usage_error() {
 
 #[test]
 fn request_buffers_past_the_address_space_limit_are_refused_before_the_run() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     let port = s.port.to_string();
@@ -857,6 +861,7 @@ fn request_buffers_past_the_address_space_limit_are_refused_before_the_run() {
 
 #[test]
 fn a_suite_whose_values_cannot_be_held_is_refused_before_it_is_built() {
+    let _turn = crate::common::lock::shared();
     // -d 536870912 (the most -d allows): the default suite's MSET alone holds ten 512 MiB values. Under
     // `ulimit -v 4000000` building the suite aborted ("memory allocation of 536870912 bytes failed").
     let port = free_port().to_string();

@@ -2,9 +2,8 @@
 //! `--command-key-pattern`), valkey-benchmark 9's independent `__rand_Nth__` sequences and `--expiry-range`,
 //! each checked against a real redis-server's own counts, keys, values and TTLs.
 
-mod common;
-use common::scratch::Scratch;
-use common::*;
+use crate::common::scratch::Scratch;
+use crate::common::*;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
@@ -79,6 +78,7 @@ fn assert_valid(run: &Value) {
 
 #[test]
 fn memtier_commands_are_counted_exactly_per_command_in_every_format() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     let dir = Scratch::new("memtier");
@@ -226,6 +226,7 @@ fn memtier_commands_are_counted_exactly_per_command_in_every_format() {
 
 #[test]
 fn mix_takes_commands_and_test_names_with_exact_weights() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     let out = ringbench_ok(
@@ -257,6 +258,7 @@ fn mix_takes_commands_and_test_names_with_exact_weights() {
 
 #[test]
 fn each_command_counts_its_own_error_replies() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     let dir = Scratch::new("errors");
@@ -352,6 +354,7 @@ fn a_mix_runs_open_loop_for_a_duration() {
 
 #[test]
 fn mix_mistakes_are_one_line_usage_errors() {
+    let _turn = crate::common::lock::shared();
     for (args, says) in [
         (&["--command-ratio", "2"][..], "give a --command first"),
         (
@@ -412,6 +415,7 @@ fn mix_mistakes_are_one_line_usage_errors() {
 
 #[test]
 fn rand_nth_placeholders_are_independent_sequences() {
+    let _turn = crate::common::lock::shared();
     // valkey-benchmark's tests/integration/valkey-benchmark.tcl, checked the same way.
     let s = RedisServer::start();
     s.reset();
@@ -490,6 +494,7 @@ fn ttls(s: &RedisServer, pattern: &str) -> Vec<i64> {
 
 #[test]
 fn sets_carry_a_ttl_from_the_expiry_range() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     let dir = Scratch::new("ttl");
@@ -583,6 +588,7 @@ fn sets_carry_a_ttl_from_the_expiry_range() {
 
 #[test]
 fn merge_sums_each_command_of_a_mix() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     let dir = Scratch::new("merge");
@@ -625,6 +631,7 @@ fn merge_sums_each_command_of_a_mix() {
 
 #[test]
 fn plot_has_a_line_per_command_of_a_mix() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     let dir = Scratch::new("plot");
     let svg = dir.path("mix.svg");

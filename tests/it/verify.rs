@@ -1,8 +1,7 @@
 //! `--data-verify` / `--verify-only` against a real redis-server: the write pass's keys and values are
 //! read back from the server, and a value a side client changes between the passes is reported.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// Runs ringbench against `s` with `args`; returns its exit code and stdout.
 fn run(s: &RedisServer, args: &[&str]) -> (i32, String, String) {
@@ -30,6 +29,7 @@ fn dbsize(s: &RedisServer) -> u64 {
 
 #[test]
 fn data_verify_reports_a_value_changed_between_the_passes() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     let flags = [
@@ -110,6 +110,7 @@ impl<F: FnMut()> std::io::Write for BetweenPasses<F> {
 
 #[test]
 fn data_verify_reports_what_a_side_client_changed_between_its_own_passes() {
+    let _turn = crate::common::lock::shared();
     use ringbench::{Cli, Config, Env, RunControl, Settings};
     let s = RedisServer::start();
     s.reset();
@@ -167,6 +168,7 @@ fn data_verify_reports_what_a_side_client_changed_between_its_own_passes() {
 
 #[test]
 fn data_verify_checks_random_values_of_varying_length() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     let flags = [
@@ -232,6 +234,7 @@ fn data_verify_checks_random_values_of_varying_length() {
 
 #[test]
 fn data_verify_shards_each_check_their_own_slice() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     for shard in ["0/2", "1/2"] {
@@ -297,6 +300,7 @@ fn data_verify_shards_each_check_their_own_slice() {
 
 #[test]
 fn data_verify_usage_errors_exit_2_naming_the_flag() {
+    let _turn = crate::common::lock::shared();
     for (args, want) in [
         (
             &["--data-verify"][..],
@@ -345,7 +349,8 @@ fn json(path: &str) -> serde_json::Value {
 
 #[test]
 fn data_verify_figures_in_json_and_in_a_merge_of_shards() {
-    let dir = common::scratch::Scratch::new("verify-json");
+    let _turn = crate::common::lock::shared();
+    let dir = crate::common::scratch::Scratch::new("verify-json");
     let s = RedisServer::start();
     s.reset();
     let files = [dir.path("a.json"), dir.path("b.json")];
@@ -416,7 +421,8 @@ fn data_verify_figures_in_json_and_in_a_merge_of_shards() {
 
 #[test]
 fn cluster_data_verify_checks_every_key_on_its_master() {
-    use common::cluster::Cluster;
+    let _turn = crate::common::lock::shared();
+    use crate::common::cluster::Cluster;
     let c = Cluster::start();
     let run_c = |args: &[&str]| {
         let mut all = c.addr();

@@ -1,9 +1,8 @@
 //! Bad input and server faults: every one gets a clear answer, no hang, and nothing is lost from the count.
 
-mod common;
-use common::fault::{Fault, FaultServer};
-use common::lock::{alone, shared};
-use common::*;
+use crate::common::fault::{Fault, FaultServer};
+use crate::common::lock::{alone, shared};
+use crate::common::*;
 use std::time::{Duration, Instant};
 
 fn text(b: &[u8]) -> String {
@@ -136,7 +135,7 @@ fn a_killed_server_ends_the_run_within_two_seconds_with_the_report() {
     assert_eq!(completed + failed + not_sent, requested, "{stdout}");
     assert!(stdout.contains(&format!("{not_sent} not sent")), "{stdout}");
     // The reported time is the wall time, the reconnect attempts after the kill included.
-    let secs = common::completed(&stdout).1;
+    let secs = crate::common::completed(&stdout).1;
     assert!(
         secs + 0.1 >= took.as_secs_f64(),
         "{secs} s reported, {took:?} after the kill"
@@ -929,7 +928,7 @@ fn an_interrupt_accounts_for_the_requests_in_flight() {
 #[test]
 fn a_reconnect_into_a_black_hole_does_not_stop_the_other_connections() {
     let _turn = shared();
-    let ns = common::netns::NetNs::new();
+    let ns = crate::common::netns::NetNs::new();
     let r = ns.redis(7001);
     let child = ns
         .ringbench()
@@ -1006,7 +1005,7 @@ fn a_reconnect_into_a_black_hole_does_not_stop_the_other_connections() {
 #[test]
 fn an_interrupt_stops_connections_that_are_still_opening() {
     let _turn = shared();
-    let ns = common::netns::NetNs::new();
+    let ns = crate::common::netns::NetNs::new();
     let _r = ns.redis(7002);
     ns.iptables(&[
         "-A",
@@ -1089,7 +1088,7 @@ fn reconnect_per_request_under_duration_ends_on_time_with_exact_counts() {
 #[test]
 fn reconnect_per_request_over_a_lossy_network_keeps_going() {
     let _turn = shared();
-    let ns = common::netns::NetNs::new();
+    let ns = crate::common::netns::NetNs::new();
     let r = ns.redis(7004);
     let started = Instant::now();
     let child = ns

@@ -1,9 +1,8 @@
 //! Results people keep: --json against its schema, histograms against the printed figures, merge, compare,
 //! --hdr-out interval logs and --plot charts, all from real runs against a real redis-server.
 
-mod common;
-use common::scratch::Scratch;
-use common::*;
+use crate::common::scratch::Scratch;
+use crate::common::*;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
@@ -48,6 +47,7 @@ fn summary_row(text: &str, title: &str) -> Vec<String> {
 
 #[test]
 fn json_validates_and_its_histogram_matches_the_printed_figures() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     let dir = Scratch::new("json");
@@ -112,6 +112,7 @@ fn json_validates_and_its_histogram_matches_the_printed_figures() {
 
 #[test]
 fn json_to_stdout_is_the_only_output_and_counts_error_kinds() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     s.cli(&["rpush", "alist", "x"]);
@@ -134,6 +135,7 @@ fn json_to_stdout_is_the_only_output_and_counts_error_kinds() {
 
 #[test]
 fn schema_rejects_a_broken_file() {
+    let _turn = crate::common::lock::shared();
     let mut doc: Value = serde_json::json!({"format": "ringbench-result", "format_version": 1});
     let v = jsonschema::validator_for(&schema()).unwrap();
     assert!(!v.is_valid(&doc));
@@ -143,6 +145,7 @@ fn schema_rejects_a_broken_file() {
 
 #[test]
 fn merge_of_two_runs_sums_requests_and_merges_histograms() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     let dir = Scratch::new("merge");
@@ -196,6 +199,7 @@ fn merge_of_two_runs_sums_requests_and_merges_histograms() {
 
 #[test]
 fn runs_with_the_same_start_at_start_together_and_merge() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     let dir = Scratch::new("startat");
@@ -240,6 +244,7 @@ fn runs_with_the_same_start_at_start_together_and_merge() {
 
 #[test]
 fn compare_prints_the_changes_against_the_first_file() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     let dir = Scratch::new("compare");
@@ -323,6 +328,7 @@ fn series_lines(path: &str) -> usize {
 
 #[test]
 fn plot_draws_one_line_per_test() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     let dir = Scratch::new("plot");
     let svg = dir.path("run.svg");
@@ -346,6 +352,7 @@ fn plot_draws_one_line_per_test() {
 
 #[test]
 fn hdr_out_writes_an_interval_log_per_test_that_reads_back() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     let dir = Scratch::new("hdr");
     let prefix = dir.path("run1-");
@@ -419,6 +426,7 @@ fn base64_decode(s: &str) -> Vec<u8> {
 
 #[test]
 fn mistakes_are_one_line_and_exit_2() {
+    let _turn = crate::common::lock::shared();
     let dir = Scratch::new("mistakes");
     let bad = dir.path("bad.json");
     std::fs::write(&bad, "{\"format\": 1}").unwrap();
@@ -448,6 +456,7 @@ fn mistakes_are_one_line_and_exit_2() {
 
 #[test]
 fn merge_refuses_different_workloads() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     let dir = Scratch::new("mismatch");
     let (a, b) = (dir.path("a.json"), dir.path("b.json"));
@@ -460,6 +469,7 @@ fn merge_refuses_different_workloads() {
 
 #[test]
 fn an_interval_log_that_cannot_be_written_keeps_the_report() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     let dir = Scratch::new("gone");
@@ -540,6 +550,7 @@ fn an_interval_log_that_cannot_be_written_keeps_the_report() {
 
 #[test]
 fn plot_to_a_png_name_draws_a_png() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     let dir = Scratch::new("png");
     let png_path = dir.path("run.png");
@@ -578,6 +589,7 @@ fn plot_to_a_png_name_draws_a_png() {
 /// noise, and a misplaced `vs` is a usage error.
 #[test]
 fn compare_says_whether_a_difference_is_beyond_the_noise_of_repeated_runs() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     let dir = Scratch::new("significance");
     let side = |name: &str, flags: &[&str]| -> Vec<String> {
@@ -665,6 +677,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// standing for the runs in `-q` and CSV, and `repeats` in the JSON (which `compare` reads as runs).
 #[test]
 fn run_count_repeats_the_suite_and_sums_each_test_up() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     let dir = Scratch::new("run-count");
@@ -751,6 +764,7 @@ fn run_count_repeats_the_suite_and_sums_each_test_up() {
 /// its rate and percentiles and its histogram; `merge` adds the shards' seconds one by one.
 #[test]
 fn the_json_has_a_per_second_series_that_merge_adds_up() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     let dir = Scratch::new("per-second");
     let (a, b, m) = (dir.path("a.json"), dir.path("b.json"), dir.path("m.json"));

@@ -2,8 +2,7 @@
 //! `fleet kubernetes` renders (its pods simulated here: the rendered command run once per index with
 //! `JOB_COMPLETION_INDEX` set), and `merge -` with its shard checks, all against a real redis-server.
 
-mod common;
-use common::*;
+use crate::common::*;
 use ringbench::RunFile;
 use serde_json::Value;
 use std::io::Write;
@@ -100,6 +99,7 @@ fn docs(logs: &[Vec<u8>]) -> Vec<RunFile> {
 
 #[test]
 fn simulated_pods_of_the_rendered_job_make_one_run() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     let port = s.port.to_string();
@@ -219,6 +219,7 @@ fn run_pod_under_seccomp(manifest: &str, drop: &str) -> (std::process::ExitStatu
 
 #[test]
 fn a_pod_runs_under_the_rendered_seccomp_profile_and_needs_its_io_uring_calls() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     let flags = format!(
@@ -244,6 +245,7 @@ fn a_pod_runs_under_the_rendered_seccomp_profile_and_needs_its_io_uring_calls() 
 
 #[test]
 fn rate_and_clients_shares_add_up() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     let port = s.port.to_string();
@@ -345,6 +347,7 @@ fn stream(docs: &[&Value]) -> Vec<u8> {
 
 #[test]
 fn merge_refuses_duplicate_missing_and_foreign_shards() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     let d = three_shards(&s);
@@ -410,6 +413,7 @@ fn merge_refuses_duplicate_missing_and_foreign_shards() {
 
 #[test]
 fn shard_mistakes_are_one_line_and_exit_2() {
+    let _turn = crate::common::lock::shared();
     for (args, env, want) in [
         (vec!["--shard", "3/3"], None, "'--shard'"),
         (vec!["--shard", "a/b"], None, "'--shard'"),
@@ -516,6 +520,7 @@ fn run_three_shards(s: &RedisServer, args: &[&str]) -> Vec<RunFile> {
 
 #[test]
 fn odd_requests_and_keyspace_split_exactly_over_shards() {
+    let _turn = crate::common::lock::shared();
     // -n and -r odd and equal: shard 0 sends one request more than the others, so its key slice is one
     // key longer, and with sequential keys every key is written exactly once. Two executors per shard
     // split each shard's share and slice again (10,001 = 5,001 + 5,000).

@@ -4,11 +4,10 @@
 //! confirmed away, `--repeat` reports the spread, a search on a real cluster is counted on every master,
 //! and an answer far below the probe whose failing steps left the server at ease says so.
 
-mod common;
-use common::cluster::Cluster;
-use common::lock::alone;
-use common::scratch::Scratch;
-use common::*;
+use crate::common::cluster::Cluster;
+use crate::common::lock::alone;
+use crate::common::scratch::Scratch;
+use crate::common::*;
 use ringbench::RunFile;
 use serde_json::Value;
 use std::io::{BufRead, Write};
@@ -392,6 +391,7 @@ fn a_search_the_client_cannot_keep_up_with_blames_the_client() {
 
 #[test]
 fn search_flag_mistakes_are_one_line_usage_errors() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     let port = s.port.to_string();
     for (args, flag) in [

@@ -1,9 +1,8 @@
 //! End-to-end checks of open-loop rate, time-bounded runs, key distributions, values and mixes against a
 //! real redis-server, each figure compared with what the server itself counted.
 
-mod common;
-use common::lock::{alone, shared};
-use common::*;
+use crate::common::lock::{alone, shared};
+use crate::common::*;
 use std::collections::HashSet;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

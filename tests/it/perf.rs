@@ -1,10 +1,10 @@
 //! The client's self-report and `--cpus`, checked against a real redis-server and the kernel's view of the threads.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 #[test]
 fn normal_report_shows_the_clients_cost_per_executor() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     let out = ringbench_ok(
@@ -47,6 +47,7 @@ fn normal_report_shows_the_clients_cost_per_executor() {
 
 #[test]
 fn quiet_and_csv_have_no_cost_line() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     for mode in ["-q", "--csv"] {
         let out = ringbench_ok(&s, &["-t", "ping", "-n", "1000", mode]);
@@ -56,6 +57,7 @@ fn quiet_and_csv_have_no_cost_line() {
 
 #[test]
 fn cpus_pins_executors_in_the_order_given() {
+    let _turn = crate::common::lock::shared();
     let cores = usable_cores();
     let want: Vec<usize> = cores.iter().rev().take(2).copied().collect();
     let list = want
@@ -96,6 +98,7 @@ fn cpus_pins_executors_in_the_order_given() {
 
 #[test]
 fn cpus_mistakes_are_usage_errors() {
+    let _turn = crate::common::lock::shared();
     let beyond = (usable_cores().iter().max().unwrap() + 1).to_string();
     for list in [beyond.as_str(), "a,b", "3-1", "0,0"] {
         let out = ringbench(&["-p", "1", "--cpus", list, "-q"]);

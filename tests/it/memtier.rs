@@ -2,9 +2,8 @@
 //! `memtier_benchmark`): memtier's command lines, checked by what a real redis-server saw (its
 //! commandstats, key names, DBSIZE, TTLs, value lengths, hits and misses) and by the shape of the results.
 
-mod common;
-use common::scratch::Scratch;
-use common::*;
+use crate::common::scratch::Scratch;
+use crate::common::*;
 use std::process::{Command, Output, Stdio};
 
 /// Runs `ringbench memtier -s 127.0.0.1 -p PORT ARGS`.
@@ -59,6 +58,7 @@ fn write_all(s: &RedisServer, max: &str, more: &[&str]) {
 
 #[test]
 fn a_ratio_line_sends_memtiers_order_counts_and_key_names() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     memtier_ok(
@@ -100,6 +100,7 @@ fn a_ratio_line_sends_memtiers_order_counts_and_key_names() {
 
 #[test]
 fn transactions_stay_in_order_on_every_connection() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     memtier_ok(
@@ -133,6 +134,7 @@ fn transactions_stay_in_order_on_every_connection() {
 
 #[test]
 fn allkeys_with_the_parallel_pattern_writes_each_key_once() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     write_all(&s, "2000", &["-t", "2", "-c", "5", "--key-prefix", "k:"]);
@@ -144,6 +146,7 @@ fn allkeys_with_the_parallel_pattern_writes_each_key_once() {
 
 #[test]
 fn expiry_and_data_size_ranges_reach_the_server() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     memtier_ok(
@@ -176,6 +179,7 @@ fn expiry_and_data_size_ranges_reach_the_server() {
 
 #[test]
 fn get_hits_and_misses_match_the_servers_count() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     let dir = Scratch::new("memtier-hits");
@@ -213,6 +217,7 @@ fn get_hits_and_misses_match_the_servers_count() {
 
 #[test]
 fn mistakes_and_unsupported_options_are_one_line_and_exit_2() {
+    let _turn = crate::common::lock::shared();
     for (args, named) in [
         (&["--pipeline=0"][..], "--pipeline"),
         (&["--ratio", "x"][..], "--ratio"),
@@ -236,6 +241,7 @@ fn mistakes_and_unsupported_options_are_one_line_and_exit_2() {
 
 #[test]
 fn started_as_memtier_benchmark_it_is_memtier() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     let dir = Scratch::new("memtier-name");
@@ -272,6 +278,7 @@ fn started_as_memtier_benchmark_it_is_memtier() {
 
 #[test]
 fn size_lists_cycle_and_the_s_pattern_grows_with_the_key() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     let one_client = [
@@ -309,6 +316,7 @@ fn size_lists_cycle_and_the_s_pattern_grows_with_the_key() {
 
 #[test]
 fn results_have_memtiers_table_json_and_hdr_files() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     let dir = Scratch::new("memtier-out");
@@ -410,6 +418,7 @@ fn results_have_memtiers_table_json_and_hdr_files() {
 
 #[test]
 fn statsd_gets_memtiers_metric_names() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     udp.set_read_timeout(Some(std::time::Duration::from_secs(10)))
@@ -448,6 +457,7 @@ fn statsd_gets_memtiers_metric_names() {
 
 #[test]
 fn a_password_is_used_but_never_written() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start_with(&["--requirepass", "s3cret-pw"]);
     let dir = Scratch::new("memtier-auth");
     let js = dir.path("m.json");
@@ -505,6 +515,7 @@ fn a_password_is_used_but_never_written() {
 /// from the intended send, "Latency From Send" (memtier's measure) from the actual send, never longer.
 #[test]
 fn a_rate_limited_burst_is_sent_as_its_replies_return() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     let dir = Scratch::new("memtier-rate");
@@ -554,6 +565,7 @@ fn a_rate_limited_burst_is_sent_as_its_replies_return() {
 /// the server's MONITOR: every connection's cursors are the chain redis-cli walks itself.
 #[test]
 fn scan_iteration_follows_each_replys_cursor() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
     write_all(&s, "2000", &["-t", "1", "-c", "4"]);
@@ -685,6 +697,7 @@ fn scan_iteration_follows_each_replys_cursor() {
 /// (batches cut to fit), but not after its last; the server counts one AUTH per connection.
 #[test]
 fn reconnect_interval_opens_a_new_connection_every_n_requests() {
+    let _turn = crate::common::lock::shared();
     let s = RedisServer::start_with(&["--requirepass", "pw-reconnect"]);
     let stats =
         |section: &str| s.cli(&["-a", "pw-reconnect", "--no-auth-warning", "info", section]);

@@ -1,0 +1,27 @@
+//! The integration tests, one binary: each module is a topic, run against a real `redis-server` (and real
+//! clusters, TLS, namespaces) with the `ringbench` binary under test. One binary links once and lets the
+//! test threads mix topics; a test that judges time takes `common::lock::alone()`, every other test
+//! `common::lock::shared()`, so nothing runs beside the timed ones. `tests/alloc.rs` stays apart: it
+//! installs a counting global allocator for its whole process.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod capacity;
+mod cli;
+mod cluster;
+mod core;
+mod dataset;
+mod faults;
+mod fleet;
+mod fuzz_cli;
+mod memtier;
+mod metrics;
+mod mix;
+mod perf;
+mod rate;
+mod replay;
+mod report;
+mod results;
+mod tls;
+mod verify;
