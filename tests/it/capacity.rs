@@ -731,7 +731,32 @@ fn an_objective_no_server_meets_says_the_server_was_at_ease() {
         .far_below_probe
         .as_ref()
         .unwrap_or_else(|| panic!("no far-below verdict in\n{out}"));
-    assert_eq!(far.why, "server-at-ease", "{out}");
+    // Near 95 rps the client sleeps between requests; on a machine whose other load keeps it off its
+    // CPU past its timers (a loaded CI machine), the true verdict is the client, which
+    // `a_search_the_client_cannot_keep_up_with_blames_the_client` checks. It is taken here only when the
+    // lowest step's own record shows the machine busy; on a machine with idle CPU it must be the server.
+    let lowest_rate = c
+        .steps
+        .iter()
+        .map(|e| e.offered_rps)
+        .fold(f64::INFINITY, f64::min);
+    let idle = c
+        .steps
+        .iter()
+        .filter(|e| e.offered_rps == lowest_rate)
+        .map(|e| e.cpu_idle)
+        .fold(f64::INFINITY, f64::min);
+    if far.why == "client-limited" && idle < 0.5 {
+        assert!(
+            out.contains("client-limited: the client was the limit"),
+            "{out}"
+        );
+        return;
+    }
+    assert_eq!(
+        far.why, "server-at-ease",
+        "machine idle {idle} at the lowest step\n{out}"
+    );
     let line = out
         .lines()
         .find(|l| l.starts_with("far below the closed loop: "))
