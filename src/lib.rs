@@ -4,6 +4,7 @@
 //! so integration tests exercise exactly what the binary does; `dispatch` parses the command line and runs
 //! the subcommands that need no benchmark run (`compare`, `merge`, `report`, `fleet`, `completions`).
 
+mod app;
 pub mod capacity;
 mod cli;
 mod config;
@@ -29,14 +30,13 @@ pub use report::result_file::RunFile;
 pub use stats::thread_cpu_seconds;
 pub use workload::{PipelineBuffer, RequestTemplate};
 
+use app::session;
 use cli::command::{self, Parsed};
-use config::{OutputMode, cpus, limits, start_at};
+use config::{OutputMode, limits, start_at};
 use engine::EngineError;
 use engine::ring;
 use net::ConnError;
 use net::control;
-use net::discovery::{self, DiscoveryError};
-use net::target::Target;
 use protocol::cluster::ClusterError;
 
 use stats::TestResult;
@@ -208,46 +208,6 @@ fn write_man_pages(dir: &std::path::Path) -> Result<(), report::subcommands::Too
         })
 }
 
-/// Checks that the server has room under its `maxclients` for `clients` connections (beside the
-/// clients already there). Returns true when there is room only if the control connection gives its
-/// slot up during each test; refuses the run, before its first test, when there is not even that.
-fn check_room(ctl: &mut control::ControlClient, clients: u64) -> Result<bool, RunError> {
-    let Some((max, connected)) = ctl.clients_room()? else {
-        return Ok(false);
-    };
-    // The control connection is one of `connected`, and its slot can be given to the test.
-    let room = max.saturating_sub(connected) + 1;
-    if clients > room {
-        return Err(RunError::NoRoom(format!(
-            "the server has room for {room} connections (maxclients {max}, {connected} connected, ringbench's own included) and -c is {clients}: raise it with CONFIG SET maxclients, or lower -c"
-        )));
-    }
-    Ok(clients == room)
-}
-
-/// The bracket after `threads: N` in the header: fewer executors than `--threads` asked (one per client
-/// at most), and executors sharing cores. It belongs to the report, not to stderr.
-fn threads_note(cfg: &Config) -> Option<String> {
-    let ran = cfg.run.threads.min(cfg.run.clients);
-    let mut parts = Vec::new();
-    if ran < cfg.run.threads {
-        parts.push(format!("{} asked, one per client", cfg.run.threads));
-    }
-    if ran > 1 {
-        let cores = match &cfg.run.cpus {
-            Some(list) => list.len(),
-            None => cpus::usable_cores().len(),
-        };
-        if cores > 0 && ran > cores {
-            parts.push(format!(
-                "sharing {cores} {}",
-                if cores == 1 { "core" } else { "cores" }
-            ));
-        }
-    }
-    (!parts.is_empty()).then(|| parts.join("; "))
-}
-
 /// The hint for a node that redirects (`MOVED` / `ASK`) while `--cluster` is off.
 fn redirect_hint(r: &TestResult) -> Option<String> {
     let kind = r
@@ -264,38 +224,6 @@ fn redirect_hint(r: &TestResult) -> Option<String> {
 /// Where progress goes: `Some` only when it should be shown (a terminal).
 pub type ProgressSink<'a> = Option<&'a mut dyn Write>;
 
-/// How many of a cluster's masters run on this machine (a loopback address).
-fn local_masters(masters: &[Target]) -> usize {
-    masters.iter().filter(|t| t.is_local()).count()
-}
-
-/// Reads the cluster's masters for `--cluster`: their configuration for the header, their addresses
-/// for the server view, and a check that `-c` gives every master at least one connection.
-fn cluster_header(cfg: &Config) -> Result<(Vec<discovery::NodeConfig>, Vec<Target>), RunError> {
-    let map = discovery::discover(
-        &cfg.target,
-        cfg.tls.as_ref(),
-        &cfg.setup,
-        cfg.run.connect_timeout,
-    )
-    .map_err(|e| match e {
-        DiscoveryError::Conn(c) => RunError::Conn(c),
-        DiscoveryError::Cluster(e @ ClusterError::NotCluster { .. }) => RunError::NotCluster(e),
-        DiscoveryError::Cluster(other) => RunError::Cluster(other),
-    })?;
-    let masters = map.masters().len();
-    if cfg.run.clients < masters {
-        return Err(RunError::Usage(config::UsageError(format!(
-            "invalid value '{}' for '-c': the cluster has {masters} masters and each needs at least one client",
-            cfg.run.clients
-        ))));
-    }
-    Ok((
-        discovery::node_configs(&map, cfg.tls.as_ref(), &cfg.setup, cfg.run.connect_timeout),
-        discovery::master_targets(&map),
-    ))
-}
-
 /// Runs every test of `cfg`, writing reports to `stdout` as each test ends; warnings, `-e`'s error replies
 /// and the notes of a CSV run go to `stderr` (nothing, when the run succeeds); the terminal's progress line
 /// goes to `progress`. The steps: check the machine, connect and read the server, (`-I`: hold idle
@@ -307,20 +235,18 @@ pub fn run(
     stderr: &mut dyn Write,
     mut progress: ProgressSink<'_>,
 ) -> Result<RunOutcome, RunError> {
-    prepare(&cfg)?;
-    let (ctl, header, masters, yield_slot) = connect(&cfg)?;
-    if cfg.run.cluster {
-        cfg.run.local_servers = local_masters(&masters);
-    }
+    session::prepare(&cfg)?;
+    let mut opened = session::connect(&mut cfg)?;
+    let header = std::mem::take(&mut opened.header);
     let cfg = Arc::new(cfg);
     if cfg.run.idle {
-        return run_idle(&cfg, ctl, control, stdout, stderr, progress);
+        return run_idle(&cfg, opened.ctl, control, stdout, stderr, progress);
     }
     // memtier's personality reads nothing from the server while it runs, as memtier does not.
     let mut watch = if cfg.run.memtier.is_some() {
         server_view::Watches::none()
     } else {
-        watch_server(&cfg, ctl, &masters, yield_slot)
+        session::watch_server(&cfg, opened)
     };
     if !wait_for_start(&cfg, control, &mut progress) {
         return Ok(RunOutcome {
@@ -348,70 +274,6 @@ pub fn run(
         return Err(RunError::Results(std::mem::take(&mut sinks.unwritten)));
     }
     Ok(outcome)
-}
-
-/// The machine's side: file and port limits, and io_uring.
-fn prepare(cfg: &Config) -> Result<(), RunError> {
-    limits::prepare(cfg.run.clients, cfg.run.threads)?;
-    if matches!(cfg.target, Target::Tcp { .. }) && !cfg.run.cluster {
-        limits::local_ports(cfg.run.clients)?;
-    }
-    ring::probe()?;
-    Ok(())
-}
-
-/// The control connection and what it reads for the report's header: the server's settings, its room
-/// for the run's clients (true: only if the control connection yields its slot), and with `--cluster`
-/// the masters.
-fn connect(
-    cfg: &Config,
-) -> Result<(control::ControlClient, report::Header, Vec<Target>, bool), RunError> {
-    let mut ctl = control::ControlClient::connect(
-        &cfg.target,
-        cfg.tls.as_ref(),
-        &cfg.setup,
-        cfg.run.connect_timeout,
-    )?;
-    let mut header = report::Header {
-        clients: cfg.run.clients,
-        data_size: cfg.run.data_size,
-        data_min: Some(cfg.run.shape.value.min),
-        keepalive: cfg.run.keepalive,
-        // One question is enough to learn that the server refuses us (memtier's personality asks no more).
-        save: ctl.config_get("save")?,
-        appendonly: match cfg.run.memtier {
-            None => ctl.config_get("appendonly")?,
-            Some(_) => None,
-        },
-        multi_thread: cfg.run.multi_thread,
-        threads: cfg.run.threads.min(cfg.run.clients),
-        threads_note: threads_note(cfg),
-        tls: cfg.tls.as_ref().map(|t| t.checks.clone()),
-        cluster_nodes: None,
-        expiry: cfg.run.shape.expiry.map(|e| (e.min, e.max)),
-        replay: cfg
-            .tests
-            .iter()
-            .find_map(|t| t.replay.as_deref())
-            .map(config::replay::describe),
-    };
-    // A server that wants a password (or has no room for another client) would answer every request
-    // of the run with an error: stop here with its own message.
-    if let Some(msg) = ctl.refused.take() {
-        return Err(RunError::Server(msg));
-    }
-    let yield_slot = if cfg.run.cluster || cfg.run.idle || cfg.run.memtier.is_some() {
-        false
-    } else {
-        check_room(&mut ctl, cfg.run.clients as u64)?
-    };
-    let mut masters = Vec::new();
-    if cfg.run.cluster {
-        let (configs, targets) = cluster_header(cfg)?;
-        header.cluster_nodes = Some(configs);
-        masters = targets;
-    }
-    Ok((ctl, header, masters, yield_slot))
 }
 
 /// `-I`: opens exactly `-c` idle connections and holds them until stopped, showing on a terminal how
@@ -457,43 +319,6 @@ fn run_idle(
         stopped: true,
         ..RunOutcome::default()
     })
-}
-
-/// The server's view of each test (INFO before and after); with `--cluster` of every master, each
-/// watch connecting when its first test begins.
-fn watch_server(
-    cfg: &Config,
-    ctl: control::ControlClient,
-    masters: &[Target],
-    yield_slot: bool,
-) -> server_view::Watches {
-    let watch_of = |ctl, target: &Target| {
-        server_view::ServerWatch::new(
-            ctl,
-            target,
-            cfg.tls.as_ref(),
-            &cfg.setup,
-            cfg.run.connect_timeout,
-        )
-    };
-    if masters.is_empty() {
-        let mut w = watch_of(Some(ctl), &cfg.target);
-        if yield_slot {
-            w.yield_slot(cfg.run.clients as u64);
-        }
-        server_view::Watches::one(w)
-    } else {
-        drop(ctl);
-        server_view::Watches::cluster(
-            masters
-                .iter()
-                .map(|t| (t.display(), watch_of(None, t)))
-                .collect(),
-            cfg.tls.as_ref(),
-            &cfg.setup,
-            cfg.run.connect_timeout,
-        )
-    }
 }
 
 /// `--start-at`: waits for its time; false when the run was stopped meanwhile.
@@ -562,14 +387,8 @@ impl Runner<'_, '_> {
         self.sinks.begin(&title);
         let mut warmed = None;
         if let Some(warmup) = cfg.run.shape.warmup {
-            // The server sees the warmup; its figures are dropped.
-            let budget = engine::Budget {
-                requests: u64::MAX,
-                duration: Some(warmup),
-            };
-            let w = engine::run_phase(cfg, test, budget, control, self.stderr, |_| {})?;
-            warmed = Some((w.completed, w.elapsed().as_secs_f64()));
-            if control.stopped() {
+            warmed = session::warm_up(cfg, test, warmup, control, self.stderr)?;
+            if warmed.is_none() {
                 return Ok(None);
             }
         }
@@ -628,19 +447,7 @@ impl Runner<'_, '_> {
             rps,
             slots: cfg.run.clients * cfg.run.pipeline,
         });
-        let per_node = |name: &str| {
-            result.stats.cluster.as_ref().map_or(0, |c| {
-                c.nodes
-                    .iter()
-                    .filter(|n| n.name == name)
-                    .map(|n| n.completed)
-                    .sum()
-            })
-        };
-        let view = self
-            .watch
-            .end(result.stats.completed, per_node, control.stopped());
-        result.server = view;
+        session::end_view(self.watch, &mut result, control.stopped());
         result.interrupted = control.stopped();
         if result.interrupted && cfg.run.output == OutputMode::Csv {
             let _ = writeln!(

@@ -29,13 +29,14 @@ pub use judge::Verdict;
 pub use machine::Machine;
 pub use search::{Answer, Judged};
 
+use crate::app::session;
 use crate::config::Config;
 use crate::engine::{self, RunControl};
 use crate::report::result_file::{
     CapacityEntry, ObjectiveEntry, RunFile, StepEntry, TestEntry, host_name,
 };
 use crate::stats::TestResult;
-use crate::stats::server_view::{ServerWatch, Watches};
+use crate::stats::server_view::Watches;
 use crate::workload::TestSpec;
 use crate::{RunError, RunOutcome};
 use args::usage;
@@ -69,7 +70,7 @@ pub fn run(
     let to_stdout = crate::report::results::json_to_stdout(&cfg);
     let quiet = cfg.run.output == crate::config::OutputMode::Quiet;
     let out: &mut dyn Write = if to_stdout { &mut sink } else { stdout };
-    crate::config::limits::prepare(cfg.run.clients, cfg.run.threads)?;
+    session::prepare(&cfg)?;
     let (watch, masters) = server_watches(&mut cfg)?;
     if cfg.run.threads > 1
         && let (_, Some(w)) = engine::plan_cores(
@@ -162,45 +163,13 @@ fn check_config(cfg: &Config) -> Result<(), RunError> {
     Ok(())
 }
 
-/// The server's view during each step: its one node, or with `--cluster` every master (then `cfg` learns
+/// The server's view during each step: its one node, or with `--cluster` every master (the same opening
+/// as a normal run: a node that is not a cluster, or fewer clients than masters, ends here; `cfg` learns
 /// which masters are local). Returns the watches and the number of masters (0 without `--cluster`).
 fn server_watches(cfg: &mut Config) -> Result<(Watches, usize), RunError> {
-    let ctl = crate::net::control::ControlClient::connect(
-        &cfg.target,
-        cfg.tls.as_ref(),
-        &cfg.setup,
-        cfg.run.connect_timeout,
-    )?;
-    let watch_of = |ctl, target: &crate::net::target::Target| {
-        ServerWatch::new(
-            ctl,
-            target,
-            cfg.tls.as_ref(),
-            &cfg.setup,
-            cfg.run.connect_timeout,
-        )
-    };
-    // With --cluster every step is checked against every master (the same discovery as a normal run:
-    // a node that is not a cluster, or fewer clients than masters, ends here).
-    let mut masters = 0;
-    let watch = if cfg.run.cluster {
-        let (_, targets) = crate::cluster_header(cfg)?;
-        drop(ctl);
-        masters = targets.len();
-        cfg.run.local_servers = crate::local_masters(&targets);
-        Watches::cluster(
-            targets
-                .iter()
-                .map(|t| (t.display(), watch_of(None, t)))
-                .collect(),
-            cfg.tls.as_ref(),
-            &cfg.setup,
-            cfg.run.connect_timeout,
-        )
-    } else {
-        Watches::one(watch_of(Some(ctl), &cfg.target))
-    };
-    Ok((watch, masters))
+    let opened = session::connect(cfg)?;
+    let masters = opened.masters.len();
+    Ok((session::watch_server(cfg, opened), masters))
 }
 
 /// The search's opening lines: what it searches with which flags against which objectives, how each step

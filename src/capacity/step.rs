@@ -3,6 +3,7 @@
 //! confirmation, tiebreak; `RunKind`), and each run's `Record`.
 
 use crate::RunError;
+use crate::app::session;
 use crate::capacity::args::SearchArgs;
 use crate::capacity::judge::Verdict;
 use crate::capacity::machine::{Machine, cpu_ticks, machine_between};
@@ -52,13 +53,9 @@ pub(super) fn run_step(
     let scfg = step_config(cfg, Some(rate), args.step);
     let mut warm = 0;
     if !args.warmup.is_zero() {
-        let budget = Budget {
-            requests: u64::MAX,
-            duration: Some(args.warmup),
-        };
-        warm = engine::run_phase(&scfg, test, budget, control, stderr, |_| {})?.completed;
-        if control.stopped() {
-            return Ok(None);
+        match session::warm_up(&scfg, test, args.warmup, control, stderr)? {
+            Some((completed, _)) => warm = completed,
+            None => return Ok(None),
         }
     }
     watch.begin();
@@ -83,17 +80,7 @@ pub(super) fn run_step(
         rps: rate,
         slots: cfg.run.clients * cfg.run.pipeline,
     });
-    let per_node = |name: &str| {
-        r.stats.cluster.as_ref().map_or(0, |c| {
-            c.nodes
-                .iter()
-                .filter(|n| n.name == name)
-                .map(|n| n.completed)
-                .sum()
-        })
-    };
-    let view = watch.end(r.stats.completed, per_node, false);
-    r.server = view;
+    session::end_view(watch, &mut r, false);
     Ok(Some((r, warm, machine)))
 }
 

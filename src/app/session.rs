@@ -1,0 +1,242 @@
+//! The run session the apps share: opening a run against its server (the machine's limits, the control
+//! connection, the report's header, the server's room for `-c`, a cluster's masters), the server's view
+//! of each test, and the parts of one measured phase both the benchmark's tests and capacity's steps
+//! are made of (the warmup, the server's view of the phase set on its result).
+
+use crate::RunError;
+use crate::config::{self, Config, cpus, limits};
+use crate::engine::{self, RunControl, ring};
+use crate::net::control;
+use crate::net::discovery::{self, DiscoveryError};
+use crate::net::target::Target;
+use crate::protocol::cluster::ClusterError;
+use crate::report;
+use crate::stats::{TestResult, server_view};
+use crate::workload::TestSpec;
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What opening a run found: the control connection, the report's header, with `--cluster` the masters,
+/// and whether the control connection must give its slot to each test (the server has room for exactly
+/// `-c`).
+pub(crate) struct Opened {
+    pub(crate) ctl: control::ControlClient,
+    pub(crate) header: report::Header,
+    pub(crate) masters: Vec<Target>,
+    pub(crate) yield_slot: bool,
+}
+
+/// The machine's side: file and port limits, and io_uring.
+pub(crate) fn prepare(cfg: &Config) -> Result<(), RunError> {
+    limits::prepare(cfg.run.clients, cfg.run.threads)?;
+    if matches!(cfg.target, Target::Tcp { .. }) && !cfg.run.cluster {
+        limits::local_ports(cfg.run.clients)?;
+    }
+    ring::probe()?;
+    Ok(())
+}
+
+/// The control connection and what it reads for the report's header: the server's settings, its room
+/// for the run's clients (only if the control connection yields its slot), and with `--cluster` the
+/// masters (then `cfg` learns how many of them are on this machine).
+pub(crate) fn connect(cfg: &mut Config) -> Result<Opened, RunError> {
+    let mut ctl = control::ControlClient::connect(
+        &cfg.target,
+        cfg.tls.as_ref(),
+        &cfg.setup,
+        cfg.run.connect_timeout,
+    )?;
+    let mut header = report::Header {
+        clients: cfg.run.clients,
+        data_size: cfg.run.data_size,
+        data_min: Some(cfg.run.shape.value.min),
+        keepalive: cfg.run.keepalive,
+        // One question is enough to learn that the server refuses us (memtier's personality asks no more).
+        save: ctl.config_get("save")?,
+        appendonly: match cfg.run.memtier {
+            None => ctl.config_get("appendonly")?,
+            Some(_) => None,
+        },
+        multi_thread: cfg.run.multi_thread,
+        threads: cfg.run.threads.min(cfg.run.clients),
+        threads_note: threads_note(cfg),
+        tls: cfg.tls.as_ref().map(|t| t.checks.clone()),
+        cluster_nodes: None,
+        expiry: cfg.run.shape.expiry.map(|e| (e.min, e.max)),
+        replay: cfg
+            .tests
+            .iter()
+            .find_map(|t| t.replay.as_deref())
+            .map(config::replay::describe),
+    };
+    // A server that wants a password (or has no room for another client) would answer every request
+    // of the run with an error: stop here with its own message.
+    if let Some(msg) = ctl.refused.take() {
+        return Err(RunError::Server(msg));
+    }
+    let yield_slot = if cfg.run.cluster || cfg.run.idle || cfg.run.memtier.is_some() {
+        false
+    } else {
+        check_room(&mut ctl, cfg.run.clients as u64)?
+    };
+    let mut masters = Vec::new();
+    if cfg.run.cluster {
+        let (configs, targets) = cluster_header(cfg)?;
+        header.cluster_nodes = Some(configs);
+        cfg.run.local_servers = local_masters(&targets);
+        masters = targets;
+    }
+    Ok(Opened {
+        ctl,
+        header,
+        masters,
+        yield_slot,
+    })
+}
+
+/// Checks that the server has room under its `maxclients` for `clients` connections (beside the
+/// clients already there). Returns true when there is room only if the control connection gives its
+/// slot up during each test; refuses the run, before its first test, when there is not even that.
+fn check_room(ctl: &mut control::ControlClient, clients: u64) -> Result<bool, RunError> {
+    let Some((max, connected)) = ctl.clients_room()? else {
+        return Ok(false);
+    };
+    // The control connection is one of `connected`, and its slot can be given to the test.
+    let room = max.saturating_sub(connected) + 1;
+    if clients > room {
+        return Err(RunError::NoRoom(format!(
+            "the server has room for {room} connections (maxclients {max}, {connected} connected, ringbench's own included) and -c is {clients}: raise it with CONFIG SET maxclients, or lower -c"
+        )));
+    }
+    Ok(clients == room)
+}
+
+/// The bracket after `threads: N` in the header: fewer executors than `--threads` asked (one per client
+/// at most), and executors sharing cores. It belongs to the report, not to stderr.
+fn threads_note(cfg: &Config) -> Option<String> {
+    let ran = cfg.run.threads.min(cfg.run.clients);
+    let mut parts = Vec::new();
+    if ran < cfg.run.threads {
+        parts.push(format!("{} asked, one per client", cfg.run.threads));
+    }
+    if ran > 1 {
+        let cores = match &cfg.run.cpus {
+            Some(list) => list.len(),
+            None => cpus::usable_cores().len(),
+        };
+        if cores > 0 && ran > cores {
+            parts.push(format!(
+                "sharing {cores} {}",
+                if cores == 1 { "core" } else { "cores" }
+            ));
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// How many of a cluster's masters run on this machine (a loopback address).
+fn local_masters(masters: &[Target]) -> usize {
+    masters.iter().filter(|t| t.is_local()).count()
+}
+
+/// Reads the cluster's masters for `--cluster`: their configuration for the header, their addresses
+/// for the server view, and a check that `-c` gives every master at least one connection.
+fn cluster_header(cfg: &Config) -> Result<(Vec<discovery::NodeConfig>, Vec<Target>), RunError> {
+    let map = discovery::discover(
+        &cfg.target,
+        cfg.tls.as_ref(),
+        &cfg.setup,
+        cfg.run.connect_timeout,
+    )
+    .map_err(|e| match e {
+        DiscoveryError::Conn(c) => RunError::Conn(c),
+        DiscoveryError::Cluster(e @ ClusterError::NotCluster { .. }) => RunError::NotCluster(e),
+        DiscoveryError::Cluster(other) => RunError::Cluster(other),
+    })?;
+    let masters = map.masters().len();
+    if cfg.run.clients < masters {
+        return Err(RunError::Usage(config::UsageError(format!(
+            "invalid value '{}' for '-c': the cluster has {masters} masters and each needs at least one client",
+            cfg.run.clients
+        ))));
+    }
+    Ok((
+        discovery::node_configs(&map, cfg.tls.as_ref(), &cfg.setup, cfg.run.connect_timeout),
+        discovery::master_targets(&map),
+    ))
+}
+
+/// The server's view of each test (INFO before and after); with `--cluster` of every master, each
+/// watch connecting when its first test begins. It takes the control connection over.
+pub(crate) fn watch_server(cfg: &Config, opened: Opened) -> server_view::Watches {
+    let Opened {
+        ctl,
+        masters,
+        yield_slot,
+        ..
+    } = opened;
+    let watch_of = |ctl, target: &Target| {
+        server_view::ServerWatch::new(
+            ctl,
+            target,
+            cfg.tls.as_ref(),
+            &cfg.setup,
+            cfg.run.connect_timeout,
+        )
+    };
+    if masters.is_empty() {
+        let mut w = watch_of(Some(ctl), &cfg.target);
+        if yield_slot {
+            w.yield_slot(cfg.run.clients as u64);
+        }
+        server_view::Watches::one(w)
+    } else {
+        drop(ctl);
+        server_view::Watches::cluster(
+            masters
+                .iter()
+                .map(|t| (t.display(), watch_of(None, t)))
+                .collect(),
+            cfg.tls.as_ref(),
+            &cfg.setup,
+            cfg.run.connect_timeout,
+        )
+    }
+}
+
+/// A phase's warmup of `warmup` at the phase's own pace: the server sees it, its figures are dropped.
+/// Returns what it completed and its length in seconds, or `None` when the run was stopped in it.
+pub(crate) fn warm_up(
+    cfg: &Arc<Config>,
+    test: &TestSpec,
+    warmup: Duration,
+    control: &RunControl,
+    stderr: &mut dyn Write,
+) -> Result<Option<(u64, f64)>, RunError> {
+    let budget = engine::Budget {
+        requests: u64::MAX,
+        duration: Some(warmup),
+    };
+    let w = engine::run_phase(cfg, test, budget, control, stderr, |_| {})?;
+    if control.stopped() {
+        return Ok(None);
+    }
+    Ok(Some((w.completed, w.elapsed().as_secs_f64())))
+}
+
+/// Ends the server's view of a measured phase and sets it on `result`: with `--cluster`, each master's
+/// figures beside the requests the engine counted for it.
+pub(crate) fn end_view(watch: &mut server_view::Watches, result: &mut TestResult, stopped: bool) {
+    let per_node = |name: &str| {
+        result.stats.cluster.as_ref().map_or(0, |c| {
+            c.nodes
+                .iter()
+                .filter(|n| n.name == name)
+                .map(|n| n.completed)
+                .sum()
+        })
+    };
+    let view = watch.end(result.stats.completed, per_node, stopped);
+    result.server = view;
+}
