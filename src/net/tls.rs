@@ -446,6 +446,36 @@ pub fn build(opts: &TlsOptions, host: &str) -> Result<TlsClient, TlsFlagError> {
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .map_err(|e| flag_err(format!("invalid TLS settings: {e}")))?;
+    let (verifier, checks) = server_verifier(opts, provider, &server_name)?;
+    let builder = builder
+        .dangerous()
+        .with_custom_certificate_verifier(verifier);
+    let config = match (&opts.cert, &opts.key) {
+        (Some(cert), Some(key)) => {
+            let certified = client_key(&provider_for_keys, cert, key)?;
+            builder.with_client_cert_resolver(Arc::new(rustls::sign::SingleCertAndKey::from(
+                certified,
+            )))
+        }
+        (Some(_), None) => return Err(flag_err("'--cert' needs '--key'")),
+        (None, Some(_)) => return Err(flag_err("'--key' needs '--cert'")),
+        (None, None) => builder.with_no_client_auth(),
+    };
+    Ok(TlsClient {
+        config: Arc::new(config),
+        server_name,
+        client_cert: opts.cert.is_some(),
+        checks,
+    })
+}
+
+/// How the server's certificate is checked, and the words that say so: not at all (`--insecure`), the
+/// chain and the name, or the chain alone (a server reached by IP address without `--sni`).
+fn server_verifier(
+    opts: &TlsOptions,
+    provider: Arc<CryptoProvider>,
+    server_name: &ServerName<'static>,
+) -> Result<(Arc<dyn ServerCertVerifier>, String), TlsFlagError> {
     // The name is checked when the user named the server: by host name, or with --sni. An IP literal
     // is not checked (as redis-benchmark does not): test certificates often carry a CN and no
     // subjectAltName, and are used at 127.0.0.1.
@@ -462,84 +492,71 @@ pub fn build(opts: &TlsOptions, host: &str) -> Result<TlsClient, TlsFlagError> {
     } else {
         "the system's CAs".to_string()
     };
-    let (builder, checks) = if opts.insecure {
-        (
-            builder
-                .dangerous()
-                .with_custom_certificate_verifier(Arc::new(AcceptAnyServerCert { provider })),
+    if opts.insecure {
+        return Ok((
+            Arc::new(AcceptAnyServerCert { provider }),
             "certificate not verified (--insecure)".to_string(),
-        )
+        ));
+    }
+    let roots = Arc::new(root_store(opts)?);
+    let webpki = rustls::client::WebPkiServerVerifier::builder_with_provider(roots, provider)
+        .build()
+        .map_err(|e| flag_err(format!("invalid TLS settings: {e}")))?;
+    if check_name {
+        Ok((
+            webpki,
+            format!(
+                "chain verified against {trust}, name '{}' checked",
+                name_text(server_name)
+            ),
+        ))
     } else {
-        let roots = Arc::new(root_store(opts)?);
-        let webpki = rustls::client::WebPkiServerVerifier::builder_with_provider(roots, provider)
-            .build()
-            .map_err(|e| flag_err(format!("invalid TLS settings: {e}")))?;
-        if check_name {
-            (
-                builder.dangerous().with_custom_certificate_verifier(webpki),
-                format!(
-                    "chain verified against {trust}, name '{}' checked",
-                    name_text(&server_name)
-                ),
-            )
-        } else {
-            (
-                builder
-                    .dangerous()
-                    .with_custom_certificate_verifier(Arc::new(ChainOnly { inner: webpki })),
-                format!(
-                    "chain verified against {trust}, name not checked (IP address {}; give --sni to check one)",
-                    name_text(&server_name)
-                ),
-            )
-        }
-    };
-    let config = match (&opts.cert, &opts.key) {
-        (Some(cert), Some(key)) => {
-            let chain = load_certs("--cert", cert)?;
-            let key_der = PrivateKeyDer::from_pem_file(key).map_err(|e| {
-                flag_err(format!(
-                    "invalid value for '--key': {}: {}",
-                    key.display(),
-                    match e {
-                        rustls::pki_types::pem::Error::NoItemsFound =>
-                            "no PEM private key in the file".to_string(),
-                        other => pem_reason(other),
-                    }
-                ))
-            })?;
-            let signing_key = provider_for_keys
-                .key_provider
-                .load_private_key(key_der)
-                .map_err(|e| {
-                    flag_err(format!("invalid value for '--key': {}: {e}", key.display()))
-                })?;
-            let certified = rustls::sign::CertifiedKey::new(chain, signing_key);
-            // Only a proven mismatch is refused: rustls cannot parse X.509 v1 certificates (which
-            // `openssl x509 -req` makes by default) to compare keys, yet servers accept them.
-            if let Err(rustls::Error::InconsistentKeys(rustls::InconsistentKeys::KeyMismatch)) =
-                certified.keys_match()
-            {
-                return Err(flag_err(format!(
-                    "invalid value for '--key': {} is not the key of the certificate {}",
-                    key.display(),
-                    cert.display()
-                )));
+        Ok((
+            Arc::new(ChainOnly { inner: webpki }),
+            format!(
+                "chain verified against {trust}, name not checked (IP address {}; give --sni to check one)",
+                name_text(server_name)
+            ),
+        ))
+    }
+}
+
+/// The client certificate chain of `--cert` with the private key of `--key`, loaded with `provider`'s
+/// key loader; refused when the key is provably not the certificate's.
+fn client_key(
+    provider: &CryptoProvider,
+    cert: &Path,
+    key: &Path,
+) -> Result<rustls::sign::CertifiedKey, TlsFlagError> {
+    let chain = load_certs("--cert", cert)?;
+    let key_der = PrivateKeyDer::from_pem_file(key).map_err(|e| {
+        flag_err(format!(
+            "invalid value for '--key': {}: {}",
+            key.display(),
+            match e {
+                rustls::pki_types::pem::Error::NoItemsFound =>
+                    "no PEM private key in the file".to_string(),
+                other => pem_reason(other),
             }
-            builder.with_client_cert_resolver(Arc::new(rustls::sign::SingleCertAndKey::from(
-                certified,
-            )))
-        }
-        (Some(_), None) => return Err(flag_err("'--cert' needs '--key'")),
-        (None, Some(_)) => return Err(flag_err("'--key' needs '--cert'")),
-        (None, None) => builder.with_no_client_auth(),
-    };
-    Ok(TlsClient {
-        config: Arc::new(config),
-        server_name,
-        client_cert: opts.cert.is_some(),
-        checks,
-    })
+        ))
+    })?;
+    let signing_key = provider
+        .key_provider
+        .load_private_key(key_der)
+        .map_err(|e| flag_err(format!("invalid value for '--key': {}: {e}", key.display())))?;
+    let certified = rustls::sign::CertifiedKey::new(chain, signing_key);
+    // Only a proven mismatch is refused: rustls cannot parse X.509 v1 certificates (which
+    // `openssl x509 -req` makes by default) to compare keys, yet servers accept them.
+    if let Err(rustls::Error::InconsistentKeys(rustls::InconsistentKeys::KeyMismatch)) =
+        certified.keys_match()
+    {
+        return Err(flag_err(format!(
+            "invalid value for '--key': {} is not the key of the certificate {}",
+            key.display(),
+            cert.display()
+        )));
+    }
+    Ok(certified)
 }
 
 /// Verifies the chain to a trusted root (dates, signatures, usage) but not the name: for a server reached

@@ -491,6 +491,7 @@ fn lossy(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// Decodes the reply that starts at `pos` of `buf`, `depth` aggregates deep (see [`decode`]).
 fn decode_at(
     buf: &[u8],
     mut pos: usize,
@@ -511,80 +512,9 @@ fn decode_at(
         let line = &buf[pos + 1..end];
         let value = match header(t, line, at)? {
             Header::Null => Value::Null,
-            Header::Done => match t {
-                b'+' => Value::Simple(lossy(line)),
-                b'-' => Value::Error(lossy(line)),
-                b':' => Value::Int(
-                    parse_int(line).ok_or_else(|| ProtocolError::new("invalid integer", at))?,
-                ),
-                b',' => Value::Double(
-                    parse_double(line).ok_or_else(|| ProtocolError::new("invalid double", at))?,
-                ),
-                b'#' => Value::Bool(line == b"t"),
-                _ => Value::BigNumber(lossy(line)),
-            },
-            Header::Body(n) => {
-                let body_end = usize::try_from(n)
-                    .ok()
-                    .and_then(|n| next.checked_add(n))
-                    .ok_or_else(|| ProtocolError::new("bulk length too large", at))?;
-                if buf.len() <= body_end {
-                    return Ok(None);
-                }
-                if buf[body_end] != b'\r' || buf.get(body_end + 1).is_some_and(|&b| b != b'\n') {
-                    return Err(ProtocolError::new(
-                        "bulk body not terminated by CRLF",
-                        &buf[body_end..],
-                    ));
-                }
-                if buf.len() < body_end + 2 {
-                    return Ok(None);
-                }
-                let body = &buf[next..body_end];
-                let value = match t {
-                    b'$' => Value::Bulk(body.to_vec()),
-                    b'!' => Value::Error(lossy(body)),
-                    _ => {
-                        if body[3] != b':' {
-                            return Err(ProtocolError::new(
-                                "verbatim string without format prefix",
-                                at,
-                            ));
-                        }
-                        Value::Verbatim(lossy(&body[..3]), body[4..].to_vec())
-                    }
-                };
-                return Ok(Some((value, body_end + 2)));
-            }
-            Header::Agg(n) => {
-                // Each element takes at least 3 bytes, so cap the preallocation.
-                let cap = n.min(((buf.len() - next) / 3) as u64) as usize;
-                let mut items = Vec::with_capacity(cap);
-                let mut p = next;
-                for _ in 0..n {
-                    match decode_at(buf, p, depth + 1)? {
-                        Some((v, e)) => {
-                            items.push(v);
-                            p = e;
-                        }
-                        None => return Ok(None),
-                    }
-                }
-                let value = match t {
-                    b'*' => Value::Array(items),
-                    b'~' => Value::Set(items),
-                    b'>' => Value::Push(items),
-                    _ => {
-                        let mut pairs = Vec::with_capacity(items.len() / 2);
-                        let mut it = items.into_iter();
-                        while let (Some(k), Some(v)) = (it.next(), it.next()) {
-                            pairs.push((k, v));
-                        }
-                        Value::Map(pairs)
-                    }
-                };
-                return Ok(Some((value, p)));
-            }
+            Header::Done => line_value(t, line, at)?,
+            Header::Body(n) => return decode_body(buf, t, n, next, at),
+            Header::Agg(n) => return decode_agg(buf, t, n, next, depth),
             Header::Attr(n) => {
                 let mut p = next;
                 for _ in 0..n {
@@ -599,6 +529,103 @@ fn decode_at(
         };
         return Ok(Some((value, next)));
     }
+}
+
+/// The value of a line-only element of type `t` (simple string, error, integer, double, boolean, big
+/// number); `at` is where it starts, for the error.
+fn line_value(t: u8, line: &[u8], at: &[u8]) -> Result<Value, ProtocolError> {
+    Ok(match t {
+        b'+' => Value::Simple(lossy(line)),
+        b'-' => Value::Error(lossy(line)),
+        b':' => {
+            Value::Int(parse_int(line).ok_or_else(|| ProtocolError::new("invalid integer", at))?)
+        }
+        b',' => Value::Double(
+            parse_double(line).ok_or_else(|| ProtocolError::new("invalid double", at))?,
+        ),
+        b'#' => Value::Bool(line == b"t"),
+        _ => Value::BigNumber(lossy(line)),
+    })
+}
+
+/// A bulk-like element of type `t` (bulk string, blob error, verbatim string) whose body of `n` bytes
+/// starts at `next`; `at` is where its header starts.
+fn decode_body(
+    buf: &[u8],
+    t: u8,
+    n: u64,
+    next: usize,
+    at: &[u8],
+) -> Result<Option<(Value, usize)>, ProtocolError> {
+    let body_end = usize::try_from(n)
+        .ok()
+        .and_then(|n| next.checked_add(n))
+        .ok_or_else(|| ProtocolError::new("bulk length too large", at))?;
+    if buf.len() <= body_end {
+        return Ok(None);
+    }
+    if buf[body_end] != b'\r' || buf.get(body_end + 1).is_some_and(|&b| b != b'\n') {
+        return Err(ProtocolError::new(
+            "bulk body not terminated by CRLF",
+            &buf[body_end..],
+        ));
+    }
+    if buf.len() < body_end + 2 {
+        return Ok(None);
+    }
+    let body = &buf[next..body_end];
+    let value = match t {
+        b'$' => Value::Bulk(body.to_vec()),
+        b'!' => Value::Error(lossy(body)),
+        _ => {
+            if body[3] != b':' {
+                return Err(ProtocolError::new(
+                    "verbatim string without format prefix",
+                    at,
+                ));
+            }
+            Value::Verbatim(lossy(&body[..3]), body[4..].to_vec())
+        }
+    };
+    Ok(Some((value, body_end + 2)))
+}
+
+/// An aggregate of type `t` (array, set, push, map) whose `n` elements start at `next`, `depth`
+/// aggregates deep.
+fn decode_agg(
+    buf: &[u8],
+    t: u8,
+    n: u64,
+    next: usize,
+    depth: usize,
+) -> Result<Option<(Value, usize)>, ProtocolError> {
+    // Each element takes at least 3 bytes, so cap the preallocation.
+    let cap = n.min(((buf.len() - next) / 3) as u64) as usize;
+    let mut items = Vec::with_capacity(cap);
+    let mut p = next;
+    for _ in 0..n {
+        match decode_at(buf, p, depth + 1)? {
+            Some((v, e)) => {
+                items.push(v);
+                p = e;
+            }
+            None => return Ok(None),
+        }
+    }
+    let value = match t {
+        b'*' => Value::Array(items),
+        b'~' => Value::Set(items),
+        b'>' => Value::Push(items),
+        _ => {
+            let mut pairs = Vec::with_capacity(items.len() / 2);
+            let mut it = items.into_iter();
+            while let (Some(k), Some(v)) = (it.next(), it.next()) {
+                pairs.push((k, v));
+            }
+            Value::Map(pairs)
+        }
+    };
+    Ok(Some((value, p)))
 }
 
 /// Appends a command as a RESP array of bulk strings.

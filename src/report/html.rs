@@ -6,7 +6,7 @@
 
 use crate::report::compare::{self, Loaded};
 use crate::report::plot::{self, KneePoint, Series};
-use crate::report::result_file::{RunFile, TestEntry};
+use crate::report::result_file::{ErrorCounts, RunFile, TestEntry};
 use std::fmt::Write;
 
 /// `s` with HTML's special characters escaped.
@@ -99,8 +99,17 @@ fn file_section(s: &mut String, f: &Loaded) {
     }
 }
 
+/// One test: its table, the client's and the server's cost, what failed, and its two charts.
 fn test_section(s: &mut String, t: &TestEntry) {
     let _ = writeln!(s, "<h3>{}</h3>", esc(&t.title));
+    test_table(s, t);
+    cost_paragraphs(s, t);
+    failures_paragraph(s, &t.errors);
+    test_charts(s, t);
+}
+
+/// The test's table: requests, rate, latency figures and failure counts.
+fn test_table(s: &mut String, t: &TestEntry) {
     let l = &t.latency_ms;
     s.push_str("<table>\n");
     row(
@@ -140,6 +149,10 @@ fn test_section(s: &mut String, t: &TestEntry) {
         false,
     );
     s.push_str("</table>\n");
+}
+
+/// The client's cost (its threads' CPU per request) and the server's (INFO before and after).
+fn cost_paragraphs(s: &mut String, t: &TestEntry) {
     // The client's cost: its threads' CPU per request.
     let cpu: f64 = t.executors.iter().map(|x| x.cpu_user_s + x.cpu_sys_s).sum();
     if t.requests > 0 && cpu > 0.0 {
@@ -165,6 +178,10 @@ fn test_section(s: &mut String, t: &TestEntry) {
             esc(&per)
         );
     }
+}
+
+/// What failed (error replies by kind, failed, not sent, in flight, the first error), or that nothing did.
+fn failures_paragraph(s: &mut String, e: &ErrorCounts) {
     if e.replies + e.failed + e.not_sent + e.in_flight > 0 {
         let mut what = Vec::new();
         if e.replies > 0 {
@@ -195,6 +212,10 @@ fn test_section(s: &mut String, t: &TestEntry) {
     } else {
         s.push_str("<p class=\"ok\">no failures</p>\n");
     }
+}
+
+/// The test's latency by percentile and its per-second rate and p99, as inline SVG.
+fn test_charts(s: &mut String, t: &TestEntry) {
     if let Ok(h) = t.histogram.decode() {
         let series = [Series {
             label: t.title.clone(),

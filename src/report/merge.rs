@@ -7,10 +7,11 @@
 //! the widest window (most commands processed) and recomputes CPU per request over the summed requests.
 
 use crate::report::result_file::{
-    CommandEntry, ErrorCounts, HistogramError, LatencySummary, MergedSource, RunFile, TestEntry,
-    empty_histogram,
+    CommandEntry, ErrorCounts, HistogramError, LatencySummary, MergedSource, RunConfig, RunFile,
+    TestEntry, empty_histogram,
 };
 use crate::stats::server_view::ServerView;
+use hdrhistogram::Histogram;
 
 /// Why runs cannot be merged.
 #[derive(Debug, thiserror::Error)]
@@ -202,146 +203,17 @@ fn check_same(
 
 /// Merges runs (each with the name it was loaded from) into one result.
 pub fn merge(files: &[(String, RunFile)]) -> Result<Merged, MergeError> {
-    check_same(files, "target", |f| f.config.target.clone())?;
-    check_same(files, "test list", |f| {
-        f.tests
-            .iter()
-            .map(|t| t.title.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    })?;
-    check_same(files, "value size (-d)", |f| f.config.data_size.to_string())?;
-    check_same(files, "pipeline (-P)", |f| f.config.pipeline.to_string())?;
-    check_same(files, "keyspace (-r)", |f| {
-        format!("{:?}", f.config.keyspace)
-    })?;
-    check_same(files, "database (--dbnum)", |f| f.config.dbnum.to_string())?;
-    check_same(files, "protocol (-3)", |f| f.config.resp3.to_string())?;
-
+    check_same_workload(files)?;
     let first = &files[0].1;
-    let mut config = first.config.clone();
-    config.shard = None;
-    config.rps = files.iter().map(|(_, f)| f.config.rps).sum::<Option<f64>>();
-    config.clients = files.iter().map(|(_, f)| f.config.clients).sum();
-    config.requests = files.iter().map(|(_, f)| f.config.requests).sum();
-    config.threads = files.iter().map(|(_, f)| f.config.threads).sum();
+    let config = merged_config(files);
     let mut tests = Vec::new();
     let mut overlap = Vec::new();
     for (i, t0) in first.tests.iter().enumerate() {
         let parts: Vec<(&String, &TestEntry)> =
             files.iter().map(|(n, f)| (n, &f.tests[i])).collect();
-        let mut hist = empty_histogram(
-            parts
-                .iter()
-                .map(|(_, t)| t.histogram.significant_figures)
-                .max()
-                .unwrap_or(3),
-        );
-        let mut errors = ErrorCounts::default();
-        for (name, t) in &parts {
-            t.histogram
-                .decode()
-                .and_then(|h| hist.add(&h).map_err(HistogramError::Add))
-                .map_err(|source| MergeError::Histogram {
-                    file: (*name).clone(),
-                    title: t.title.clone(),
-                    source,
-                })?;
-            errors.replies += t.errors.replies;
-            errors.failed += t.errors.failed;
-            errors.timed_out += t.errors.timed_out;
-            errors.not_sent += t.errors.not_sent;
-            errors.in_flight += t.errors.in_flight;
-            errors.timeout_ms = errors.timeout_ms.or(t.errors.timeout_ms);
-            for (k, v) in &t.errors.by_kind {
-                *errors.by_kind.entry(k.clone()).or_default() += v;
-            }
-            if errors.first.is_none() {
-                errors.first = t.errors.first.clone();
-            }
-        }
-        let commands = merge_commands(&parts)?;
-        let seconds: Vec<&[crate::report::per_second::SecondEntry]> =
-            parts.iter().map(|(_, t)| t.per_second.as_slice()).collect();
-        let per_second =
-            crate::report::per_second::merge(&seconds).map_err(|source| MergeError::Histogram {
-                file: parts[0].0.clone(),
-                title: format!("{} (per second)", t0.title),
-                source,
-            })?;
-        let requests: u64 = parts.iter().map(|(_, t)| t.requests).sum();
-        let start = parts
-            .iter()
-            .map(|(_, t)| t.start_unix)
-            .fold(f64::MAX, f64::min);
-        let end = parts.iter().map(|(_, t)| t.end_unix).fold(0.0, f64::max);
-        let duration = (end - start).max(0.0);
-        let common_start = parts.iter().map(|(_, t)| t.start_unix).fold(0.0, f64::max);
-        let common_end = parts
-            .iter()
-            .map(|(_, t)| t.end_unix)
-            .fold(f64::MAX, f64::min);
-        overlap.push((
-            t0.title.clone(),
-            if duration > 0.0 {
-                ((common_end - common_start) / duration).max(0.0)
-            } else {
-                1.0
-            },
-        ));
-        let server = parts
-            .iter()
-            .filter_map(|(_, t)| t.server.as_ref())
-            .max_by_key(|s| s.commands_processed)
-            .map(|s| ServerView {
-                cpu_us_per_request: (requests > 0).then(|| s.cpu_s() * 1e6 / requests as f64),
-                ..s.clone()
-            });
-        tests.push(TestEntry {
-            title: t0.title.clone(),
-            command: t0.command.clone(),
-            requested: parts.iter().map(|(_, t)| t.requested).sum(),
-            requests,
-            errors,
-            start_unix: start,
-            end_unix: end,
-            duration_s: duration,
-            rps: if duration > 0.0 {
-                requests as f64 / duration
-            } else {
-                0.0
-            },
-            latency_ms: LatencySummary::of(&hist),
-            histogram: crate::report::result_file::EncodedHistogram::encode(&hist),
-            executors: parts
-                .iter()
-                .flat_map(|(_, t)| t.executors.iter().cloned())
-                .collect(),
-            server,
-            // Per-node figures of separate clients do not add up to one cluster view.
-            cluster: None,
-            // Each client machine's memory is its own.
-            client_memory: None,
-            // Each client counted its own GETs: they add up.
-            gets: crate::report::result_file::GetCounts::of(
-                parts
-                    .iter()
-                    .filter_map(|(_, t)| t.gets)
-                    .map(|g| g.hits)
-                    .sum(),
-                parts
-                    .iter()
-                    .filter_map(|(_, t)| t.gets)
-                    .map(|g| g.misses)
-                    .sum(),
-            ),
-            // Each shard checked its own slice: the checks add up.
-            data_verify: crate::report::verify::merge_entries(
-                parts.iter().filter_map(|(_, t)| t.data_verify.as_ref()),
-            ),
-            commands,
-            per_second,
-        });
+        let (test, shared) = merge_test(t0, &parts)?;
+        overlap.push((t0.title.clone(), shared));
+        tests.push(test);
     }
     let hosts: Vec<&str> = files.iter().map(|(_, f)| f.client_host.as_str()).collect();
     Ok(Merged {
@@ -369,4 +241,162 @@ pub fn merge(files: &[(String, RunFile)]) -> Result<Merged, MergeError> {
         overlap,
         start_spread: start_spread(files),
     })
+}
+
+/// Fails unless every file ran the same workload against the same target (tests, value size,
+/// pipeline, keyspace, database, protocol).
+fn check_same_workload(files: &[(String, RunFile)]) -> Result<(), MergeError> {
+    check_same(files, "target", |f| f.config.target.clone())?;
+    check_same(files, "test list", |f| {
+        f.tests
+            .iter()
+            .map(|t| t.title.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    })?;
+    check_same(files, "value size (-d)", |f| f.config.data_size.to_string())?;
+    check_same(files, "pipeline (-P)", |f| f.config.pipeline.to_string())?;
+    check_same(files, "keyspace (-r)", |f| {
+        format!("{:?}", f.config.keyspace)
+    })?;
+    check_same(files, "database (--dbnum)", |f| f.config.dbnum.to_string())?;
+    check_same(files, "protocol (-3)", |f| f.config.resp3.to_string())
+}
+
+/// The first file's configuration with the load figures (rate, clients, requests, threads) summed over
+/// every file, and no shard.
+fn merged_config(files: &[(String, RunFile)]) -> RunConfig {
+    let mut config = files[0].1.config.clone();
+    config.shard = None;
+    config.rps = files.iter().map(|(_, f)| f.config.rps).sum::<Option<f64>>();
+    config.clients = files.iter().map(|(_, f)| f.config.clients).sum();
+    config.requests = files.iter().map(|(_, f)| f.config.requests).sum();
+    config.threads = files.iter().map(|(_, f)| f.config.threads).sum();
+    config
+}
+
+/// One test's latency over every file: the histograms added and the errors summed.
+fn merge_latency(
+    parts: &[(&String, &TestEntry)],
+) -> Result<(Histogram<u64>, ErrorCounts), MergeError> {
+    let mut hist = empty_histogram(
+        parts
+            .iter()
+            .map(|(_, t)| t.histogram.significant_figures)
+            .max()
+            .unwrap_or(3),
+    );
+    let mut errors = ErrorCounts::default();
+    for (name, t) in parts {
+        t.histogram
+            .decode()
+            .and_then(|h| hist.add(&h).map_err(HistogramError::Add))
+            .map_err(|source| MergeError::Histogram {
+                file: (*name).clone(),
+                title: t.title.clone(),
+                source,
+            })?;
+        errors.replies += t.errors.replies;
+        errors.failed += t.errors.failed;
+        errors.timed_out += t.errors.timed_out;
+        errors.not_sent += t.errors.not_sent;
+        errors.in_flight += t.errors.in_flight;
+        errors.timeout_ms = errors.timeout_ms.or(t.errors.timeout_ms);
+        for (k, v) in &t.errors.by_kind {
+            *errors.by_kind.entry(k.clone()).or_default() += v;
+        }
+        if errors.first.is_none() {
+            errors.first = t.errors.first.clone();
+        }
+    }
+    Ok((hist, errors))
+}
+
+/// One test merged over every file (`t0` is the first file's), with the share of its span that every
+/// file was active.
+fn merge_test(
+    t0: &TestEntry,
+    parts: &[(&String, &TestEntry)],
+) -> Result<(TestEntry, f64), MergeError> {
+    let (hist, errors) = merge_latency(parts)?;
+    let commands = merge_commands(parts)?;
+    let seconds: Vec<&[crate::report::per_second::SecondEntry]> =
+        parts.iter().map(|(_, t)| t.per_second.as_slice()).collect();
+    let per_second =
+        crate::report::per_second::merge(&seconds).map_err(|source| MergeError::Histogram {
+            file: parts[0].0.clone(),
+            title: format!("{} (per second)", t0.title),
+            source,
+        })?;
+    let requests: u64 = parts.iter().map(|(_, t)| t.requests).sum();
+    let start = parts
+        .iter()
+        .map(|(_, t)| t.start_unix)
+        .fold(f64::MAX, f64::min);
+    let end = parts.iter().map(|(_, t)| t.end_unix).fold(0.0, f64::max);
+    let duration = (end - start).max(0.0);
+    let common_start = parts.iter().map(|(_, t)| t.start_unix).fold(0.0, f64::max);
+    let common_end = parts
+        .iter()
+        .map(|(_, t)| t.end_unix)
+        .fold(f64::MAX, f64::min);
+    let shared = if duration > 0.0 {
+        ((common_end - common_start) / duration).max(0.0)
+    } else {
+        1.0
+    };
+    let server = parts
+        .iter()
+        .filter_map(|(_, t)| t.server.as_ref())
+        .max_by_key(|s| s.commands_processed)
+        .map(|s| ServerView {
+            cpu_us_per_request: (requests > 0).then(|| s.cpu_s() * 1e6 / requests as f64),
+            ..s.clone()
+        });
+    let test = TestEntry {
+        title: t0.title.clone(),
+        command: t0.command.clone(),
+        requested: parts.iter().map(|(_, t)| t.requested).sum(),
+        requests,
+        errors,
+        start_unix: start,
+        end_unix: end,
+        duration_s: duration,
+        rps: if duration > 0.0 {
+            requests as f64 / duration
+        } else {
+            0.0
+        },
+        latency_ms: LatencySummary::of(&hist),
+        histogram: crate::report::result_file::EncodedHistogram::encode(&hist),
+        executors: parts
+            .iter()
+            .flat_map(|(_, t)| t.executors.iter().cloned())
+            .collect(),
+        server,
+        // Per-node figures of separate clients do not add up to one cluster view.
+        cluster: None,
+        // Each client machine's memory is its own.
+        client_memory: None,
+        // Each client counted its own GETs: they add up.
+        gets: crate::report::result_file::GetCounts::of(
+            parts
+                .iter()
+                .filter_map(|(_, t)| t.gets)
+                .map(|g| g.hits)
+                .sum(),
+            parts
+                .iter()
+                .filter_map(|(_, t)| t.gets)
+                .map(|g| g.misses)
+                .sum(),
+        ),
+        // Each shard checked its own slice: the checks add up.
+        data_verify: crate::report::verify::merge_entries(
+            parts.iter().filter_map(|(_, t)| t.data_verify.as_ref()),
+        ),
+        commands,
+        per_second,
+    };
+    Ok((test, shared))
 }

@@ -140,6 +140,31 @@ pub fn progress_line(
 /// The full per-test block.
 pub fn normal_block(r: &TestResult, h: &Header) -> String {
     let mut s = String::new();
+    header_lines(&mut s, r, h);
+    s.push('\n');
+    let total = r.stats.hist.len();
+    if total > 0 {
+        percentile_lines(&mut s, r);
+        cumulative_lines(&mut s, r);
+    }
+    summary_lines(&mut s, r);
+    if let Some(c) = &r.stats.cluster {
+        s.push_str("  per node:\n");
+        per_node_lines(&mut s, r, c);
+        s.push_str(&failover_lines(c));
+    }
+    s.push_str(&crate::stats::cost::cost_lines(
+        &r.stats.executors,
+        r.stats.completed,
+        r.stats.client_memory.as_ref(),
+    ));
+    s.push('\n');
+    s
+}
+
+/// The block's head: the title, the run's shape (requests, clients, payload, keep-alive, rate, TLS),
+/// the server's configuration and the threads.
+fn header_lines(s: &mut String, r: &TestResult, h: &Header) {
     let _ = writeln!(s, "====== {} ======", r.title);
     let _ = writeln!(
         s,
@@ -173,6 +198,26 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
     if let Some(tls) = &h.tls {
         let _ = writeln!(s, "  TLS: {tls}");
     }
+    server_config_lines(s, h);
+    let _ = writeln!(
+        s,
+        "  multi-thread: {}",
+        if h.multi_thread { "yes" } else { "no" }
+    );
+    if h.multi_thread {
+        match &h.threads_note {
+            Some(note) => {
+                let _ = writeln!(s, "  threads: {} ({note})", h.threads);
+            }
+            None => {
+                let _ = writeln!(s, "  threads: {}", h.threads);
+            }
+        }
+    }
+}
+
+/// The server's `save` and `appendonly`: each master's with `--cluster`, else the host's.
+fn server_config_lines(s: &mut String, h: &Header) {
     if let Some(nodes) = &h.cluster_nodes {
         let _ = writeln!(s, "  cluster mode: yes ({} masters)", nodes.len());
         for (i, n) in nodes.iter().enumerate() {
@@ -193,82 +238,80 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
             let _ = writeln!(s, "  host configuration \"appendonly\": {aof}");
         }
     }
-    let _ = writeln!(
-        s,
-        "  multi-thread: {}",
-        if h.multi_thread { "yes" } else { "no" }
-    );
-    if h.multi_thread {
-        match &h.threads_note {
-            Some(note) => {
-                let _ = writeln!(s, "  threads: {} ({note})", h.threads);
-            }
-            None => {
-                let _ = writeln!(s, "  threads: {}", h.threads);
-            }
+}
+
+/// "Latency by percentile distribution": the minimum, then halving steps (50, 75, 87.5, ...) until
+/// every request is covered, then the maximum. Called only when the histogram holds a value.
+fn percentile_lines(s: &mut String, r: &TestResult) {
+    let hist = &r.stats.hist;
+    let total = hist.len();
+    if r.stats.service.is_some() {
+        s.push_str(
+            "Latency by percentile distribution (from each request's intended send time):\n",
+        );
+    } else {
+        s.push_str("Latency by percentile distribution:\n");
+    }
+    let line = |s: &mut String, pct: f64, ns: u64| {
+        let count = hist.count_between(0, ns);
+        let _ = writeln!(
+            s,
+            "{pct:.3}% <= {:.3} milliseconds (cumulative count {count})",
+            ns_to_ms(ns)
+        );
+        count
+    };
+    line(s, 0.0, hist.min());
+    // Halving steps: 50, 75, 87.5, ... until every request is covered.
+    let mut pct = 50.0;
+    loop {
+        let ns = hist.value_at_percentile(pct);
+        if line(s, pct, ns) >= total || pct >= 99.9999 {
+            break;
+        }
+        pct += (100.0 - pct) / 2.0;
+    }
+    line(s, 100.0, hist.max());
+    s.push('\n');
+}
+
+/// "Cumulative distribution of latencies": a line at each bound where the count changed. Called only
+/// when the histogram holds a value.
+fn cumulative_lines(s: &mut String, r: &TestResult) {
+    let hist = &r.stats.hist;
+    let total = hist.len();
+    s.push_str("Cumulative distribution of latencies:\n");
+    // 0.1 ms steps up to 2 ms, then 1 ms steps; a line where the count changed.
+    let mut last = None;
+    let mut bound_us: u64 = 100;
+    loop {
+        let ns = bound_us * 1000;
+        let count = hist.count_between(0, ns).min(total);
+        if last != Some(count) {
+            let _ = writeln!(
+                s,
+                "{:.3}% <= {:.3} milliseconds (cumulative count {count})",
+                count as f64 * 100.0 / total as f64,
+                bound_us as f64 / 1000.0
+            );
+            last = Some(count);
+        }
+        if count >= total {
+            break;
+        }
+        bound_us += if bound_us < 2000 { 100 } else { 1000 };
+        // Past a second, jump to the bucket that holds the next recorded value.
+        if bound_us > 1_000_000 {
+            let next = hist.value_at_quantile((count + 1) as f64 / total as f64) / 1000;
+            bound_us = bound_us.max(next.div_ceil(1000) * 1000);
         }
     }
     s.push('\n');
-    let hist = &r.stats.hist;
-    let total = hist.len();
-    if total > 0 {
-        if r.stats.service.is_some() {
-            s.push_str(
-                "Latency by percentile distribution (from each request's intended send time):\n",
-            );
-        } else {
-            s.push_str("Latency by percentile distribution:\n");
-        }
-        let line = |s: &mut String, pct: f64, ns: u64| {
-            let count = hist.count_between(0, ns);
-            let _ = writeln!(
-                s,
-                "{pct:.3}% <= {:.3} milliseconds (cumulative count {count})",
-                ns_to_ms(ns)
-            );
-            count
-        };
-        line(&mut s, 0.0, hist.min());
-        // Halving steps: 50, 75, 87.5, ... until every request is covered.
-        let mut pct = 50.0;
-        loop {
-            let ns = hist.value_at_percentile(pct);
-            if line(&mut s, pct, ns) >= total || pct >= 99.9999 {
-                break;
-            }
-            pct += (100.0 - pct) / 2.0;
-        }
-        line(&mut s, 100.0, hist.max());
-        s.push('\n');
+}
 
-        s.push_str("Cumulative distribution of latencies:\n");
-        // 0.1 ms steps up to 2 ms, then 1 ms steps; a line where the count changed.
-        let mut last = None;
-        let mut bound_us: u64 = 100;
-        loop {
-            let ns = bound_us * 1000;
-            let count = hist.count_between(0, ns).min(total);
-            if last != Some(count) {
-                let _ = writeln!(
-                    s,
-                    "{:.3}% <= {:.3} milliseconds (cumulative count {count})",
-                    count as f64 * 100.0 / total as f64,
-                    bound_us as f64 / 1000.0
-                );
-                last = Some(count);
-            }
-            if count >= total {
-                break;
-            }
-            bound_us += if bound_us < 2000 { 100 } else { 1000 };
-            // Past a second, jump to the bucket that holds the next recorded value.
-            if bound_us > 1_000_000 {
-                let next = hist.value_at_quantile((count + 1) as f64 / total as f64) / 1000;
-                bound_us = bound_us.max(next.div_ceil(1000) * 1000);
-            }
-        }
-        s.push('\n');
-    }
+/// "Summary:": the throughput with the failures beside it, the latency table, the timeouts, the rate
+/// lines, the first error reply and the requests that did not complete.
+fn summary_lines(s: &mut String, r: &TestResult) {
     s.push_str("Summary:\n");
     let _ = write!(
         s,
@@ -276,7 +319,7 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
         r.rps()
     );
     // Failures sit next to the rate, so that a reader of this line alone cannot miss them.
-    append_failures(&mut s, r, ", ");
+    append_failures(s, r, ", ");
     if r.interrupted {
         s.push_str(" (interrupted)");
     }
@@ -331,40 +374,33 @@ pub fn normal_block(r: &TestResult, h: &Header) -> String {
         }
         s.push('\n');
     }
-    if let Some(c) = &r.stats.cluster {
-        s.push_str("  per node:\n");
-        // Executors meet the masters in different orders; print them in one stable order.
-        let mut nodes: Vec<_> = c.nodes.iter().collect();
-        nodes.sort_by(|a, b| a.name.cmp(&b.name));
-        for n in nodes {
-            let rps = if r.seconds > 0.0 {
-                n.completed as f64 / r.seconds
-            } else {
-                0.0
-            };
-            let _ = writeln!(
-                s,
-                "    {}: {} requests, {:.2} requests per second, p50={:.3} msec, p99={:.3} msec",
-                n.name,
-                n.completed,
-                rps,
-                ns_to_ms(n.hist.value_at_quantile(0.50)),
-                ns_to_ms(n.hist.value_at_quantile(0.99))
-            );
-        }
-        let redirects = redirect_counts(r);
-        if !redirects.is_empty() {
-            let _ = writeln!(s, "  redirects: {redirects}");
-        }
-        s.push_str(&failover_lines(c));
+}
+
+/// Under "per node:", each master's requests, rate, p50 and p99, then the redirects.
+fn per_node_lines(s: &mut String, r: &TestResult, c: &crate::stats::cluster::ClusterStats) {
+    // Executors meet the masters in different orders; print them in one stable order.
+    let mut nodes: Vec<_> = c.nodes.iter().collect();
+    nodes.sort_by(|a, b| a.name.cmp(&b.name));
+    for n in nodes {
+        let rps = if r.seconds > 0.0 {
+            n.completed as f64 / r.seconds
+        } else {
+            0.0
+        };
+        let _ = writeln!(
+            s,
+            "    {}: {} requests, {:.2} requests per second, p50={:.3} msec, p99={:.3} msec",
+            n.name,
+            n.completed,
+            rps,
+            ns_to_ms(n.hist.value_at_quantile(0.50)),
+            ns_to_ms(n.hist.value_at_quantile(0.99))
+        );
     }
-    s.push_str(&crate::stats::cost::cost_lines(
-        &r.stats.executors,
-        r.stats.completed,
-        r.stats.client_memory.as_ref(),
-    ));
-    s.push('\n');
-    s
+    let redirects = redirect_counts(r);
+    if !redirects.is_empty() {
+        let _ = writeln!(s, "  redirects: {redirects}");
+    }
 }
 
 /// `300 timed out at 500 ms`: requests failed by `--timeout`, shown beside the latency figures (their

@@ -330,29 +330,7 @@ impl Verifier {
                     self.key = key;
                     let b = data[0];
                     data = &data[1..];
-                    if key == SKIP {
-                        self.state = State::Line;
-                        continue;
-                    }
-                    self.state = match b {
-                        b'$' | b'!' => State::Header {
-                            blob_error: b == b'!',
-                            len: 0,
-                            neg: false,
-                        },
-                        b'_' => {
-                            self.counts.checked += 1;
-                            self.counts.note(key, Problem::Missing);
-                            State::Line
-                        }
-                        b'-' => State::Error { n: 0 },
-                        // Any other one-line reply is no value.
-                        _ => {
-                            self.counts.checked += 1;
-                            self.counts.note(key, Problem::Mismatched);
-                            State::Line
-                        }
-                    };
+                    self.start(key, b);
                 }
                 State::Header {
                     blob_error,
@@ -361,23 +339,7 @@ impl Verifier {
                 } => {
                     let b = data[0];
                     data = &data[1..];
-                    self.state = match b {
-                        b'0'..=b'9' => State::Header {
-                            blob_error,
-                            len: len.saturating_mul(10).saturating_add(u64::from(b - b'0')),
-                            neg,
-                        },
-                        b'-' => State::Header {
-                            blob_error,
-                            len,
-                            neg: true,
-                        },
-                        _ => State::HeaderEnd {
-                            blob_error,
-                            len,
-                            neg,
-                        },
-                    };
+                    self.state = header_byte(blob_error, len, neg, b);
                 }
                 State::HeaderEnd {
                     blob_error,
@@ -386,48 +348,16 @@ impl Verifier {
                 } => {
                     let b = data[0];
                     data = &data[1..];
-                    if b != b'\n' {
-                        continue;
+                    if b == b'\n' {
+                        self.header_end(blob_error, len, neg);
                     }
-                    if neg {
-                        self.finish(Some(Problem::Missing));
-                        continue;
-                    }
-                    let len = len as usize;
-                    let ok = !blob_error && self.values.value(self.key).len() == len;
-                    self.state = State::Body {
-                        blob_error,
-                        len,
-                        at: 0,
-                        ok,
-                    };
                 }
                 State::Body {
                     blob_error,
                     len,
                     at,
                     ok,
-                } => {
-                    let take = (len - at).min(data.len());
-                    let ok = ok && data[..take] == self.values.value(self.key)[at..at + take];
-                    data = &data[take..];
-                    let at = at + take;
-                    self.state = if at == len {
-                        let problem = if blob_error {
-                            Some(Problem::Error)
-                        } else {
-                            (!ok).then_some(Problem::Mismatched)
-                        };
-                        State::Tail { left: 2, problem }
-                    } else {
-                        State::Body {
-                            blob_error,
-                            len,
-                            at,
-                            ok,
-                        }
-                    };
-                }
+                } => data = self.body(data, blob_error, len, at, ok),
                 State::Tail { left, problem } => {
                     let take = (left as usize).min(data.len());
                     data = &data[take..];
@@ -441,21 +371,7 @@ impl Verifier {
                 State::Error { n } => {
                     let b = data[0];
                     data = &data[1..];
-                    if b != b'\n' {
-                        if (n as usize) < self.head.len() {
-                            self.head[n as usize] = b;
-                        }
-                        self.state = State::Error {
-                            n: n.saturating_add(1),
-                        };
-                        continue;
-                    }
-                    let head = &self.head[..(n as usize).min(self.head.len())];
-                    if !(self.retried && RETRIED.iter().any(|r| head.starts_with(r))) {
-                        self.counts.checked += 1;
-                        self.counts.note(self.key, Problem::Error);
-                    }
-                    self.state = State::Start;
+                    self.error_byte(n, b);
                 }
                 State::Line => match memchr::memchr(b'\n', data) {
                     Some(i) => {
@@ -466,6 +382,129 @@ impl Verifier {
                 },
             }
         }
+    }
+
+    /// A reply's first byte `b`, the answer for `key`: says what comes next, and counts a reply that
+    /// can hold no value (a null, any one-line reply but an error).
+    #[inline]
+    fn start(&mut self, key: u64, b: u8) {
+        if key == SKIP {
+            self.state = State::Line;
+            return;
+        }
+        self.state = match b {
+            b'$' | b'!' => State::Header {
+                blob_error: b == b'!',
+                len: 0,
+                neg: false,
+            },
+            b'_' => {
+                self.counts.checked += 1;
+                self.counts.note(key, Problem::Missing);
+                State::Line
+            }
+            b'-' => State::Error { n: 0 },
+            // Any other one-line reply is no value.
+            _ => {
+                self.counts.checked += 1;
+                self.counts.note(key, Problem::Mismatched);
+                State::Line
+            }
+        };
+    }
+
+    /// The header's `\n` came: a negative length is a missing key, else the body follows (already
+    /// wrong when its length is not the expected value's).
+    #[inline]
+    fn header_end(&mut self, blob_error: bool, len: u64, neg: bool) {
+        if neg {
+            self.finish(Some(Problem::Missing));
+            return;
+        }
+        let len = len as usize;
+        let ok = !blob_error && self.values.value(self.key).len() == len;
+        self.state = State::Body {
+            blob_error,
+            len,
+            at: 0,
+            ok,
+        };
+    }
+
+    /// Compares what `data` holds of the body (`at` of `len` bytes seen, `ok` while they equal the
+    /// expected value) and returns the bytes after it.
+    #[inline]
+    fn body<'a>(
+        &mut self,
+        data: &'a [u8],
+        blob_error: bool,
+        len: usize,
+        at: usize,
+        ok: bool,
+    ) -> &'a [u8] {
+        let take = (len - at).min(data.len());
+        let ok = ok && data[..take] == self.values.value(self.key)[at..at + take];
+        let at = at + take;
+        self.state = if at == len {
+            let problem = if blob_error {
+                Some(Problem::Error)
+            } else {
+                (!ok).then_some(Problem::Mismatched)
+            };
+            State::Tail { left: 2, problem }
+        } else {
+            State::Body {
+                blob_error,
+                len,
+                at,
+                ok,
+            }
+        };
+        &data[take..]
+    }
+
+    /// Byte `b` of an error reply's line, `n` bytes in: its first bytes are kept; at its `\n` it counts
+    /// unless it is a redirect the cluster layer retries.
+    #[inline]
+    fn error_byte(&mut self, n: u8, b: u8) {
+        if b != b'\n' {
+            if (n as usize) < self.head.len() {
+                self.head[n as usize] = b;
+            }
+            self.state = State::Error {
+                n: n.saturating_add(1),
+            };
+            return;
+        }
+        let head = &self.head[..(n as usize).min(self.head.len())];
+        if !(self.retried && RETRIED.iter().any(|r| head.starts_with(r))) {
+            self.counts.checked += 1;
+            self.counts.note(self.key, Problem::Error);
+        }
+        self.state = State::Start;
+    }
+}
+
+/// The state after byte `b` of a `$`/`!` header's length: a digit adds to it, `-` makes it negative,
+/// anything else (the `\r`) ends it.
+#[inline]
+fn header_byte(blob_error: bool, len: u64, neg: bool, b: u8) -> State {
+    match b {
+        b'0'..=b'9' => State::Header {
+            blob_error,
+            len: len.saturating_mul(10).saturating_add(u64::from(b - b'0')),
+            neg,
+        },
+        b'-' => State::Header {
+            blob_error,
+            len,
+            neg: true,
+        },
+        _ => State::HeaderEnd {
+            blob_error,
+            len,
+            neg,
+        },
     }
 }
 

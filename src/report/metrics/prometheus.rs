@@ -150,7 +150,22 @@ fn test_label(title: &str) -> [(&'static str, &str); 1] {
     [("test", title)]
 }
 
+/// Every family of the scrape: the run's, each test's counts and latency, a mix's parts, the client's.
 fn encode_state(s: &State, enc: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
+    encode_run(s, enc)?;
+    let totals: Vec<(&str, Option<Snapshot>)> = s
+        .tests
+        .iter()
+        .map(|t| (t.title.as_str(), t.total()))
+        .collect();
+    encode_counts(s, &totals, enc)?;
+    encode_latency(&totals, enc)?;
+    encode_parts(&totals, enc)?;
+    encode_client(s, enc)
+}
+
+/// The run's info (target and flags) and whether it has finished.
+fn encode_run(s: &State, enc: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
     let info: Vec<(&str, &str)> = s
         .info
         .iter()
@@ -168,12 +183,16 @@ fn encode_state(s: &State, enc: &mut DescriptorEncoder) -> Result<(), std::fmt::
         "ringbench_run_finished",
         "1 once every test of the run has ended: the figures are final",
         &[(None, u64::from(s.finished) as f64)],
-    )?;
-    let totals: Vec<(&str, Option<Snapshot>)> = s
-        .tests
-        .iter()
-        .map(|t| (t.title.as_str(), t.total()))
-        .collect();
+    )
+}
+
+/// Each test's request counters (completed, error replies, failed, not sent), its rate and whether it
+/// runs; `totals` holds each test's figures so far.
+fn encode_counts(
+    s: &State,
+    totals: &[(&str, Option<Snapshot>)],
+    enc: &mut DescriptorEncoder,
+) -> Result<(), std::fmt::Error> {
     let of = |f: fn(&Snapshot) -> u64| -> Vec<(Option<&str>, u64)> {
         totals
             .iter()
@@ -230,21 +249,30 @@ fn encode_state(s: &State, enc: &mut DescriptorEncoder) -> Result<(), std::fmt::
         "ringbench_test_running",
         "1 while the test runs",
         &running,
+    )
+}
+
+/// Each test's latency histogram (the tests with figures so far).
+fn encode_latency(
+    totals: &[(&str, Option<Snapshot>)],
+    enc: &mut DescriptorEncoder,
+) -> Result<(), std::fmt::Error> {
+    let mut m = enc.encode_descriptor(
+        "ringbench_latency",
+        "Latency of each reply (open loop: from its intended send time)",
+        Some(&Unit::Seconds),
+        MetricType::Histogram,
     )?;
-    {
-        let mut m = enc.encode_descriptor(
-            "ringbench_latency",
-            "Latency of each reply (open loop: from its intended send time)",
-            Some(&Unit::Seconds),
-            MetricType::Histogram,
-        )?;
-        for (title, snap) in &totals {
-            if let Some(snap) = snap {
-                histogram(&mut m.encode_family(&test_label(title))?, &snap.hist)?;
-            }
+    for (title, snap) in totals {
+        if let Some(snap) = snap {
+            histogram(&mut m.encode_family(&test_label(title))?, &snap.hist)?;
         }
     }
-    encode_parts(&totals, enc)?;
+    Ok(())
+}
+
+/// The client's own figures: the CPU time ringbench has used and how busy each executor was.
+fn encode_client(s: &State, enc: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
     let (user, sys) = crate::stats::process_cpu_seconds();
     let cpu = user + sys;
     enc.encode_descriptor(

@@ -447,25 +447,7 @@ impl Composer {
         rng: &mut SmallRng,
         turn: &Cell<u64>,
     ) -> usize {
-        let kind = if self.variants.len() == 1 {
-            0
-        } else if let Some(scan) = keys.scan.as_deref() {
-            // memtier's SCAN iteration: `SCAN 0 ...` (0) starts it, `SCAN <cursor> ...` (1) goes on.
-            usize::from(scan.continues())
-        } else if !self.sequence.is_empty() {
-            // memtier: this connection's own place in the commands' order.
-            let t = keys.turn;
-            keys.turn = t.wrapping_add(1);
-            self.sequence[(t % self.sequence.len() as u64) as usize] as usize
-        } else if !self.order.is_empty() {
-            let t = turn.get();
-            turn.set(t + 1);
-            self.order[(t % self.order.len() as u64) as usize] as usize
-        } else {
-            let total = *self.cumulative.last().unwrap_or(&1);
-            let r = bounded(rng.next_u64(), total);
-            self.cumulative.iter().position(|&c| r < c).unwrap_or(0)
-        };
+        let kind = self.choose_kind(keys, rng, turn);
         // Numbers of groups 1..9 and [`SHARED_INT`], drawn on first use within this request.
         let mut shared = [u64::MAX; SHARED_INT as usize + 1];
         let mut pending_len: Option<usize> = None;
@@ -500,26 +482,7 @@ impl Composer {
                     write_12_digits(&mut out[at..], v);
                     last = v;
                 }
-                Piece::Value => {
-                    if let Some(k) = &self.keyed {
-                        crate::protocol::resp::push_bulk(out, k.value(last));
-                        continue;
-                    }
-                    let v = &self.value;
-                    let len = match (pending_len.take(), self.memtier.as_ref()) {
-                        (Some(len), _) => len,
-                        (None, Some(m)) => memtier_size(m, v, last, keys),
-                        (None, None) => {
-                            v.min + bounded(rng.next_u64(), (v.max - v.min + 1) as u64) as usize
-                        }
-                    };
-                    let from = if v.random {
-                        bounded(rng.next_u64(), (self.pool.len() - len + 1) as u64) as usize
-                    } else {
-                        0
-                    };
-                    crate::protocol::resp::push_bulk(out, &self.pool[from..from + len]);
-                }
+                Piece::Value => self.write_value(out, last, &mut pending_len, keys, rng),
                 Piece::Bulk(first, n) => {
                     let parts = &self.parts[first as usize..first as usize + n as usize];
                     last = self.write_bulk(out, parts, kind, keys, rng);
@@ -528,26 +491,92 @@ impl Composer {
                     let cursor = keys.scan.as_deref().map_or(&b"0"[..], |c| c.cursor());
                     crate::protocol::resp::push_bulk(out, cursor);
                 }
-                Piece::Expiry => {
-                    let e = self.expiry.unwrap_or(Expiry { min: 1, max: 1 });
-                    // memtier draws a SETEX's value size before its TTL.
-                    if let Some(m) = self.memtier.as_ref() {
-                        pending_len = Some(memtier_size(m, &self.value, last, keys));
-                    }
-                    let ttl = match keys.memtier_range(e.min, e.max) {
-                        Some(t) => t,
-                        None => e.min + bounded(rng.next_u64(), e.max - e.min + 1),
-                    };
-                    let digits = ttl.checked_ilog10().unwrap_or(0) as u64 + 1;
-                    out.push(b'$');
-                    crate::protocol::resp::push_decimal(out, digits);
-                    out.extend_from_slice(b"\r\n");
-                    crate::protocol::resp::push_decimal(out, ttl);
-                    out.extend_from_slice(b"\r\n");
-                }
+                Piece::Expiry => self.write_expiry(out, last, &mut pending_len, keys, rng),
             }
         }
         kind
+    }
+
+    /// The variant of the next request: the only one, the SCAN iteration's step, memtier's order for
+    /// this connection, the mix's cycle (`turn`), or a weighted draw.
+    #[inline]
+    fn choose_kind(&self, keys: &mut KeyGen, rng: &mut SmallRng, turn: &Cell<u64>) -> usize {
+        if self.variants.len() == 1 {
+            0
+        } else if let Some(scan) = keys.scan.as_deref() {
+            // memtier's SCAN iteration: `SCAN 0 ...` (0) starts it, `SCAN <cursor> ...` (1) goes on.
+            usize::from(scan.continues())
+        } else if !self.sequence.is_empty() {
+            // memtier: this connection's own place in the commands' order.
+            let t = keys.turn;
+            keys.turn = t.wrapping_add(1);
+            self.sequence[(t % self.sequence.len() as u64) as usize] as usize
+        } else if !self.order.is_empty() {
+            let t = turn.get();
+            turn.set(t + 1);
+            self.order[(t % self.order.len() as u64) as usize] as usize
+        } else {
+            let total = *self.cumulative.last().unwrap_or(&1);
+            let r = bounded(rng.next_u64(), total);
+            self.cumulative.iter().position(|&c| r < c).unwrap_or(0)
+        }
+    }
+
+    /// A value's bulk string: the one `--data-verify` gives key `last`, else a slice of the pool of the
+    /// size drawn before (`pending_len`), memtier's for `last`, or a uniform draw.
+    #[inline]
+    fn write_value(
+        &self,
+        out: &mut Vec<u8>,
+        last: u64,
+        pending_len: &mut Option<usize>,
+        keys: &mut KeyGen,
+        rng: &mut SmallRng,
+    ) {
+        if let Some(k) = &self.keyed {
+            crate::protocol::resp::push_bulk(out, k.value(last));
+            return;
+        }
+        let v = &self.value;
+        let len = match (pending_len.take(), self.memtier.as_ref()) {
+            (Some(len), _) => len,
+            (None, Some(m)) => memtier_size(m, v, last, keys),
+            (None, None) => v.min + bounded(rng.next_u64(), (v.max - v.min + 1) as u64) as usize,
+        };
+        let from = if v.random {
+            bounded(rng.next_u64(), (self.pool.len() - len + 1) as u64) as usize
+        } else {
+            0
+        };
+        crate::protocol::resp::push_bulk(out, &self.pool[from..from + len]);
+    }
+
+    /// A TTL's bulk string (`--expiry-range`, or memtier's); with memtier the value size is drawn first,
+    /// into `pending_len`.
+    #[inline]
+    fn write_expiry(
+        &self,
+        out: &mut Vec<u8>,
+        last: u64,
+        pending_len: &mut Option<usize>,
+        keys: &mut KeyGen,
+        rng: &mut SmallRng,
+    ) {
+        let e = self.expiry.unwrap_or(Expiry { min: 1, max: 1 });
+        // memtier draws a SETEX's value size before its TTL.
+        if let Some(m) = self.memtier.as_ref() {
+            *pending_len = Some(memtier_size(m, &self.value, last, keys));
+        }
+        let ttl = match keys.memtier_range(e.min, e.max) {
+            Some(t) => t,
+            None => e.min + bounded(rng.next_u64(), e.max - e.min + 1),
+        };
+        let digits = ttl.checked_ilog10().unwrap_or(0) as u64 + 1;
+        out.push(b'$');
+        crate::protocol::resp::push_decimal(out, digits);
+        out.extend_from_slice(b"\r\n");
+        crate::protocol::resp::push_decimal(out, ttl);
+        out.extend_from_slice(b"\r\n");
     }
 }
 
