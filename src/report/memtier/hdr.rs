@@ -1,8 +1,8 @@
 //! memtier's `--hdr-file-prefix` files: per run, `PREFIX_FULL_RUN_n` and one per command, each as C
 //! HdrHistogram's percentile listing (`.txt`, in ms) and its one-interval log (`.hgrm`, in µs).
 
-use super::MemtierView;
-use super::hist::{SUB_BUCKETS, compressed, mean_us, percentile_steps, stddev_us};
+use crate::report::memtier::hist::{SUB_BUCKETS, compressed, mean_us, percentile_steps, stddev_us};
+use crate::report::memtier::view::MemtierView;
 use hdrhistogram::Histogram;
 use std::io;
 use std::path::PathBuf;

@@ -2,8 +2,10 @@
 //! a tab per level, a comma leading each next item, numbers in memtier's formats, repeated keys kept
 //! (two "Sets" rows with `--command-stats-breakdown=line`).
 
-use super::hist::{compressed, mean_us, percentile_steps, step_figures, value_at_percentile};
-use super::{MemtierView, Options, Row, RunInfo, Second, sections};
+use crate::report::memtier::hist::{
+    compressed, mean_us, percentile_steps, step_figures, value_at_percentile,
+};
+use crate::report::memtier::view::{MemtierView, Options, Row, RunInfo, Second, sections};
 use hdrhistogram::Histogram;
 
 /// memtier's JSON writer (its `json_handler`): a tab per level, each item on its own line, a comma

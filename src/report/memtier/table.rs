@@ -2,8 +2,8 @@
 //! "RUN #n RESULTS", "BEST RUN RESULTS", ...) with its percentile columns, and the "Request Latency
 //! Distribution" block after it.
 
-use super::hist::{mean_us, percentile_steps, step_figures, value_at_percentile};
-use super::{MemtierView, Options, Row, RunInfo, sections};
+use crate::report::memtier::hist::{mean_us, percentile_steps, step_figures, value_at_percentile};
+use crate::report::memtier::view::{MemtierView, Options, Row, RunInfo, sections};
 use hdrhistogram::Histogram;
 use std::io::{self, Write};
 

@@ -1,10 +1,11 @@
 //! The memtier outputs' tests: tables, distributions, JSON keys and figures, several runs, HDR files.
 
-use super::hdr::gmt_date;
-use super::json::percentile_key;
-use super::table::{percentile_label, write_all_stats, write_histogram};
-use super::*;
-use crate::stats::{PartStats, ShardStats};
+use crate::report::memtier::hdr::gmt_date;
+use crate::report::memtier::json::percentile_key;
+use crate::report::memtier::table::{percentile_label, write_all_stats, write_histogram};
+use crate::report::memtier::view::{MemtierView, Options, RunInfo, sections};
+use crate::report::memtier::{Breakdown, json_text, share, write_hdr_files, write_report};
+use crate::stats::{PartStats, ShardStats, TestResult};
 use serde_json::Value;
 use std::io;
 use std::time::{Duration, Instant};
