@@ -55,28 +55,39 @@ fn lookup(host: &str, port: u16) -> Result<SocketAddr, ResolveError> {
     }
 }
 
-/// Builds the tests the flags name. `stdin` is read only with `-x`; the warning for `-t` beside a
-/// command goes to `stderr`.
-fn build_suite(
-    flags: &SuiteFlags,
-    shape: &Shape,
+/// What the suite is built from: the flags that name its tests and the settings that shape them.
+struct SuiteInput<'a> {
+    flags: &'a SuiteFlags,
+    shape: &'a Shape,
     keyspace: Option<u64>,
     cluster: bool,
     seed: u64,
+}
+
+impl SuiteInput<'_> {
+    fn params(&self) -> SuiteParams {
+        SuiteParams {
+            value: self.shape.suite_value(),
+            randomize: self.keyspace.is_some(),
+            tag: String::new(),
+            cluster: self.cluster,
+        }
+    }
+}
+
+/// Builds the tests the flags name. `stdin` is read only with `-x`; the warning for `-t` beside a
+/// command goes to `stderr`.
+fn build_suite(
+    input: &SuiteInput<'_>,
     stdin: &mut dyn Read,
     stderr: &mut dyn Write,
 ) -> Result<Vec<TestSpec>, ConfigError> {
-    let params = || SuiteParams {
-        value: shape.suite_value(),
-        randomize: keyspace.is_some(),
-        tag: String::new(),
-        cluster,
-    };
+    let (flags, shape) = (input.flags, input.shape);
     if !flags.commands.is_empty() {
         return Ok(vec![shape.command_mix_test(
             &flags.commands,
-            &params(),
-            seed,
+            &input.params(),
+            input.seed,
         )]);
     }
     if let Some(mix) = &flags.mix {
@@ -86,24 +97,10 @@ fn build_suite(
             )
             .into());
         }
-        return Ok(vec![shape.mix_test(mix, &params(), seed)?]);
+        return Ok(vec![shape.mix_test(mix, &input.params(), input.seed)?]);
     }
     if flags.command.is_empty() {
-        let selection: Option<Vec<String>> = flags.tests.as_ref().map(|t| {
-            t.split(',')
-                .map(|s| s.trim().to_ascii_lowercase())
-                .filter(|s| !s.is_empty())
-                .collect()
-        });
-        return workload::default_suite(selection.as_deref(), &params())
-            .map_err(|bad| {
-                usage(format!(
-                    "invalid value '{}' for '-t': valid tests are {}",
-                    bad.0,
-                    workload::test_names().join(", ")
-                ))
-            })
-            .map_err(ConfigError::from);
+        return named_tests(flags.tests.as_deref(), &input.params());
     }
     if flags.tests.is_some() {
         let _ = writeln!(stderr, "WARNING: -t is ignored when a command is given");
@@ -117,47 +114,80 @@ fn build_suite(
             flags.xml_root.as_deref(),
             raw,
             title,
-            keyspace.is_some(),
+            input.keyspace.is_some(),
             shape.expiry,
         )?]);
     }
     if !raw.iter().any(|a| a == b";") {
-        let mut args = crate::workload::compose::expand_args(raw, &shape.value);
-        if flags.stdin_last_arg {
-            let mut last = Vec::new();
-            stdin.read_to_end(&mut last).map_err(ConfigError::Stdin)?;
-            args.push(last);
-        }
-        let mut test = workload::custom_test(&args, title, keyspace.is_some());
-        if cluster
-            && memchr::memmem::find(test.template.bytes(), crate::protocol::cluster::SLOT_TAG)
-                .is_some()
-        {
-            // valkey-benchmark's `{tag}`: a hash tag per request, written where each request is composed.
-            test.compose = Some(std::sync::Arc::new(workload::compose::Composer::new(
-                &[workload::compose::Entry::one(
-                    &test.title,
-                    &test.command,
-                    &test.template,
-                )],
-                keyspace.is_some(),
-                shape.value,
-                shape.expiry,
-                seed,
-            )));
-        }
-        return Ok(vec![test]);
+        return Ok(vec![one_command(input, title, stdin)?]);
     }
-    // valkey-benchmark's command sequence: `cmd1 ; 3 cmd2` sends cmd1 once and cmd2 three times per
-    // round, each command one request.
-    if flags.stdin_last_arg {
+    command_sequence(input, title)
+}
+
+/// The default suite, or the tests `-t` selects from it.
+fn named_tests(tests: Option<&str>, params: &SuiteParams) -> Result<Vec<TestSpec>, ConfigError> {
+    let selection: Option<Vec<String>> = tests.map(|t| {
+        t.split(',')
+            .map(|s| s.trim().to_ascii_lowercase())
+            .filter(|s| !s.is_empty())
+            .collect()
+    });
+    workload::default_suite(selection.as_deref(), params)
+        .map_err(|bad| {
+            usage(format!(
+                "invalid value '{}' for '-t': valid tests are {}",
+                bad.0,
+                workload::test_names().join(", ")
+            ))
+        })
+        .map_err(ConfigError::from)
+}
+
+/// A custom command's one test (its last argument read from `stdin` with `-x`).
+fn one_command(
+    input: &SuiteInput<'_>,
+    title: String,
+    stdin: &mut dyn Read,
+) -> Result<TestSpec, ConfigError> {
+    let shape = input.shape;
+    let mut args = crate::workload::compose::expand_args(&input.flags.command, &shape.value);
+    if input.flags.stdin_last_arg {
+        let mut last = Vec::new();
+        stdin.read_to_end(&mut last).map_err(ConfigError::Stdin)?;
+        args.push(last);
+    }
+    let mut test = workload::custom_test(&args, title, input.keyspace.is_some());
+    if input.cluster
+        && memchr::memmem::find(test.template.bytes(), crate::protocol::cluster::SLOT_TAG).is_some()
+    {
+        // valkey-benchmark's `{tag}`: a hash tag per request, written where each request is composed.
+        test.compose = Some(std::sync::Arc::new(workload::compose::Composer::new(
+            &[workload::compose::Entry::one(
+                &test.title,
+                &test.command,
+                &test.template,
+            )],
+            input.keyspace.is_some(),
+            shape.value,
+            shape.expiry,
+            input.seed,
+        )));
+    }
+    Ok(test)
+}
+
+/// valkey-benchmark's command sequence: `cmd1 ; 3 cmd2` sends cmd1 once and cmd2 three times per
+/// round, each command one request.
+fn command_sequence(input: &SuiteInput<'_>, title: String) -> Result<Vec<TestSpec>, ConfigError> {
+    if input.flags.stdin_last_arg {
         return Err(usage(
             "'-x' reads one command's last argument: it cannot be used with a ';' sequence",
         )
         .into());
     }
+    let (shape, randomize) = (input.shape, input.keyspace.is_some());
     let mut parts = Vec::new();
-    for part in raw.split(|a| a == b";") {
+    for part in input.flags.command.split(|a| a == b";") {
         let count = part
             .first()
             .and_then(|w| std::str::from_utf8(w).ok())
@@ -173,13 +203,133 @@ fn build_suite(
             .into());
         }
         let args = crate::workload::compose::expand_args(words, &shape.value);
-        let spec = workload::custom_test(&args, command_title(words), keyspace.is_some());
+        let spec = workload::custom_test(&args, command_title(words), randomize);
         parts.push((spec, count));
     }
-    let test = shape.sequence_test(title, parts, keyspace.is_some(), seed);
+    let test = shape.sequence_test(title, parts, randomize, input.seed);
     let mut tests = vec![test];
-    shape.attach_composers(&mut tests, keyspace.is_some(), seed);
+    shape.attach_composers(&mut tests, randomize, input.seed);
     Ok(tests)
+}
+
+/// The run's tests with `shape`'s values: the verification's passes with `--data-verify`, else the
+/// suite the flags name, with its composers.
+fn build_tests(
+    s: &Settings,
+    shape: &Shape,
+    stdin: &mut dyn Read,
+    stderr: &mut dyn Write,
+) -> Result<Vec<TestSpec>, ConfigError> {
+    if let Some(v) = s.run.verify {
+        let spec = workload::verify::VerifySpec {
+            value: shape.value,
+            ..v
+        };
+        return Ok(workload::verify::verify_tests(&spec));
+    }
+    let input = SuiteInput {
+        flags: &s.suite,
+        shape,
+        keyspace: s.run.keyspace,
+        cluster: s.run.cluster,
+        seed: s.run.seed,
+    };
+    let mut tests = build_suite(&input, stdin, stderr)?;
+    shape.attach_composers(&mut tests, s.run.keyspace.is_some(), s.run.seed);
+    Ok(tests)
+}
+
+/// What each test holds in memory, for `limits::check_memory`.
+fn sizes(tests: &[TestSpec], per_request: bool) -> Vec<limits::TestSize> {
+    tests
+        .iter()
+        .map(|t| limits::TestSize::of(t, per_request))
+        .collect()
+}
+
+/// `--replay`: the file is the run's one test; its commands set the count (and the pace's average
+/// rate, the report's target, when it is paced).
+fn load_replay(s: &mut Settings) -> Result<Option<TestSpec>, ConfigError> {
+    let Some(flags) = &s.suite.replay else {
+        return Ok(None);
+    };
+    let test = replay::load(flags, s.run.clients)?;
+    if let Some(r) = &test.replay {
+        s.run.requests = r.len() as u64;
+        s.run.shape.rps = replay::target_rate(r);
+    }
+    Ok(Some(test))
+}
+
+/// `--json`, `--plot` and `--report`: each file can be written.
+fn check_output_files(run: &RunSettings) -> Result<(), ConfigError> {
+    if let Some(j) = run.json.as_deref().filter(|j| *j != "-") {
+        check_writable("--json", j, j)?;
+    }
+    if let Some(p) = run.plot.as_ref().and_then(|p| p.to_str()) {
+        check_writable("--plot", p, p)?;
+    }
+    if let Some(p) = run.report.as_ref().and_then(|p| p.to_str()) {
+        check_writable("--report", p, p)?;
+    }
+    Ok(())
+}
+
+/// The default suite and --mix hold `-d` bytes per value: in every compiled request with a fixed -d,
+/// in each test's value pool when values vary (`-d MIN-MAX`, `--random-data`). They are sized from two
+/// builds with fixed 1- and 2-byte values and checked before the real build, which could not be undone
+/// once it ran out of memory (or spent minutes drawing random pools for it).
+fn check_value_memory(
+    s: &Settings,
+    per_request: bool,
+    load: limits::Load,
+    room: &limits::MemoryRoom,
+) -> Result<(), ConfigError> {
+    let value = s.run.shape.value;
+    let small = |d: usize| {
+        let mut shape = s.run.shape.clone();
+        shape.value = workload::compose::ValueSpec {
+            min: d,
+            max: d,
+            random: false,
+        };
+        build_tests(s, &shape, &mut std::io::empty(), &mut std::io::sink())
+            .map(|t| sizes(&t, per_request))
+    };
+    let (one, two) = (small(1)?, small(2)?);
+    let mut held = 0u64;
+    let scaled: Vec<limits::TestSize> = one
+        .iter()
+        .zip(&two)
+        .map(|(a, b)| {
+            let mut t = limits::TestSize::scaled(a, b, value.max as u64);
+            let has_values = b.request_len > a.request_len;
+            if value.varies() {
+                // Composed per request, from a pool of at least -d's maximum.
+                t.per_connection |= has_values;
+                held = held.saturating_add(if has_values { value.max as u64 } else { 0 });
+            } else {
+                held = held.saturating_add(t.request_len);
+            }
+            t
+        })
+        .collect();
+    limits::check_memory(&scaled, held, load, room)?;
+    Ok(())
+}
+
+/// `--hdr-out`: every test's log can be written, so a name taken by a folder is found before the run.
+fn check_hdr_logs(prefix: &str, tests: &[TestSpec]) -> Result<(), ConfigError> {
+    for t in tests {
+        check_writable("--hdr-out", prefix, &log_path(prefix, &t.title))?;
+        // A mix's commands have a log each.
+        let variants = t.compose.as_ref().map_or(&[][..], |c| c.variants());
+        for (i, v) in variants.iter().enumerate().filter(|_| variants.len() > 1) {
+            let title = crate::config::paths::part_log_title(&t.title, i, &v.title);
+            check_writable("--hdr-out", prefix, &log_path(prefix, &title))?;
+        }
+    }
+    Ok(())
 }
 
 impl Config {
@@ -193,28 +343,8 @@ impl Config {
         stderr: &mut dyn Write,
     ) -> Result<Config, ConfigError> {
         let mut s = settings;
-        // `--replay`: the file is the run's one test; its commands set the count (and the pace's
-        // average rate, the report's target, when it is paced).
-        let replayed = match &s.suite.replay {
-            Some(flags) => {
-                let test = replay::load(flags, s.run.clients)?;
-                if let Some(r) = &test.replay {
-                    s.run.requests = r.len() as u64;
-                    s.run.shape.rps = replay::target_rate(r);
-                }
-                Some(test)
-            }
-            None => None,
-        };
-        if let Some(j) = s.run.json.as_deref().filter(|j| *j != "-") {
-            check_writable("--json", j, j)?;
-        }
-        if let Some(p) = s.run.plot.as_ref().and_then(|p| p.to_str()) {
-            check_writable("--plot", p, p)?;
-        }
-        if let Some(p) = s.run.report.as_ref().and_then(|p| p.to_str()) {
-            check_writable("--report", p, p)?;
-        }
+        let replayed = load_replay(&mut s)?;
+        check_output_files(&s.run)?;
         let room = limits::MemoryRoom::of_process();
         let per_request = s.run.shape.rps.is_some();
         let load = limits::Load {
@@ -223,85 +353,17 @@ impl Config {
             pipeline: s.run.pipeline,
             executors: s.run.threads.min(s.run.clients),
         };
-        let build = |shape: &Shape, stdin: &mut dyn Read, stderr: &mut dyn Write| {
-            if let Some(v) = s.run.verify {
-                let spec = workload::verify::VerifySpec {
-                    value: shape.value,
-                    ..v
-                };
-                return Ok(workload::verify::verify_tests(&spec));
-            }
-            let mut tests = build_suite(
-                &s.suite,
-                shape,
-                s.run.keyspace,
-                s.run.cluster,
-                s.run.seed,
-                stdin,
-                stderr,
-            )?;
-            shape.attach_composers(&mut tests, s.run.keyspace.is_some(), s.run.seed);
-            Ok::<_, ConfigError>(tests)
-        };
-        let sizes = |tests: &[TestSpec]| -> Vec<limits::TestSize> {
-            tests
-                .iter()
-                .map(|t| limits::TestSize::of(t, per_request))
-                .collect()
-        };
-        let value = s.run.shape.value;
-        if replayed.is_none() && s.suite.command.is_empty() && value.max > 2 {
-            // The default suite and --mix hold `-d` bytes per value: in every compiled request with a
-            // fixed -d, in each test's value pool when values vary (`-d MIN-MAX`, `--random-data`). They
-            // are sized from two builds with fixed 1- and 2-byte values and checked before the real
-            // build, which could not be undone once it ran out of memory (or spent minutes drawing
-            // random pools for it).
-            let small = |d: usize| {
-                let mut shape = s.run.shape.clone();
-                shape.value = workload::compose::ValueSpec {
-                    min: d,
-                    max: d,
-                    random: false,
-                };
-                build(&shape, &mut std::io::empty(), &mut std::io::sink()).map(|t| sizes(&t))
-            };
-            let (one, two) = (small(1)?, small(2)?);
-            let mut held = 0u64;
-            let scaled: Vec<limits::TestSize> = one
-                .iter()
-                .zip(&two)
-                .map(|(a, b)| {
-                    let mut t = limits::TestSize::scaled(a, b, value.max as u64);
-                    let has_values = b.request_len > a.request_len;
-                    if value.varies() {
-                        // Composed per request, from a pool of at least -d's maximum.
-                        t.per_connection |= has_values;
-                        held = held.saturating_add(if has_values { value.max as u64 } else { 0 });
-                    } else {
-                        held = held.saturating_add(t.request_len);
-                    }
-                    t
-                })
-                .collect();
-            limits::check_memory(&scaled, held, load, &room)?;
+        if replayed.is_none() && s.suite.command.is_empty() && s.run.shape.value.max > 2 {
+            check_value_memory(&s, per_request, load, &room)?;
         }
         let tests = match replayed {
             Some(t) => vec![t],
-            None => build(&s.run.shape, stdin, stderr)?,
+            None => build_tests(&s, &s.run.shape, stdin, stderr)?,
         };
         let held = tests.iter().map(|t| t.template.bytes().len() as u64).sum();
-        limits::check_memory(&sizes(&tests), held, load, &room)?;
+        limits::check_memory(&sizes(&tests, per_request), held, load, &room)?;
         if let Some(p) = &s.run.hdr_out {
-            // Every test's log, so a name taken by a folder is found before the run.
-            for t in &tests {
-                check_writable("--hdr-out", p, &log_path(p, &t.title))?;
-                // A mix's commands have a log each.
-                let variants = t.compose.as_ref().map_or(&[][..], |c| c.variants());
-                for (i, v) in variants.iter().enumerate().filter(|_| variants.len() > 1) {
-                    let title = crate::config::paths::part_log_title(&t.title, i, &v.title);
-                    check_writable("--hdr-out", p, &log_path(p, &title))?;
-                }
-            }
+            check_hdr_logs(p, &tests)?;
         }
         let tls = match &s.tls {
             Some(opts) => Some(crate::net::tls::build(opts, &s.host)?),

@@ -1,8 +1,8 @@
 //! The configuration memtier_benchmark echoes at the top of its `--json-out-file` document: its keys, in
 //! its order, with its value forms (the password masked).
 
-use super::DATA_SIZE;
 use crate::cli::memtier::MemtierFlags;
+use crate::config::memtier::values::DATA_SIZE;
 use crate::workload::memtier_keys::KeySpace;
 
 /// What a password is written as.
@@ -121,7 +121,7 @@ fn echo_target(f: &MemtierFlags) -> [String; 5] {
     let uri = f
         .uri
         .as_deref()
-        .and_then(|u| crate::config::parse_uri(u).ok());
+        .and_then(|u| crate::config::settings::parse_uri(u).ok());
     let uri = uri.unwrap_or_default();
     let server = match uri.host.as_deref().or(f.server.as_deref()) {
         Some(h) => q(h),

@@ -8,37 +8,19 @@ use crate::cli::memtier::MemtierFlags;
 use crate::config::error::UsageError;
 use crate::workload::TestSpec;
 use crate::workload::compose::{Composer, Entry, Expiry, MemtierStyle, Sizes, ValueSpec};
-use crate::workload::memtier_keys::{KeySpace, Pattern};
+use crate::workload::memtier_keys::KeySpace;
 use std::sync::Arc;
-
-/// memtier's default `-c` (per thread), `-t`, `-n` (per client), `-d`, `--ratio` and key range.
-const CLIENTS: u64 = 50;
-const THREADS: u64 = 4;
-const REQUESTS: u64 = 10_000;
-const DATA_SIZE: usize = 32;
-const KEY_MAXIMUM: u64 = 10_000_000;
-/// memtier's seed when `--randomize` is not given: every run draws the same keys.
-const CONSTANT_SEED: u64 = 0x006d_656d_7469_6572;
 
 mod echo;
 mod options;
-mod output;
+pub(crate) mod output;
 #[cfg(test)]
 mod tests;
+mod values;
 
 use options::{commands, connection, key_space, requests, value_spec};
 pub use output::MemtierOutput;
-
-/// One command of memtier's test: its arguments (placeholders expanded), title and name, ratio and
-/// key pattern.
-#[derive(Debug, Clone, PartialEq)]
-struct Command {
-    args: Vec<Vec<u8>>,
-    title: String,
-    name: String,
-    ratio: u64,
-    pattern: Pattern,
-}
+use values::{CLIENTS, CONSTANT_SEED, Command, THREADS, positive, range, refuse, usage};
 
 /// memtier's command line mapped: the flags the engine runs with, its test, its outputs.
 #[derive(Debug, Clone)]
@@ -64,166 +46,120 @@ pub struct MemtierPlan {
     expiry: Option<Expiry>,
 }
 
-fn usage(msg: String) -> UsageError {
-    UsageError(msg)
-}
-
-fn refuse(option: &str, why: &str) -> UsageError {
-    usage(format!("option '{option}' is not supported: {why}"))
-}
-
-/// A whole number above 0 for `option`.
-fn positive(option: &str, v: &str) -> Result<u64, UsageError> {
-    match v.parse::<u64>() {
-        Ok(n) if n > 0 => Ok(n),
-        _ => Err(usage(format!(
-            "invalid value '{v}' for '{option}': must be a whole number greater than zero"
-        ))),
-    }
-}
-
-/// `A:B` (memtier's `--ratio`), each a whole number.
-fn ratio(option: &str, v: &str) -> Result<(u64, u64), UsageError> {
-    let bad = || {
-        usage(format!(
-            "invalid value '{v}' for '{option}': must be expressed as [0-n]:[0-n]"
-        ))
-    };
-    let (a, b) = v.split_once(':').ok_or_else(bad)?;
-    let (a, b) = (
-        a.parse::<u64>().map_err(|_| bad())?,
-        b.parse::<u64>().map_err(|_| bad())?,
-    );
-    if a + b == 0 || a.max(b) > crate::workload::mix::MAX_WEIGHT {
-        return Err(bad());
-    }
-    Ok((a, b))
-}
-
-/// `MIN-MAX` (memtier's ranges).
-fn range(option: &str, v: &str, lowest: u64) -> Result<(u64, u64), UsageError> {
-    let bad = || {
-        usage(format!(
-            "invalid value '{v}' for '{option}': must be expressed as [{lowest}-n]-[1-n] with the minimum not above the maximum"
-        ))
-    };
-    let (a, b) = v.split_once('-').ok_or_else(bad)?;
-    let (a, b) = (
-        a.parse::<u64>().map_err(|_| bad())?,
-        b.parse::<u64>().map_err(|_| bad())?,
-    );
-    if a < lowest || b < 1 || a > b {
-        return Err(bad());
-    }
-    Ok((a, b))
-}
-
-/// The options ringbench cannot honour, each refused by name.
-fn refused(f: &MemtierFlags) -> Result<(), UsageError> {
-    let checks: [(bool, &str, &str); 20] = [
-        (
-            f.ipv6,
-            "--ipv6",
-            "ringbench connects to the address the host name resolves to first",
-        ),
-        (
-            f.ipv4,
-            "--ipv4",
-            "ringbench connects to the address the host name resolves to first",
-        ),
-        (
-            f.tls_protocols.is_some(),
-            "--tls-protocols",
-            "ringbench's TLS offers TLS 1.2 and 1.3",
-        ),
-        (f.debug > 0, "--debug", "ringbench has no debug output"),
-        (
-            f.client_stats.is_some(),
-            "--client-stats",
-            "ringbench keeps no per-client files",
-        ),
-        (
-            f.show_config,
-            "--show-config",
-            "ringbench does not print its configuration",
-        ),
-        (
-            f.graphite_port.is_some(),
-            "--graphite-port",
-            "ringbench sends no Graphite annotations",
-        ),
-        (
-            f.clients_start.is_some() || f.clients_step.is_some() || f.step_duration.is_some(),
-            "--clients-start",
-            "the client staircase is not implemented; use ringbench capacity",
-        ),
-        (
-            f.reconnect_on_error,
-            "--reconnect-on-error",
-            "ringbench always reconnects a lost connection",
-        ),
-        (
-            f.max_reconnect_attempts.is_some(),
-            "--max-reconnect-attempts",
-            "ringbench always reconnects a lost connection",
-        ),
-        (
-            f.reconnect_backoff_factor.is_some(),
-            "--reconnect-backoff-factor",
-            "ringbench's reconnect backoff is fixed",
-        ),
-        (
-            f.jitter_min.is_some() || f.jitter_max.is_some(),
-            "--thread-conn-start-min-jitter-micros",
-            "ringbench opens its connections together",
-        ),
-        (
-            f.multi_key_get.is_some(),
-            "--multi-key-get",
-            "memtier_benchmark itself has no multi-key GET for redis",
-        ),
-        (
-            f.monitor_input.is_some() || f.monitor_pattern.is_some(),
-            "--monitor-input",
-            "use ringbench --replay FILE for a MONITOR capture",
-        ),
-        (
-            f.data_offset.is_some(),
-            "--data-offset",
-            "SETRANGE/GETRANGE requests are not implemented",
-        ),
-        (
-            f.data_import.is_some() || f.generate_keys || f.no_expiry,
-            "--data-import",
-            "importing a memcached dump is not implemented",
-        ),
-        (
-            f.data_verify || f.verify_only,
-            "--data-verify",
-            "use ringbench --data-verify (its own key names)",
-        ),
-        (
-            f.wait_ratio.is_some() || f.num_slaves.is_some() || f.wait_timeout.is_some(),
-            "--wait-ratio",
-            "WAIT requests are not implemented",
-        ),
-        (
+/// The options ringbench cannot honour, in the order they are checked: whether the flags give it, the
+/// option the message names, and why it is refused.
+type Refusal = (fn(&MemtierFlags) -> bool, &'static str, &'static str);
+const REFUSED: [Refusal; 20] = [
+    (
+        |f| f.ipv6,
+        "--ipv6",
+        "ringbench connects to the address the host name resolves to first",
+    ),
+    (
+        |f| f.ipv4,
+        "--ipv4",
+        "ringbench connects to the address the host name resolves to first",
+    ),
+    (
+        |f| f.tls_protocols.is_some(),
+        "--tls-protocols",
+        "ringbench's TLS offers TLS 1.2 and 1.3",
+    ),
+    (|f| f.debug > 0, "--debug", "ringbench has no debug output"),
+    (
+        |f| f.client_stats.is_some(),
+        "--client-stats",
+        "ringbench keeps no per-client files",
+    ),
+    (
+        |f| f.show_config,
+        "--show-config",
+        "ringbench does not print its configuration",
+    ),
+    (
+        |f| f.graphite_port.is_some(),
+        "--graphite-port",
+        "ringbench sends no Graphite annotations",
+    ),
+    (
+        |f| f.clients_start.is_some() || f.clients_step.is_some() || f.step_duration.is_some(),
+        "--clients-start",
+        "the client staircase is not implemented; use ringbench capacity",
+    ),
+    (
+        |f| f.reconnect_on_error,
+        "--reconnect-on-error",
+        "ringbench always reconnects a lost connection",
+    ),
+    (
+        |f| f.max_reconnect_attempts.is_some(),
+        "--max-reconnect-attempts",
+        "ringbench always reconnects a lost connection",
+    ),
+    (
+        |f| f.reconnect_backoff_factor.is_some(),
+        "--reconnect-backoff-factor",
+        "ringbench's reconnect backoff is fixed",
+    ),
+    (
+        |f| f.jitter_min.is_some() || f.jitter_max.is_some(),
+        "--thread-conn-start-min-jitter-micros",
+        "ringbench opens its connections together",
+    ),
+    (
+        |f| f.multi_key_get.is_some(),
+        "--multi-key-get",
+        "memtier_benchmark itself has no multi-key GET for redis",
+    ),
+    (
+        |f| f.monitor_input.is_some() || f.monitor_pattern.is_some(),
+        "--monitor-input",
+        "use ringbench --replay FILE for a MONITOR capture",
+    ),
+    (
+        |f| f.data_offset.is_some(),
+        "--data-offset",
+        "SETRANGE/GETRANGE requests are not implemented",
+    ),
+    (
+        |f| f.data_import.is_some() || f.generate_keys || f.no_expiry,
+        "--data-import",
+        "importing a memcached dump is not implemented",
+    ),
+    (
+        |f| f.data_verify || f.verify_only,
+        "--data-verify",
+        "use ringbench --data-verify (its own key names)",
+    ),
+    (
+        |f| f.wait_ratio.is_some() || f.num_slaves.is_some() || f.wait_timeout.is_some(),
+        "--wait-ratio",
+        "WAIT requests are not implemented",
+    ),
+    (
+        |f| {
             f.command_stats_breakdown.as_deref().is_some_and(|b| {
                 !b.eq_ignore_ascii_case("command") && !b.eq_ignore_ascii_case("line")
-            }),
-            "--command-stats-breakdown",
-            "must be 'command' or 'line'",
-        ),
-        (
+            })
+        },
+        "--command-stats-breakdown",
+        "must be 'command' or 'line'",
+    ),
+    (
+        |f| {
             f.statsd_host.is_none()
                 && (f.statsd_port.is_some()
                     || f.statsd_prefix.is_some()
-                    || f.statsd_run_label.is_some()),
-            "--statsd-port",
-            "needs --statsd-host",
-        ),
-    ];
-    match checks.iter().find(|(given, _, _)| *given) {
+                    || f.statsd_run_label.is_some())
+        },
+        "--statsd-port",
+        "needs --statsd-host",
+    ),
+];
+
+/// The options ringbench cannot honour, each refused by name (the first of [`REFUSED`] given).
+fn refused(f: &MemtierFlags) -> Result<(), UsageError> {
+    match REFUSED.iter().find(|(given, _, _)| given(f)) {
         Some((_, option, why)) => Err(refuse(option, why)),
         None => Ok(()),
     }
@@ -280,30 +216,47 @@ fn percentiles(v: Option<&str>) -> Result<Vec<f64>, UsageError> {
         .collect()
 }
 
-/// A `--command` line's arguments, its `__key__` (the first in an argument) named as memtier names keys
-/// and a whole `__data__` left for the value.
-fn command_args(line: &str, prefix: &str) -> Result<Vec<Vec<u8>>, UsageError> {
-    let (words, _) = crate::workload::mix::split_words(line)
-        .map_err(|why| usage(format!("invalid value '{line}' for '--command': {why}")))?;
-    let key = b"__key__";
-    let data = crate::workload::compose::DATA;
-    let mut out = Vec::with_capacity(words.len());
-    for w in words {
-        if let Some(i) = memchr::memmem::find(&w, key) {
-            let mut a = w[..i].to_vec();
-            a.extend_from_slice(prefix.as_bytes());
-            a.extend_from_slice(crate::workload::RAND_INT);
-            a.extend_from_slice(&w[i + key.len()..]);
-            out.push(a);
-        } else if memchr::memmem::find(&w, data).is_some() && w != data {
-            return Err(usage(format!(
-                "invalid value '{line}' for '--command': the data placeholder can't be combined with other data"
-            )));
-        } else {
-            out.push(w);
-        }
+/// `--expiry-range`: the TTL range of memtier's SETs (`None` without one, or with `0-0`).
+fn expiry_range(f: &MemtierFlags) -> Result<Option<Expiry>, UsageError> {
+    let Some(v) = f.expiry_range.as_deref() else {
+        return Ok(None);
+    };
+    match range("--expiry-range", v, 0)? {
+        (0, 0) => Ok(None),
+        (0, _) => Err(refuse(
+            "--expiry-range",
+            "a range from 0 (some SETs without a TTL) is not implemented; start it at 1",
+        )),
+        (min, max) => Ok(Some(Expiry { min, max })),
     }
-    Ok(out)
+}
+
+/// `--reconnect-interval`: requests per connection before it is opened again (`paced`: with
+/// `--rate-limiting`, which it cannot be combined with).
+fn reconnect_interval(f: &MemtierFlags, paced: bool) -> Result<Option<u64>, UsageError> {
+    match f.reconnect_interval.as_deref() {
+        None => Ok(None),
+        Some(_) if f.cluster_mode => Err(refuse(
+            "--reconnect-interval",
+            "not with --cluster-mode (memtier refuses it too)",
+        )),
+        Some(_) if paced => Err(refuse(
+            "--reconnect-interval",
+            "not with --rate-limiting (a paced connection is never renewed)",
+        )),
+        Some(v) => positive("--reconnect-interval", v).map(Some),
+    }
+}
+
+/// The run's seed: the clock's with `--randomize`, memtier's constant one without.
+fn seed(f: &MemtierFlags) -> u64 {
+    if f.randomize {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64)
+    } else {
+        CONSTANT_SEED
+    }
 }
 
 impl MemtierPlan {
@@ -340,45 +293,12 @@ impl MemtierPlan {
             }
             None => None,
         };
-        cli.seed = Some(if f.randomize {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(1, |d| d.as_nanos() as u64)
-        } else {
-            CONSTANT_SEED
-        });
+        cli.seed = Some(seed(f));
         let (value, sizes) = value_spec(f, &keys)?;
-        let expiry = match f.expiry_range.as_deref() {
-            None => None,
-            Some(v) => match range("--expiry-range", v, 0)? {
-                (0, 0) => None,
-                (0, _) => {
-                    return Err(refuse(
-                        "--expiry-range",
-                        "a range from 0 (some SETs without a TTL) is not implemented; start it at 1",
-                    ));
-                }
-                (min, max) => Some(Expiry { min, max }),
-            },
-        };
+        let expiry = expiry_range(f)?;
         let commands = commands(f, &keys, expiry.is_some())?;
         let scan = scan_iteration(f, &commands, cli.pipeline)?;
-        let reconnect_every = match f.reconnect_interval.as_deref() {
-            None => None,
-            Some(_) if f.cluster_mode => {
-                return Err(refuse(
-                    "--reconnect-interval",
-                    "not with --cluster-mode (memtier refuses it too)",
-                ));
-            }
-            Some(_) if burst_rate.is_some() => {
-                return Err(refuse(
-                    "--reconnect-interval",
-                    "not with --rate-limiting (a paced connection is never renewed)",
-                ));
-            }
-            Some(v) => Some(positive("--reconnect-interval", v)?),
-        };
+        let reconnect_every = reconnect_interval(f, burst_rate.is_some())?;
         let output = MemtierOutput {
             percentiles: percentiles(f.print_percentiles.as_deref())?,
             hide_histogram: f.hide_histogram,

@@ -1,12 +1,12 @@
 //! memtier's options by topic, checked and mapped: the server and how to reach it, the keyspace, the
 //! request count, value sizes and the commands (its `--ratio` SET/GET or its `--command` list).
 
-use super::{
-    Command, DATA_SIZE, KEY_MAXIMUM, REQUESTS, command_args, positive, range, ratio, refuse, usage,
-};
 use crate::cli::Cli;
 use crate::cli::memtier::MemtierFlags;
 use crate::config::error::UsageError;
+use crate::config::memtier::values::{
+    Command, DATA_SIZE, KEY_MAXIMUM, REQUESTS, command_args, positive, range, ratio, refuse, usage,
+};
 use crate::workload::compose::{Sizes, ValueSpec};
 use crate::workload::memtier_keys::{KeySpace, Pattern};
 

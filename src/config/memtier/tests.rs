@@ -1,6 +1,10 @@
 //! The mapping of memtier's options, checked without a server.
 
-use super::*;
+use crate::cli::memtier::MemtierFlags;
+use crate::config::error::UsageError;
+use crate::config::memtier::MemtierPlan;
+use crate::workload::compose::Expiry;
+use crate::workload::memtier_keys::Pattern;
 use std::ffi::OsString;
 
 fn plan(args: &[&str]) -> Result<MemtierPlan, UsageError> {
