@@ -2,7 +2,8 @@
 # Lists the `crate::` edges between the stage folders of src/ and flags the ones that break the layering
 # base < cli < protocol < workload < net < config < stats < engine < report < {root, app, capacity, fleet}
 # (ARCHITECTURE.md): a stage may use only the stages before it. Then it lists the import cycles between
-# files. Comments and `#[cfg(test)]` modules are left out. Exits 1 when it flags anything.
+# files. Comments and inline `#[cfg(test)] mod tests { .. }` modules are left out (a `mod tests;` line
+# only: what follows it is read). Exits 1 when it flags anything but an allowed cycle (ALLOWED_CYCLES).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 exec python3 - "$@" <<'PY'
@@ -43,9 +44,53 @@ def stage(path):
         return "base"
     return parts[0] if parts and parts[0] in ORDER else ""
 
+def block_end(text, i):
+    """The index just past the `}` that closes the `{` at `i`, skipping strings, chars and comments."""
+    depth, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            i = text.find("\n", i)
+            i = n if i < 0 else i
+            continue
+        if text.startswith("/*", i):
+            i = text.find("*/", i + 2)
+            i = n if i < 0 else i + 2
+            continue
+        raw = re.match(r'b?r(#*)"', text[i:i + 260]) if c in "br" and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")) else None
+        if raw:
+            close = '"' + raw.group(1)
+            j = text.find(close, i + raw.end())
+            i = n if j < 0 else j + len(close)
+            continue
+        if c == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+            i += 1
+            continue
+        if c == "'":
+            ch = re.match(r"'(?:\\.[^']*|[^\\'])'", text[i:i + 16])
+            if ch:
+                i += ch.end()
+                continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return n
+
 def code(text):
-    cut = re.search(r"#\[cfg\(test\)\]\s*mod tests", text)
-    text = text[: cut.start()] if cut else text
+    # Inline test modules are left out whole; `#[cfg(test)] mod tests;` (an outer file) only loses that line.
+    while True:
+        m = re.search(r"#\[cfg\(test\)\]\s*mod tests\s*(\{|;)", text)
+        if not m:
+            break
+        end = m.end() if m.group(1) == ";" else block_end(text, m.end() - 1)
+        text = text[: m.start()] + text[end:]
     return "\n".join(l for l in text.split("\n") if not l.lstrip().startswith("//"))
 
 PATH = re.compile(r"\bcrate::((?:[a-z_][a-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*)")
@@ -112,9 +157,16 @@ sys.setrecursionlimit(10000)
 for v in sorted(files):
     if v not in index:
         visit(v)
+# Cycles tolerated for now, each its files as listed (sorted); printed but not flagged.
+ALLOWED_CYCLES = {
+    # report/memtier cycle: being removed on branch fn-rep
+    ("src/report/memtier/hdr.rs", "src/report/memtier/json.rs", "src/report/memtier/mod.rs",
+     "src/report/memtier/table.rs"),
+}
 print("import cycles between files:" + ("" if sccs else " none"))
 for c in sccs:
-    bad += 1
-    print("  " + " <-> ".join(c))
+    allowed = tuple(c) in ALLOWED_CYCLES
+    bad += 0 if allowed else 1
+    print("  " + " <-> ".join(c) + ("  (allowed for now)" if allowed else ""))
 sys.exit(1 if bad else 0)
 PY
