@@ -3,7 +3,7 @@
 # base < cli < protocol < workload < net < config < stats < engine < report < {root, app, capacity, fleet}
 # (ARCHITECTURE.md): a stage may use only the stages before it. Then it lists the import cycles between
 # files. Comments and inline `#[cfg(test)] mod tests { .. }` modules are left out (a `mod tests;` line
-# only: what follows it is read). Exits 1 when it flags anything but an allowed cycle (ALLOWED_CYCLES).
+# only: what follows it is read). Exits 1 when it flags anything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 exec python3 - "$@" <<'PY'
@@ -157,16 +157,9 @@ sys.setrecursionlimit(10000)
 for v in sorted(files):
     if v not in index:
         visit(v)
-# Cycles tolerated for now, each its files as listed (sorted); printed but not flagged.
-ALLOWED_CYCLES = {
-    # report/memtier cycle: being removed on branch fn-rep
-    ("src/report/memtier/hdr.rs", "src/report/memtier/json.rs", "src/report/memtier/mod.rs",
-     "src/report/memtier/table.rs"),
-}
 print("import cycles between files:" + ("" if sccs else " none"))
 for c in sccs:
-    allowed = tuple(c) in ALLOWED_CYCLES
-    bad += 0 if allowed else 1
-    print("  " + " <-> ".join(c) + ("  (allowed for now)" if allowed else ""))
+    bad += 1
+    print("  " + " <-> ".join(c))
 sys.exit(1 if bad else 0)
 PY
