@@ -1246,8 +1246,9 @@ fn masters_added_by_resharding_during_a_run_are_routed_to_without_limit() {
     let added: Vec<u16> = (0..6).map(|_| c.add_master()).collect();
     c.reset_stats();
     let json = c.dir.join("grow.json");
-    let n = 36_000u64;
-    // Paced, so the run lasts about 12 s whatever the machine: long enough to see every reshard.
+    // Paced and long (100 s at most): the run goes on until every reshard is done and each new master
+    // has answered SETs, however slow the reshards are on a loaded machine, and is then interrupted.
+    let n = 300_000u64;
     let child = Command::new(crate::common::cluster::bin())
         .args(["-p", &initial[0].to_string(), "--cluster", "-t", "set"])
         .args([
@@ -1275,28 +1276,47 @@ fn masters_added_by_resharding_during_a_run_are_routed_to_without_limit() {
     for (k, &to) in added.iter().enumerate() {
         c.reshard(initial[k % initial.len()], to, 200);
     }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while added.iter().any(|&p| c.calls_on(p, "set") < 100) {
+        assert!(
+            Instant::now() < deadline,
+            "a new master got no SETs in 60 s after its reshard"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // SAFETY: kill(2) of the child this test started.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
     let out = wait_bounded(child, Duration::from_secs(45));
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout).to_string(),
         String::from_utf8_lossy(&out.stderr).to_string(),
     );
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(out.status.code(), Some(130), "{stdout}\n{stderr}");
     assert!(stderr.is_empty(), "{stderr}");
-    // Every SET reached a master exactly once, over all nine.
+    // Every SET reached a master exactly once, over all nine: the masters together executed the
+    // completed ones, plus at most those in flight when the run stopped.
     let per: Vec<(u16, u64)> = c.ports.iter().map(|&p| (p, c.calls_on(p, "set"))).collect();
-    assert_eq!(per.iter().map(|p| p.1).sum::<u64>(), n, "{per:?}\n{stdout}");
+    let executed = per.iter().map(|p| p.1).sum::<u64>();
+    assert_interrupted_account(&stdout, n, executed);
     let t = json_test(&json);
-    assert_eq!(t["requests"].as_u64(), Some(n), "{stdout}");
-    // Each new master answered for its slots, and the report's per-node counts are the nodes' own.
+    // Each new master answered for its slots, and the report's per-node counts are the nodes' own
+    // (a node may have executed a request still in flight at the stop, never fewer).
     let nodes = &t["cluster"]["nodes"];
+    let mut unreported = 0;
     for &(p, sets) in &per {
         assert!(sets > 0, "master {p} got no SET: {per:?}");
-        assert_eq!(
-            nodes[format!("127.0.0.1:{p}")].as_u64(),
-            Some(sets),
-            "{nodes}"
+        let reported = nodes[format!("127.0.0.1:{p}")].as_u64().unwrap_or(0);
+        assert!(
+            reported <= sets,
+            "{p}: {reported} reported, {sets} executed: {nodes}"
         );
+        unreported += sets - reported;
     }
+    let in_flight = request_account(&stdout).unwrap().in_flight;
+    assert!(
+        unreported <= in_flight,
+        "{unreported} executed unreported, {in_flight} in flight: {nodes}"
+    );
     // The server view covers every master seen, not only the three of the start.
     let view: Vec<&str> = t["server"]["nodes"]
         .as_array()
