@@ -786,3 +786,36 @@ fn an_objective_no_server_meets_says_the_server_was_at_ease() {
     let probe = c.probe.as_ref().unwrap().requests;
     assert_eq!(sent + probe, s.calls("get"), "{out}");
 }
+
+/// A server with no room under its `maxclients` for `-c` is refused before the first step, with the
+/// benchmark's own message, and sees no request: a search run against it used to read the refused
+/// connections as a client that fell behind, and answered.
+#[test]
+fn a_server_without_room_for_the_clients_is_refused_before_the_search() {
+    let _turn = crate::common::lock::shared();
+    let s = RedisServer::start_with(&["--maxclients", "6"]);
+    s.reset();
+    let port = s.port.to_string();
+    let out = ringbench(&[
+        "capacity",
+        "-p",
+        &port,
+        "-t",
+        "get",
+        "-c",
+        "10",
+        "--slo",
+        "p99=5ms",
+        "--step-duration",
+        "0.3",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("the server has room for 6 connections") && stderr.contains("-c is 10"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert_eq!(s.calls("get"), 0, "{stdout}");
+}
