@@ -151,37 +151,10 @@ pub fn run_phase(
     // A shard with no connection could not send its share, so there are never more shards than connections.
     let shards = cfg.run.threads.min(cfg.run.clients);
     let (cores, _) = plan_cores(shards, cfg.run.cpus.as_deref(), cfg.run.local_servers);
-    let need = ring::request_memory(cfg, test, shards);
-    if let Some(total) = ring::total_memory()
-        && need > total / 2
-    {
-        return Err(EngineError::Executor(format!(
-            "{}: -d {} with -P {} and -c {} needs {:.1} GB of request buffers, more than half of this machine's {:.1} GB; lower -c, -P or -d",
-            test.title,
-            cfg.run.data_size,
-            cfg.run.pipeline,
-            cfg.run.clients,
-            need as f64 / 1e9,
-            total as f64 / 1e9
-        )));
-    }
+    check_memory(cfg, test, shards)?;
     let base_rss = crate::stats::ClientMemory::start();
     let clients = split(cfg.run.clients as u64, shards);
-    let mut shares = split(requests, shards);
-    if let Some(n) = cfg.run.per_connection.filter(|_| requests != u64::MAX) {
-        // memtier's -n: each connection sends its own n, so a shard's share is n per connection.
-        for (share, c) in shares.iter_mut().zip(&clients) {
-            *share = n.saturating_mul(*c);
-        }
-    }
-    if let Some(r) = &test.replay {
-        // Each connection sends its own share of the capture: a shard, its connections' commands.
-        let mut first = 0;
-        for (share, n) in shares.iter_mut().zip(&clients) {
-            *share = r.share(first..first + *n as usize);
-            first += *n as usize;
-        }
-    }
+    let shares = shares(cfg, test, requests, &clients);
     let gate = Arc::new(StartGate::default());
     let error_clock = Arc::new(AtomicU64::new(0));
     let first_error: Arc<Mutex<Option<ConnError>>> = Arc::new(Mutex::new(None));
@@ -194,55 +167,26 @@ pub fn run_phase(
             let _ = writeln!(stderr, "{line}");
         }
     };
+    let launch = Launch {
+        cfg,
+        test,
+        clients: &clients,
+        shares: &shares,
+        duration: budget.duration,
+        gate: &gate,
+        control,
+        error_clock: &error_clock,
+        stderr: &lines_tx,
+        epoch,
+        done: &done_tx,
+        first_error: &first_error,
+    };
     let mut handles = Vec::with_capacity(shards);
     let mut lives = Vec::with_capacity(shards);
     for (i, core) in cores.iter().enumerate() {
         let live = Arc::new(LiveCounters::default());
         lives.push(live.clone());
-        let plan = ShardPlan {
-            cfg: cfg.clone(),
-            test: test.clone(),
-            index: i,
-            clients: clients[i] as usize,
-            first_client: clients[..i].iter().sum::<u64>() as usize,
-            requests: shares[i],
-            first_request: shares[..i]
-                .iter()
-                .fold(cfg.run.first_request, |a, &b| a.saturating_add(b)),
-            duration: budget.duration,
-            gate: gate.clone(),
-            control: control.clone(),
-            live,
-            error_clock: error_clock.clone(),
-            stderr: lines_tx.clone(),
-            epoch,
-        };
-        let placement = match core {
-            Some(c) => Placement::Fixed(*c),
-            None => Placement::Unbound,
-        };
-        let done = done_tx.clone();
-        let first = first_error.clone();
-        let guard = GateGuard {
-            gate: gate.clone(),
-            passed: false,
-        };
-        let handle = LocalExecutorBuilder::new(placement)
-            .name(&format!("ringbench-{i}"))
-            .io_memory(IO_MEMORY)
-            .spawn(move || async move {
-                let r = run_shard(plan, guard).await;
-                if let Err(e) = &r {
-                    let mut f = first.lock().unwrap_or_else(|p| p.into_inner());
-                    if f.is_none() {
-                        *f = Some(e.clone());
-                    }
-                }
-                let _ = done.send(());
-                r
-            })
-            .map_err(executor_error);
-        match handle {
+        match launch.spawn(i, *core, live) {
             Ok(h) => handles.push(h),
             Err(e) => {
                 gate.abort.store(true, Ordering::Release);
@@ -280,7 +224,136 @@ pub fn run_phase(
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
     }
-    let mut merged = ShardStats::new(cfg.run.precision);
+    let joined = join_all(handles, cfg.run.precision);
+    relay(stderr);
+    let mut merged = joined?;
+    merged.client_memory = crate::stats::ClientMemory::finish(base_rss, cfg.run.clients);
+    if let Some(e) = first_error.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        return Err(e.into());
+    }
+    Ok(merged)
+}
+
+/// Refuses a test whose request buffers would take more than half of this machine's memory.
+fn check_memory(cfg: &Config, test: &TestSpec, shards: usize) -> Result<(), EngineError> {
+    let need = ring::request_memory(cfg, test, shards);
+    if let Some(total) = ring::total_memory()
+        && need > total / 2
+    {
+        return Err(EngineError::Executor(format!(
+            "{}: -d {} with -P {} and -c {} needs {:.1} GB of request buffers, more than half of this machine's {:.1} GB; lower -c, -P or -d",
+            test.title,
+            cfg.run.data_size,
+            cfg.run.pipeline,
+            cfg.run.clients,
+            need as f64 / 1e9,
+            total as f64 / 1e9
+        )));
+    }
+    Ok(())
+}
+
+/// Each shard's share of `requests`, given its `clients`: an even split, or memtier's `-n` per
+/// connection, or a replay's commands of the shard's connections.
+fn shares(cfg: &Config, test: &TestSpec, requests: u64, clients: &[u64]) -> Vec<u64> {
+    let mut shares = split(requests, clients.len());
+    if let Some(n) = cfg.run.per_connection.filter(|_| requests != u64::MAX) {
+        // memtier's -n: each connection sends its own n, so a shard's share is n per connection.
+        for (share, c) in shares.iter_mut().zip(clients) {
+            *share = n.saturating_mul(*c);
+        }
+    }
+    if let Some(r) = &test.replay {
+        // Each connection sends its own share of the capture: a shard, its connections' commands.
+        let mut first = 0;
+        for (share, n) in shares.iter_mut().zip(clients) {
+            *share = r.share(first..first + *n as usize);
+            first += *n as usize;
+        }
+    }
+    shares
+}
+
+/// What every executor of a phase is started with: the run's settings, each shard's clients and
+/// share, and what the shards share (the start gate, the error clock, the lines to `stderr`, the
+/// end signal and the first error).
+struct Launch<'x> {
+    cfg: &'x Arc<Config>,
+    test: &'x TestSpec,
+    clients: &'x [u64],
+    shares: &'x [u64],
+    duration: Option<Duration>,
+    gate: &'x Arc<StartGate>,
+    control: &'x RunControl,
+    error_clock: &'x Arc<AtomicU64>,
+    stderr: &'x mpsc::Sender<String>,
+    epoch: Instant,
+    done: &'x mpsc::Sender<()>,
+    first_error: &'x Arc<Mutex<Option<ConnError>>>,
+}
+
+/// An executor's handle: what its shard ends with.
+type Shard = glommio::ExecutorJoinHandle<Result<ShardStats, ConnError>>;
+
+impl Launch<'_> {
+    /// Starts shard `i`'s executor, pinned to `core` when given, counting live into `live`.
+    fn spawn(
+        &self,
+        i: usize,
+        core: Option<usize>,
+        live: Arc<LiveCounters>,
+    ) -> Result<Shard, EngineError> {
+        let (clients, shares) = (self.clients, self.shares);
+        let plan = ShardPlan {
+            cfg: self.cfg.clone(),
+            test: self.test.clone(),
+            index: i,
+            clients: clients[i] as usize,
+            first_client: clients[..i].iter().sum::<u64>() as usize,
+            requests: shares[i],
+            first_request: shares[..i]
+                .iter()
+                .fold(self.cfg.run.first_request, |a, &b| a.saturating_add(b)),
+            duration: self.duration,
+            gate: self.gate.clone(),
+            control: self.control.clone(),
+            live,
+            error_clock: self.error_clock.clone(),
+            stderr: self.stderr.clone(),
+            epoch: self.epoch,
+        };
+        let placement = match core {
+            Some(c) => Placement::Fixed(c),
+            None => Placement::Unbound,
+        };
+        let done = self.done.clone();
+        let first = self.first_error.clone();
+        let guard = GateGuard {
+            gate: self.gate.clone(),
+            passed: false,
+        };
+        LocalExecutorBuilder::new(placement)
+            .name(&format!("ringbench-{i}"))
+            .io_memory(IO_MEMORY)
+            .spawn(move || async move {
+                let r = run_shard(plan, guard).await;
+                if let Err(e) = &r {
+                    let mut f = first.lock().unwrap_or_else(|p| p.into_inner());
+                    if f.is_none() {
+                        *f = Some(e.clone());
+                    }
+                }
+                let _ = done.send(());
+                r
+            })
+            .map_err(executor_error)
+    }
+}
+
+/// Waits for every executor and merges what their shards counted; an executor that failed to run is
+/// the error (the first of them).
+fn join_all(handles: Vec<Shard>, precision: u8) -> Result<ShardStats, EngineError> {
+    let mut merged = ShardStats::new(precision);
     let mut start_failure = None;
     for h in handles {
         match h.join() {
@@ -289,15 +362,10 @@ pub fn run_phase(
             Err(e) => start_failure = start_failure.or(Some(executor_error(e))),
         }
     }
-    relay(stderr);
-    if let Some(e) = start_failure {
-        return Err(e);
+    match start_failure {
+        Some(e) => Err(e),
+        None => Ok(merged),
     }
-    merged.client_memory = crate::stats::ClientMemory::finish(base_rss, cfg.run.clients);
-    if let Some(e) = first_error.lock().unwrap_or_else(|p| p.into_inner()).take() {
-        return Err(e.into());
-    }
-    Ok(merged)
 }
 
 async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, ConnError> {

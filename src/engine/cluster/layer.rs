@@ -202,8 +202,41 @@ impl Layer for ClusterLayer<'_> {
     }
 
     fn finish(&mut self, stats: &mut ShardStats) {
-        // A signal ended the loop before these clients finished: what they had sent is in flight,
-        // what they had drawn is not sent (under --duration it was never requested).
+        self.count_unfinished(stats);
+        self.publish_into(stats);
+        if let Some(why) = self.give_up_message()
+            && !stats.conn_errors.contains(&why)
+        {
+            // Why the run ended comes first, whatever else was noted (the list is capped).
+            stats.conn_errors.insert(0, why);
+            stats.conn_errors.truncate(crate::stats::MAX_CONN_ERRORS);
+        }
+        // Every reply was recorded once, in its node's histogram: the shard's is their sum.
+        for t in &self.tallies {
+            stats
+                .hist
+                .add(&t.hist)
+                .expect("histograms share their bounds");
+        }
+        for (mine, part) in self.parts.iter().zip(stats.parts.iter_mut()) {
+            part.hist
+                .add(&mine.hist)
+                .expect("histograms share their bounds");
+            part.completed += mine.completed;
+            part.errors += mine.errors;
+        }
+        self.hits_and_misses_into(stats);
+        if let (Some(mine), Some(svc)) = (&self.service, stats.service.as_mut()) {
+            svc.add(mine).expect("histograms share their bounds");
+        }
+        stats.cluster = Some(self.cluster_stats());
+    }
+}
+
+impl ClusterLayer<'_> {
+    /// Counts what the clients a signal stopped before they finished still held: what they had sent
+    /// is in flight, what they had drawn is not sent (under --duration it was never requested).
+    fn count_unfinished(&mut self, stats: &mut ShardStats) {
         for c in 0..self.clients.len() {
             let cl = &mut self.clients[c];
             if cl.finished {
@@ -238,32 +271,11 @@ impl Layer for ClusterLayer<'_> {
                 stats.not_sent += unsent;
             }
         }
-        self.publish_into(stats);
-        if let Some(why) = self.give_up_message()
-            && !stats.conn_errors.contains(&why)
-        {
-            // Why the run ended comes first, whatever else was noted (the list is capped).
-            stats.conn_errors.insert(0, why);
-            stats.conn_errors.truncate(crate::stats::MAX_CONN_ERRORS);
-        }
-        // Every reply was recorded once, in its node's histogram: the shard's is their sum.
-        for t in &self.tallies {
-            stats
-                .hist
-                .add(&t.hist)
-                .expect("histograms share their bounds");
-        }
-        for (mine, part) in self.parts.iter().zip(stats.parts.iter_mut()) {
-            part.hist
-                .add(&mine.hist)
-                .expect("histograms share their bounds");
-            part.completed += mine.completed;
-            part.errors += mine.errors;
-        }
-        self.hits_and_misses_into(stats);
-        if let (Some(mine), Some(svc)) = (&self.service, stats.service.as_mut()) {
-            svc.add(mine).expect("histograms share their bounds");
-        }
+    }
+
+    /// The cluster's own figures at the end: redirects, retries, replies per second, failovers and
+    /// each node's tally.
+    fn cluster_stats(&mut self) -> ClusterStats {
         // Seconds without a reply (a stall at the end) are in the per-second figures too.
         let seconds = Instant::now()
             .saturating_duration_since(self.plan.epoch)
@@ -302,6 +314,6 @@ impl Layer for ClusterLayer<'_> {
                 n.hist.add(&t.hist).expect("histograms share their bounds");
             }
         }
-        stats.cluster = Some(cs);
+        cs
     }
 }

@@ -47,7 +47,7 @@ use crate::stats::cluster::{ClusterStats, Failover};
 use crate::stats::{ShardStats, new_histogram};
 use crate::workload::PipelineBuffer;
 use crate::workload::compose::{Composer, KeyAt};
-use crate::workload::keys::{KeyGen, bounded};
+use crate::workload::keys::{Cursors, KeyGen, bounded};
 use crate::workload::replay::Replay;
 use hdrhistogram::Histogram;
 use rand::rngs::SmallRng;
@@ -418,121 +418,28 @@ pub(crate) fn layer<'a>(
     let Topology { map, stride } = topology;
     let depth = cfg.run.pipeline;
     let read_from = cfg.run.read_from;
-    let reads: Vec<bool> = match (&plan.test.replay, &composer) {
-        // A replay's kinds are its command names.
-        (Some(r), _) => r.names().iter().map(|n| commands::reads_only(n)).collect(),
-        (None, Some(comp)) => comp
-            .variants()
-            .iter()
-            .map(|v| commands::reads_only(&v.command))
-            .collect(),
-        (None, None) => vec![commands::reads_only(&plan.test.command)],
-    };
-    let gets: Vec<bool> = match (&plan.test.replay, &composer) {
-        (Some(r), _) => r
-            .names()
-            .iter()
-            .map(|n| n.eq_ignore_ascii_case("GET"))
-            .collect(),
-        (None, Some(comp)) => comp.variants().iter().map(|v| v.command == "GET").collect(),
-        (None, None) => vec![plan.test.command == "GET"],
-    };
-    let misses = vec![0; gets.len()];
-    let masters = serving(&map, read_from, &reads);
-    // Room for a batch in flight and one waiting on every master, plus one more batch: what is in
-    // flight and every node's partial batch never fill it, so a closed-loop batch always completes.
-    let pool = (depth * (2 * masters.len().max(1) + 1)).min(FRESH as usize - 1);
+    let shape = Shape::of(plan, &map, &composer, began);
     let cursor = plan.cursors();
-    let replay = plan.test.replay.clone();
-    let max = match (&composer, &replay) {
-        (_, Some(r)) => r.max_request_len(),
-        (Some(c), None) => c.max_request_len(),
-        (None, None) => 0,
-    };
-    let composed = composer.is_some() || replay.is_some();
-    let digits = plan.test.template.key_digits().and_then(|(index, at)| {
-        let t = &plan.test.template;
-        let key = &t.bytes()[t.key_range()?];
-        Some((index, DigitSlots::new(key, at)?))
-    });
-    let paced = plan.pacing(began, 0).is_some();
-    let lean = if paced || composed || plan.clients == 0 {
-        None
-    } else {
-        fresh::LeanKey::of(&plan.test.template, digits.is_some())
-    };
-    let one =
-        lean.and_then(|_| fresh::OneKey::of(&plan.test.template, digits.as_ref().map(|d| d.0)));
     let clients = (0..plan.clients)
-        .map(|i| {
-            let seed = cfg
-                .run
-                .seed
-                .wrapping_add((plan.index as u64) << 32)
-                .wrapping_add(i as u64)
-                .wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            Client {
-                reqs: vec![Req::default(); pool],
-                free: (0..pool as u32).rev().collect(),
-                queue: (0..stride).map(|_| VecDeque::with_capacity(pool)).collect(),
-                todo: Vec::with_capacity(pool),
-                retry: Vec::with_capacity(pool),
-                pipe: PipelineBuffer::new(&plan.test.template, if composed { 0 } else { pool }),
-                composed: if composed {
-                    (0..pool).map(|_| Vec::with_capacity(max)).collect()
-                } else {
-                    Vec::new()
-                },
-                keys: plan.keys(&cursor, i),
-                rng: SmallRng::seed_from_u64(seed),
-                pacing: plan.pacing(began, i),
-                seq: 0,
-                replayed: 0,
-                was_full: false,
-                done: false,
-                finished: false,
-                wake_at: None,
-                wait: false,
-                moved: false,
-                lost: false,
-                unreachable: vec![false; stride],
-                links: (i * stride..(i + 1) * stride).collect(),
-                stalled: 0,
-                turn: i as u32,
-                stage: if lean.is_some() {
-                    (0..stride)
-                        .map(|_| fresh::Stage::new(&plan.test.template, pool))
-                        .collect()
-                } else {
-                    Vec::new()
-                },
-                fresh_held: 0,
-            }
-        })
+        .map(|i| Client::new(plan, &shape, stride, &cursor, began, i))
         .collect();
+    let Shape {
+        reads,
+        gets,
+        masters,
+        digits,
+        lean,
+        one,
+        ..
+    } = shape;
+    let misses = vec![0; gets.len()];
+    let replay = plan.test.replay.clone();
     let initial = map
         .masters()
         .iter()
         .map(|&i| map.nodes[i as usize].name.clone())
         .collect();
-    let (parts, service) = {
-        let st = state.stats.borrow();
-        let parts = st
-            .parts
-            .iter()
-            .map(|p| PartTally {
-                hist: new_histogram_like(&p.hist),
-                completed: 0,
-                errors: 0,
-            })
-            .collect();
-        (parts, st.service.as_ref().map(new_histogram_like))
-    };
-    let interval_total = state
-        .intervals
-        .borrow()
-        .is_some()
-        .then(|| new_histogram(cfg.run.precision));
+    let (parts, service, interval_total) = empty_tallies(state, cfg.run.precision);
     Box::new(ClusterLayer {
         plan,
         state,
@@ -594,6 +501,187 @@ pub(crate) fn layer<'a>(
         schedule: DueQueue::new(plan.clients),
         renew: Vec::new(),
     })
+}
+
+/// What a shard's requests are like, read once at set-up from its plan, its composer and the map.
+struct Shape {
+    /// Per kind of request (the mix's command; 0 without a mix): whether it only reads, and whether
+    /// it is a GET.
+    reads: Vec<bool>,
+    gets: Vec<bool>,
+    /// The nodes requests go to (see [`serving`]).
+    masters: Vec<usize>,
+    /// Entries of each client's request pool.
+    pool: usize,
+    /// Requests are composed (or replayed), each into its own buffer of `max` bytes.
+    composed: bool,
+    max: usize,
+    /// See [`ClusterLayer`]'s fields of the same names.
+    digits: Option<(usize, DigitSlots)>,
+    lean: Option<fresh::LeanKey>,
+    one: Option<fresh::OneKey>,
+}
+
+impl Shape {
+    fn of(
+        plan: &ShardPlan,
+        map: &SlotMap,
+        composer: &Option<Arc<Composer>>,
+        began: Instant,
+    ) -> Shape {
+        let depth = plan.cfg.run.pipeline;
+        let (reads, gets) = kinds(plan, composer);
+        let masters = serving(map, plan.cfg.run.read_from, &reads);
+        // Room for a batch in flight and one waiting on every master, plus one more batch: what is in
+        // flight and every node's partial batch never fill it, so a closed-loop batch always completes.
+        let pool = (depth * (2 * masters.len().max(1) + 1)).min(FRESH as usize - 1);
+        let replay = &plan.test.replay;
+        let max = match (composer, replay) {
+            (_, Some(r)) => r.max_request_len(),
+            (Some(c), None) => c.max_request_len(),
+            (None, None) => 0,
+        };
+        let composed = composer.is_some() || replay.is_some();
+        let digits = plan.test.template.key_digits().and_then(|(index, at)| {
+            let t = &plan.test.template;
+            let key = &t.bytes()[t.key_range()?];
+            Some((index, DigitSlots::new(key, at)?))
+        });
+        let paced = plan.pacing(began, 0).is_some();
+        let lean = if paced || composed || plan.clients == 0 {
+            None
+        } else {
+            fresh::LeanKey::of(&plan.test.template, digits.is_some())
+        };
+        let one =
+            lean.and_then(|_| fresh::OneKey::of(&plan.test.template, digits.as_ref().map(|d| d.0)));
+        Shape {
+            reads,
+            gets,
+            masters,
+            pool,
+            composed,
+            max,
+            digits,
+            lean,
+            one,
+        }
+    }
+}
+
+/// Per kind of request (a replay's command names, the mix's commands, or the test's one command):
+/// whether it only reads, and whether it is a GET.
+fn kinds(plan: &ShardPlan, composer: &Option<Arc<Composer>>) -> (Vec<bool>, Vec<bool>) {
+    let reads: Vec<bool> = match (&plan.test.replay, composer) {
+        // A replay's kinds are its command names.
+        (Some(r), _) => r.names().iter().map(|n| commands::reads_only(n)).collect(),
+        (None, Some(comp)) => comp
+            .variants()
+            .iter()
+            .map(|v| commands::reads_only(&v.command))
+            .collect(),
+        (None, None) => vec![commands::reads_only(&plan.test.command)],
+    };
+    let gets: Vec<bool> = match (&plan.test.replay, composer) {
+        (Some(r), _) => r
+            .names()
+            .iter()
+            .map(|n| n.eq_ignore_ascii_case("GET"))
+            .collect(),
+        (None, Some(comp)) => comp.variants().iter().map(|v| v.command == "GET").collect(),
+        (None, None) => vec![plan.test.command == "GET"],
+    };
+    (reads, gets)
+}
+
+impl Client {
+    /// Logical client `i` of the shard, with its request pool, keys, seed and pacing.
+    fn new(
+        plan: &ShardPlan,
+        shape: &Shape,
+        stride: usize,
+        cursor: &Rc<Cursors>,
+        began: Instant,
+        i: usize,
+    ) -> Client {
+        let (pool, composed) = (shape.pool, shape.composed);
+        let seed = plan
+            .cfg
+            .run
+            .seed
+            .wrapping_add((plan.index as u64) << 32)
+            .wrapping_add(i as u64)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        Client {
+            reqs: vec![Req::default(); pool],
+            free: (0..pool as u32).rev().collect(),
+            queue: (0..stride).map(|_| VecDeque::with_capacity(pool)).collect(),
+            todo: Vec::with_capacity(pool),
+            retry: Vec::with_capacity(pool),
+            pipe: PipelineBuffer::new(&plan.test.template, if composed { 0 } else { pool }),
+            composed: if composed {
+                (0..pool).map(|_| Vec::with_capacity(shape.max)).collect()
+            } else {
+                Vec::new()
+            },
+            keys: plan.keys(cursor, i),
+            rng: SmallRng::seed_from_u64(seed),
+            pacing: plan.pacing(began, i),
+            seq: 0,
+            replayed: 0,
+            was_full: false,
+            done: false,
+            finished: false,
+            wake_at: None,
+            wait: false,
+            moved: false,
+            lost: false,
+            unreachable: vec![false; stride],
+            links: (i * stride..(i + 1) * stride).collect(),
+            stalled: 0,
+            turn: i as u32,
+            stage: if shape.lean.is_some() {
+                (0..stride)
+                    .map(|_| fresh::Stage::new(&plan.test.template, pool))
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            fresh_held: 0,
+        }
+    }
+}
+
+/// The layer's own tallies: per mix command, the service time, and `--hdr-out`'s interval sum.
+type Tallies = (
+    Vec<PartTally>,
+    Option<Histogram<u64>>,
+    Option<Histogram<u64>>,
+);
+
+/// The layer's tallies, empty and like the shard's: per mix command, the service time (when the shard
+/// keeps it), and the sum of the node histograms (when the shard writes intervals).
+fn empty_tallies(state: &ShardState, precision: u8) -> Tallies {
+    let st = state.stats.borrow();
+    let parts = st
+        .parts
+        .iter()
+        .map(|p| PartTally {
+            hist: new_histogram_like(&p.hist),
+            completed: 0,
+            errors: 0,
+        })
+        .collect();
+    let interval_total = state
+        .intervals
+        .borrow()
+        .is_some()
+        .then(|| new_histogram(precision));
+    (
+        parts,
+        st.service.as_ref().map(new_histogram_like),
+        interval_total,
+    )
 }
 
 /// The nodes of `map` requests go to: the masters unless every request is a read sent to replicas

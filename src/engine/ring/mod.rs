@@ -13,6 +13,7 @@ mod lifecycle;
 mod memory;
 mod receive;
 mod send;
+mod setup;
 
 pub(crate) use memory::{request_memory, total_memory};
 
@@ -41,6 +42,7 @@ use io_uring::types::{Fd, Fixed, SubmitArgs, Timespec};
 use io_uring::{IoUring, cqueue, opcode, squeue};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
+use setup::ConnSetup;
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::io;
@@ -327,7 +329,6 @@ impl<'a> Driver<'a> {
         let stamps = (cfg.run.shape.rps.is_some() && layer.is_none() && !cfg.run.idle)
             .then(RxStamps::new)
             .filter(|_| socks.iter().flatten().all(|(fd, _)| RxStamps::enable(fd)));
-        let cursor = plan.cursors();
         let depth = cfg.run.pipeline;
         // The executor's values, shared by its connections.
         let values = cfg
@@ -335,108 +336,26 @@ impl<'a> Driver<'a> {
             .verify
             .filter(|_| plan.test.command == "GET")
             .map(|spec| Rc::new(Values::new(&spec)));
-        // Under a layer (`--cluster`) redirected requests are sent again: their replies are no answer.
-        let retried = layer.is_some();
         let mixed = composer.as_ref().is_some_and(|c| c.counts_each_command())
             || plan.test.replay.is_some();
-        let gets = match (&composer, &plan.test.replay) {
-            (Some(c), _) => c.variants().iter().map(|v| v.command == "GET").collect(),
-            (None, Some(r)) => r
-                .names()
-                .iter()
-                .map(|n| n.eq_ignore_ascii_case("GET"))
-                .collect(),
-            (None, None) => vec![plan.test.command == "GET"],
-        };
+        let gets = setup::gets(plan, &composer);
         let shared = (composer.is_none()
             && plan.test.replay.is_none()
             && !plan.test.template.has_placeholders())
         .then(|| Rc::new(PipelineBuffer::new(&plan.test.template, depth)));
+        let setup = ConnSetup {
+            plan,
+            composer: &composer,
+            shared: &shared,
+            values: &values,
+            cursor: plan.cursors(),
+            layered: layer.is_some(),
+            began,
+        };
         let conns = socks
             .into_iter()
             .enumerate()
-            .map(|(i, sock)| {
-                let (fd, tls) = match sock {
-                    Some((fd, tls)) => (Some(fd), tls),
-                    None => (None, None),
-                };
-                let seed = if cfg.run.same_seed {
-                    cfg.run.seed
-                } else {
-                    crate::workload::keys::connection_seed(cfg.run.seed, plan.index, i)
-                };
-                let (requests, out, flights) = match (&plan.test.replay, &composer) {
-                    _ if layer.is_some() => (Requests::Raw, Vec::new(), VecDeque::new()),
-                    (Some(r), _) => (
-                        Requests::Replay(r.clone(), plan.first_client + i),
-                        Vec::with_capacity(depth * r.max_request_len()),
-                        VecDeque::with_capacity(depth),
-                    ),
-                    (None, Some(c)) => (
-                        Requests::Composed(c.clone()),
-                        Vec::with_capacity(depth * c.max_request_len()),
-                        VecDeque::with_capacity(depth),
-                    ),
-                    (None, None) => (
-                        match &shared {
-                            Some(b) => Requests::Shared(b.clone()),
-                            None => {
-                                Requests::Fixed(PipelineBuffer::new(&plan.test.template, depth))
-                            }
-                        },
-                        Vec::new(),
-                        VecDeque::new(),
-                    ),
-                };
-                // A layer paces its own requests.
-                let pacing = plan.pacing(began, i).filter(|_| layer.is_none());
-                Conn {
-                    phase: if fd.is_some() {
-                        Phase::Live
-                    } else {
-                        Phase::Done
-                    },
-                    fd,
-                    generation: 0,
-                    recv_armed: false,
-                    send_pending: false,
-                    lent: None,
-                    out,
-                    sealed: Vec::new(),
-                    out_len: 0,
-                    out_at: 0,
-                    requests,
-                    due: 0,
-                    batch_sent: began,
-                    flights,
-                    reader: InPlaceScanner::default(),
-                    left: cfg.run.per_connection.unwrap_or(u64::MAX),
-                    verify: values
-                        .as_ref()
-                        .map(|v| Box::new(Verifier::new(v.clone(), depth, retried))),
-                    keys: plan.keys(&cursor, i),
-                    rng: SmallRng::seed_from_u64(seed),
-                    next_due: pacing.as_ref().map(|p| p.intended(0)),
-                    pacing,
-                    seq: 0,
-                    done_sending: false,
-                    room_at: began,
-                    last_progress: began,
-                    restart_clock: false,
-                    queued: false,
-                    renew: false,
-                    since_open: 0,
-                    attempt: 0,
-                    retry_at: began,
-                    fresh: true,
-                    refused: false,
-                    tls: tls.map(TlsSession::new),
-                    opening: None,
-                    connect_args: None,
-                    connect_pending: false,
-                    open_error: None,
-                }
-            })
+            .map(|(i, sock)| setup.conn(i, sock))
             .collect::<Vec<_>>();
         let absent = conns.iter().filter(|c| c.phase == Phase::Done).count();
         let conns_len = conns.len();
@@ -520,6 +439,7 @@ impl<'a> Driver<'a> {
     }
 
     /// Runs until every connection is done or the run is stopped.
+    // Long on purpose: the executor's event loop; its waits and clocks carry from turn to turn.
     pub(crate) fn run(&mut self) {
         for i in 0..self.conns.len() {
             self.arm_recv(i);

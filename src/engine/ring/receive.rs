@@ -99,6 +99,7 @@ impl Driver<'_> {
 
     /// Scans `len` bytes of buffer `bid` from `at` for connection `i`'s replies, which reached the
     /// socket at `arrived` (the kernel's timestamp in the open loop, else `now`).
+    // Long on purpose: the per-buffer reply scan; its callback's tallies and borrows span replies.
     pub(super) fn scan(
         &mut self,
         i: usize,

@@ -23,6 +23,7 @@ impl Driver<'_> {
     }
 
     /// Queues what connection `i` has to send now: a closed-loop batch, or the open loop's due requests.
+    // Long on purpose: the per-batch fill; each loop writes under one borrow of the connection.
     pub(super) fn fill(&mut self, i: usize, now: Instant) {
         if self.idle || self.layer.is_some() {
             return;
