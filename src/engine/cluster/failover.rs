@@ -2,7 +2,13 @@
 //! (the slot map is re-read by `query.rs`), requests that wait for their slot retried with backoff, and the give-up after
 //! `--failover-timeout`.
 
-use super::*;
+use super::{
+    ASKING_MARK, BACKOFF_MAX, BACKOFF_START, ClusterLayer, LostNode, MAX_ATTEMPTS, WATCH_EVERY,
+    stamp_ms, untag,
+};
+use crate::engine::ring::Driver;
+use crate::protocol::cluster::UNASSIGNED;
+use std::time::Instant;
 
 impl ClusterLayer<'_> {
     /// Notes that a connection to `node` was lost or refused, for a node that owns slots (what follows

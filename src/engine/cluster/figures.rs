@@ -1,7 +1,10 @@
 //! What a cluster run records: each reply once, into its master's histogram (replies of one buffer
 //! with one latency as one record), and the counters published to the shard's figures.
 
-use super::*;
+use super::{ClusterLayer, Group, NodeTally, Req};
+use crate::stats::ShardStats;
+use crate::stats::new_histogram;
+use std::time::Instant;
 
 impl ClusterLayer<'_> {
     /// Records the reply from node `node` that arrived at `now` for request `r` (an error reply when

@@ -1,7 +1,15 @@
 //! The cluster layer as the ring driver sees it: replies, losses, wake-ups, the turn's pump and the
 //! figures at the end.
 
-use super::*;
+use super::{ASKING_MARK, ClusterLayer, FRESH, NO_CONN, at_node, stamp, untag};
+use crate::engine::ring::Driver;
+use crate::engine::ring::Layer;
+use crate::net::ConnError;
+use crate::protocol::resp::Value;
+use crate::stats::ShardStats;
+use crate::stats::cluster::ClusterStats;
+use crate::stats::cluster::Failover;
+use std::time::Instant;
 
 impl Layer for ClusterLayer<'_> {
     fn on_replies(&mut self, conn: usize, n: u64, now: Instant) {

@@ -26,32 +26,32 @@ mod figures;
 mod fresh;
 mod layer;
 mod query;
+mod questions;
 mod reply;
 mod route;
 mod send;
+mod stage;
 
 use crate::config::{Config, ReadFrom};
 use crate::engine::connect;
 use crate::engine::ring::{Driver, Layer, Socket};
-use crate::engine::schedule::{DueQueue, LATE, Pacing};
-use crate::engine::shared::{ShardPlan, ShardState, note_error};
+use crate::engine::schedule::{DueQueue, Pacing};
+use crate::engine::shared::{ShardPlan, ShardState};
 use crate::engine::uring;
 use crate::net::ConnError;
 use crate::net::discovery::{self, DiscoveryError};
 use crate::net::target::Target;
-use crate::protocol::cluster::{self, DigitSlots, Redirect, SLOTS, SlotMap, UNASSIGNED};
+use crate::protocol::cluster::{self, DigitSlots, SlotMap};
 use crate::protocol::commands;
 use crate::protocol::owners::Owners;
-use crate::protocol::resp::Value;
-use crate::stats::cluster::{ClusterStats, Failover};
-use crate::stats::{ShardStats, new_histogram};
+use crate::stats::new_histogram;
 use crate::workload::PipelineBuffer;
-use crate::workload::compose::{Composer, KeyAt};
-use crate::workload::keys::{Cursors, KeyGen, bounded};
+use crate::workload::compose::Composer;
+use crate::workload::keys::{Cursors, KeyGen};
 use crate::workload::replay::Replay;
 use hdrhistogram::Histogram;
+use rand::SeedableRng;
 use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -149,7 +149,7 @@ struct Req {
     /// When the request first had to wait for its slot; it fails after `--failover-timeout`.
     stalled: u32,
     slot: u16,
-    /// A node named by the last MOVED/ASK, used instead of the slot map; [`UNASSIGNED`] for none.
+    /// A node named by the last MOVED/ASK, used instead of the slot map; [`cluster::UNASSIGNED`] for none.
     target: u16,
     /// The mix's command it is (0 without a mix).
     kind: u16,
@@ -234,7 +234,7 @@ struct Client {
     /// `--rfr`: the client's count of reads, which turns them over a slot's replicas.
     turn: u32,
     /// A lean client ([`fresh`]): per node, the requests drawn for it and not yet sent, as bytes.
-    stage: Vec<fresh::Stage>,
+    stage: Vec<stage::Stage>,
     /// Staged requests and those in flight: each holds room in the pool without an entry of it.
     fresh_held: usize,
 }
@@ -284,7 +284,7 @@ struct ClusterLayer<'a> {
     ask: u64,
     retries: u64,
     /// `CLUSTER SLOTS` re-reads and a give-up's `CLUSTER INFO`, asked on the ring.
-    queries: query::Queries,
+    queries: questions::Queries,
     /// Replies per second of the test (from the run's epoch, shared by every executor).
     per_second: Vec<u64>,
     lost: Vec<LostNode>,
@@ -300,12 +300,12 @@ struct ClusterLayer<'a> {
     owed: Vec<VecDeque<u32>>,
     sent_ns: Vec<u64>,
     /// Per ring connection: its staged requests in flight, owed after the entries of `owed`.
-    flight: Vec<fresh::Flight>,
+    flight: Vec<stage::Flight>,
     /// Closed loop with a fixed layout whose key's slot is known from its numbers: requests are
     /// staged as bytes per node ([`fresh`]); `None` for the pool alone.
-    lean: Option<fresh::LeanKey>,
-    /// A lean request's one placeholder, when it is the key's ([`fresh::OneKey`]).
-    one: Option<fresh::OneKey>,
+    lean: Option<stage::LeanKey>,
+    /// A lean request's one placeholder, when it is the key's ([`stage::OneKey`]).
+    one: Option<stage::OneKey>,
     /// Numbers drawn for one staged request.
     scratch: Vec<u64>,
     clients: Vec<Client>,
@@ -468,7 +468,7 @@ pub(crate) fn layer<'a>(
         moved: 0,
         ask: 0,
         retries: 0,
-        queries: query::Queries::new(),
+        queries: questions::Queries::new(),
         per_second: Vec::new(),
         lost: Vec::new(),
         watching: false,
@@ -479,7 +479,7 @@ pub(crate) fn layer<'a>(
             .collect(),
         sent_ns: vec![0; plan.clients * stride],
         flight: (0..plan.clients * stride)
-            .map(|_| fresh::Flight::default())
+            .map(|_| stage::Flight::default())
             .collect(),
         lean,
         one,
@@ -518,8 +518,8 @@ struct Shape {
     max: usize,
     /// See [`ClusterLayer`]'s fields of the same names.
     digits: Option<(usize, DigitSlots)>,
-    lean: Option<fresh::LeanKey>,
-    one: Option<fresh::OneKey>,
+    lean: Option<stage::LeanKey>,
+    one: Option<stage::OneKey>,
 }
 
 impl Shape {
@@ -551,10 +551,10 @@ impl Shape {
         let lean = if paced || composed || plan.clients == 0 {
             None
         } else {
-            fresh::LeanKey::of(&plan.test.template, digits.is_some())
+            stage::LeanKey::of(&plan.test.template, digits.is_some())
         };
         let one =
-            lean.and_then(|_| fresh::OneKey::of(&plan.test.template, digits.as_ref().map(|d| d.0)));
+            lean.and_then(|_| stage::OneKey::of(&plan.test.template, digits.as_ref().map(|d| d.0)));
         Shape {
             reads,
             gets,
@@ -642,7 +642,7 @@ impl Client {
             turn: i as u32,
             stage: if shape.lean.is_some() {
                 (0..stride)
-                    .map(|_| fresh::Stage::new(&plan.test.template, pool))
+                    .map(|_| stage::Stage::new(&plan.test.template, pool))
                     .collect()
             } else {
                 Vec::new()
@@ -730,7 +730,7 @@ impl ClusterLayer<'_> {
             if self.lean.is_some() {
                 let room = cl.reqs.len();
                 cl.stage
-                    .resize_with(n, || fresh::Stage::new(&self.plan.test.template, room));
+                    .resize_with(n, || stage::Stage::new(&self.plan.test.template, room));
             }
         }
     }
@@ -747,7 +747,7 @@ impl ClusterLayer<'_> {
         self.ends.push((c, n));
         self.owed.push(VecDeque::with_capacity(self.depth * 2));
         self.sent_ns.push(0);
-        self.flight.push(fresh::Flight::default());
+        self.flight.push(stage::Flight::default());
         self.clients[c].links[n] = j;
         j
     }

@@ -4,47 +4,19 @@
 //! question is asked in a pump, its answer (or its failure, within `--connect-timeout`) arrives as a
 //! completion, and a node that does not answer passes the question to the next node.
 
-use super::*;
-
-/// What the layer is asking.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Question {
-    /// `CLUSTER SLOTS`: the slot map.
-    Slots,
-    /// `CLUSTER INFO`: the cluster's state, for the message of a give-up.
-    Info,
-}
-
-impl Question {
-    fn args(self) -> &'static [&'static [u8]] {
-        match self {
-            Question::Slots => &[b"CLUSTER", b"SLOTS"],
-            Question::Info => &[b"CLUSTER", b"INFO"],
-        }
-    }
-}
-
-/// The layer's questions: at most one asked at a time, on one ring connection.
-pub(super) struct Queries {
-    /// The ring connection questions are asked on ([`NO_CONN`] before the first).
-    conn: usize,
-    /// The question being asked, the nodes to ask it (in order) and how many were tried.
-    asking: Option<Question>,
-    nodes: Vec<SocketAddr>,
-    tried: usize,
-    /// The node asked now, and whether its answer (or failure) is in: then the next node is asked.
-    at: Option<SocketAddr>,
-    move_on: bool,
-    /// A slot-map re-read is wanted.
-    want_slots: bool,
-    /// A give-up wants the cluster's state from every node but this one.
-    want_info: Option<usize>,
-    last_slots: Option<Instant>,
-    /// What a node answered to `CLUSTER INFO` ("cluster_state:fail (says 127.0.0.1:7001)").
-    pub(super) state: Option<String>,
-}
+use super::questions::{Queries, Question};
+use super::stage;
+use super::{ClusterLayer, NO_CONN, REFRESH_GAP, node_target};
+use crate::engine::ring::Driver;
+use crate::net::discovery;
+use crate::protocol::cluster::SlotMap;
+use crate::protocol::resp::Value;
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::time::Instant;
 
 impl Queries {
+    /// Nothing asked yet, and no connection to ask on.
     pub(super) fn new() -> Self {
         Queries {
             conn: NO_CONN,
@@ -58,16 +30,6 @@ impl Queries {
             last_slots: None,
             state: None,
         }
-    }
-
-    /// True when ring connection `conn` is the one questions are asked on.
-    pub(super) fn owns(&self, conn: usize) -> bool {
-        conn == self.conn
-    }
-
-    /// True while a give-up's `CLUSTER INFO` is wanted or being asked.
-    pub(super) fn asking_info(&self) -> bool {
-        self.want_info.is_some() || self.asking == Some(Question::Info)
     }
 }
 
@@ -149,7 +111,7 @@ impl ClusterLayer<'_> {
             self.ends.push((usize::MAX, usize::MAX));
             self.owed.push(VecDeque::new());
             self.sent_ns.push(0);
-            self.flight.push(fresh::Flight::default());
+            self.flight.push(stage::Flight::default());
             self.queries.conn = j;
         }
         let q = &mut self.queries;

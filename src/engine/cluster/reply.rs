@@ -1,7 +1,13 @@
 //! One reply read against its pool entry: a redirect (MOVED, ASK), a wait (TRYAGAIN, CLUSTERDOWN), an
 //! error, or a completion; and what a connection does once its replies are in.
 
-use super::*;
+use super::{ASKING_MARK, ClusterLayer, PREFETCH_AHEAD, prefetch, stamp, stamp_ms, untag};
+use crate::engine::shared::note_error;
+use crate::net::discovery;
+use crate::protocol::cluster;
+use crate::protocol::cluster::Redirect;
+use crate::protocol::cluster::UNASSIGNED;
+use std::time::Instant;
 
 impl ClusterLayer<'_> {
     /// The next reply owed on connection `conn` (an error reply, its line `raw`, when `error`).

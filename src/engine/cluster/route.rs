@@ -2,7 +2,17 @@
 //! that owns the slot, closed-loop clients topped up to whole batches and open-loop ones admitted when
 //! due.
 
-use super::*;
+use super::{ClusterLayer, NO_CONN, Req, stamp};
+use crate::config::ReadFrom;
+use crate::engine::ring::Driver;
+use crate::engine::schedule::LATE;
+use crate::protocol::cluster;
+use crate::protocol::cluster::SLOTS;
+use crate::protocol::cluster::UNASSIGNED;
+use crate::workload::compose::KeyAt;
+use crate::workload::keys::bounded;
+use rand::Rng;
+use std::time::Instant;
 
 impl ClusterLayer<'_> {
     /// Builds request `i` of client `c` in its pool entry and returns its node (`None`: it has no

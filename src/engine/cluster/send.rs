@@ -1,7 +1,14 @@
 //! Sending: each master's batch from a client's queue onto its connection (a lazy connect on the ring
 //! first when it has none), one client's pump, and its end.
 
-use super::*;
+use super::{
+    ASKING, ASKING_MARK, Client, ClusterLayer, FRESH, NO_CONN, at_node, node_target, stamp, untag,
+};
+use crate::engine::ring::Driver;
+use crate::engine::schedule::LATE;
+use crate::net::ConnError;
+use std::collections::VecDeque;
+use std::time::Instant;
 
 impl ClusterLayer<'_> {
     /// Ends client `c`: what it still holds (to send, to retry, or waiting for a reply) counts as
@@ -282,7 +289,7 @@ struct Batches {
     composed: bool,
     /// Closed loop: only whole batches leave (see [`ClusterLayer::send_node`]).
     whole_only: bool,
-    /// The send's stamp (see [`Req`]), and how late past its intended time a request counts as late.
+    /// The send's stamp (see [`super::Req`]), and how long past its intended time a request is late.
     now_ns: u64,
     late_ns: u64,
     /// Requests first sent late: with their pipeline full, or not.
