@@ -387,7 +387,7 @@ impl Runner<'_, '_> {
         self.sinks.begin(&title);
         let mut warmed = None;
         if let Some(warmup) = cfg.run.shape.warmup {
-            warmed = session::warm_up(cfg, test, warmup, control, self.stderr)?;
+            warmed = session::warm_up(cfg, test, warmup, cfg.run.shape.rps, control, self.stderr)?;
             if warmed.is_none() {
                 return Ok(None);
             }

@@ -205,18 +205,21 @@ pub(crate) fn watch_server(cfg: &Config, opened: Opened) -> server_view::Watches
     }
 }
 
-/// A phase's warmup of `warmup` at the phase's own pace: the server sees it, its figures are dropped.
-/// Returns what it completed and its length in seconds, or `None` when the run was stopped in it.
+/// A phase's warmup of `warmup` at the phase's own rate (`rps`; `None`: closed loop): the server sees
+/// it, its figures are dropped. Returns what it completed and its length in seconds, or `None` when the
+/// run was stopped in it.
 pub(crate) fn warm_up(
     cfg: &Arc<Config>,
     test: &TestSpec,
     warmup: Duration,
+    rps: Option<f64>,
     control: &RunControl,
     stderr: &mut dyn Write,
 ) -> Result<Option<(u64, f64)>, RunError> {
     let budget = engine::Budget {
         requests: u64::MAX,
         duration: Some(warmup),
+        rps,
     };
     let w = engine::run_phase(cfg, test, budget, control, stderr, |_| {})?;
     if control.stopped() {

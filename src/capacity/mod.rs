@@ -72,6 +72,8 @@ pub fn run(
     let out: &mut dyn Write = if to_stdout { &mut sink } else { stdout };
     session::prepare(&cfg)?;
     let (watch, masters) = server_watches(&mut cfg)?;
+    // Built once: the probe and every step are phases of it, each with its own rate and length.
+    let cfg = std::sync::Arc::new(cfg);
     if cfg.run.threads > 1
         && let (_, Some(w)) = engine::plan_cores(
             cfg.run.threads.min(cfg.run.clients),

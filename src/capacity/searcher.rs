@@ -7,7 +7,7 @@ use crate::capacity::args::{MAX_RATE, SearchArgs};
 use crate::capacity::judge::{Verdict, carry_client_limit, judge};
 use crate::capacity::numbers::{thousands, trim_number};
 use crate::capacity::search::{Searched, far_below, search};
-use crate::capacity::step::{Record, RunKind, Settle, run_step, step_config};
+use crate::capacity::step::{Record, RunKind, Settle, run_step};
 use crate::capacity::text::{answer_text, notes_text, step_line};
 use crate::config::Config;
 use crate::engine::{self, Budget, RunControl};
@@ -16,6 +16,7 @@ use crate::stats::TestResult;
 use crate::stats::server_view::Watches;
 use std::fmt::Write as _;
 use std::io::Write;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Without `--from`, the first step offers the upper bound divided by this.
@@ -25,7 +26,7 @@ const PROBE_HEADROOM: f64 = 1.25;
 
 /// What one search needs, across the searches of a run.
 pub(super) struct Searcher<'a> {
-    pub(super) cfg: &'a Config,
+    pub(super) cfg: &'a Arc<Config>,
     pub(super) test: &'a crate::workload::TestSpec,
     pub(super) args: &'a SearchArgs,
     pub(super) control: &'a RunControl,
@@ -133,12 +134,13 @@ impl Searcher<'_> {
             return Ok((t, None));
         }
         let secs = args.step.min(Duration::from_secs(2));
-        let pcfg = step_config(cfg, None, secs);
+        // The probe: a closed-loop phase of the same config.
         let budget = Budget {
             requests: u64::MAX,
             duration: Some(secs),
+            rps: None,
         };
-        let st = engine::run_phase(&pcfg, test, budget, control, stderr, |_| {})?;
+        let st = engine::run_phase(cfg, test, budget, control, stderr, |_| {})?;
         let r = TestResult::new(test.title.clone(), st.completed, st);
         let rps = r.rps();
         let probe = Some(ProbeEntry {

@@ -14,16 +14,6 @@ use crate::stats::TestResult;
 use crate::stats::server_view::Watches;
 use std::io::Write;
 use std::sync::Arc;
-use std::time::Duration;
-
-pub(super) fn step_config(cfg: &Config, rps: Option<f64>, duration: Duration) -> Arc<Config> {
-    let mut c = cfg.clone();
-    c.run.shape.rps = rps;
-    c.run.shape.duration = Some(duration);
-    c.run.shape.warmup = None;
-    c.run.loop_forever = false;
-    Arc::new(c)
-}
 
 /// One run of a step, as run.
 pub(super) struct Record {
@@ -42,7 +32,7 @@ pub(super) struct Record {
 /// Runs one step at `rate`: its warmup (dropped), then the measured open-loop run, with the machine's CPU
 /// steal share during it. `None` when stopped.
 pub(super) fn run_step(
-    cfg: &Config,
+    cfg: &Arc<Config>,
     test: &crate::workload::TestSpec,
     rate: f64,
     args: &SearchArgs,
@@ -50,10 +40,10 @@ pub(super) fn run_step(
     watch: &mut Watches,
     stderr: &mut dyn Write,
 ) -> Result<Option<(TestResult, u64, Machine)>, RunError> {
-    let scfg = step_config(cfg, Some(rate), args.step);
+    // A phase of the run's one config: the step's rate and length are its budget's, not the config's.
     let mut warm = 0;
     if !args.warmup.is_zero() {
-        match session::warm_up(&scfg, test, args.warmup, control, stderr)? {
+        match session::warm_up(cfg, test, args.warmup, Some(rate), control, stderr)? {
             Some((completed, _)) => warm = completed,
             None => return Ok(None),
         }
@@ -62,9 +52,10 @@ pub(super) fn run_step(
     let budget = Budget {
         requests: u64::MAX,
         duration: Some(args.step),
+        rps: Some(rate),
     };
     let ticks = cpu_ticks();
-    let st = engine::run_phase(&scfg, test, budget, control, stderr, |_| watch.sample())?;
+    let st = engine::run_phase(cfg, test, budget, control, stderr, |_| watch.sample())?;
     let machine = machine_between(ticks, cpu_ticks());
     if control.stopped() {
         return Ok(None);

@@ -82,11 +82,15 @@ pub fn split(total: u64, parts: usize) -> Vec<u64> {
         .collect()
 }
 
-/// How much one test (or its warmup) runs: `requests` in total, or for `duration` when set.
+/// How much and how fast one phase (a test, its warmup, a capacity step) runs: `requests` in total, or
+/// for `duration` when set; at `rps` requests a second over all connections (open loop), or as fast as
+/// the replies come back (`None`, closed loop). The phase's own, not the config's: one config runs phases
+/// of different rates.
 #[derive(Debug, Clone, Copy)]
 pub struct Budget {
     pub requests: u64,
     pub duration: Option<Duration>,
+    pub rps: Option<f64>,
 }
 
 /// Why a test could not run.
@@ -134,6 +138,7 @@ pub fn run_test(
             requests
         },
         duration: cfg.run.shape.duration,
+        rps: cfg.run.shape.rps,
     };
     run_phase(cfg, test, budget, control, stderr, on_tick)
 }
@@ -151,7 +156,7 @@ pub fn run_phase(
     // A shard with no connection could not send its share, so there are never more shards than connections.
     let shards = cfg.run.threads.min(cfg.run.clients);
     let (cores, _) = plan_cores(shards, cfg.run.cpus.as_deref(), cfg.run.local_servers);
-    check_memory(cfg, test, shards)?;
+    check_memory(cfg, test, shards, budget.rps)?;
     let base_rss = crate::stats::ClientMemory::start();
     let clients = split(cfg.run.clients as u64, shards);
     let shares = shares(cfg, test, requests, &clients);
@@ -173,6 +178,7 @@ pub fn run_phase(
         clients: &clients,
         shares: &shares,
         duration: budget.duration,
+        rps: budget.rps,
         gate: &gate,
         control,
         error_clock: &error_clock,
@@ -235,8 +241,13 @@ pub fn run_phase(
 }
 
 /// Refuses a test whose request buffers would take more than half of this machine's memory.
-fn check_memory(cfg: &Config, test: &TestSpec, shards: usize) -> Result<(), EngineError> {
-    let need = ring::request_memory(cfg, test, shards);
+fn check_memory(
+    cfg: &Config,
+    test: &TestSpec,
+    shards: usize,
+    rps: Option<f64>,
+) -> Result<(), EngineError> {
+    let need = ring::request_memory(cfg, test, shards, rps);
     if let Some(total) = ring::total_memory()
         && need > total / 2
     {
@@ -283,6 +294,7 @@ struct Launch<'x> {
     clients: &'x [u64],
     shares: &'x [u64],
     duration: Option<Duration>,
+    rps: Option<f64>,
     gate: &'x Arc<StartGate>,
     control: &'x RunControl,
     error_clock: &'x Arc<AtomicU64>,
@@ -315,6 +327,7 @@ impl Launch<'_> {
                 .iter()
                 .fold(self.cfg.run.first_request, |a, &b| a.saturating_add(b)),
             duration: self.duration,
+            rps: self.rps,
             gate: self.gate.clone(),
             control: self.control.clone(),
             live,
@@ -395,7 +408,7 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
     let began = Instant::now();
     let mut stats = ShardStats::new(cfg.run.precision);
     stats.start = Some(began);
-    schedule::prepare_stats(&mut stats, &cfg, &plan.test);
+    schedule::prepare_stats(&mut stats, &cfg, &plan.test, plan.rps);
     // One-second intervals for `--hdr-out` and the JSON's per-second series (cut once a second, off
     // the per-request path).
     let intervals = Some(IntervalRecorder::new(began, &stats.hist, stats.parts.len()));
@@ -406,7 +419,7 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
         intervals: RefCell::new(intervals),
         deadline: plan.duration.map(|d| began + d),
     };
-    let composer = schedule::composer_for(&cfg, &plan.test);
+    let composer = schedule::composer_for(&cfg, &plan.test, plan.rps);
     let layer = match topology {
         Some(t) if !cfg.run.idle => Some(cluster::layer(&plan, &state, t, composer.clone(), began)),
         _ => None,

@@ -173,13 +173,18 @@ impl DueQueue {
 }
 
 /// The composer a test runs with on the per-request path, or `None` for the fixed-layout fast path.
-/// Open-loop runs always take the per-request path, compiling the test's own template if needed.
-pub(crate) fn composer_for(cfg: &Config, test: &TestSpec) -> Option<Arc<Composer>> {
+/// Open-loop phases (`rps`) always take the per-request path, compiling the test's own template if
+/// needed.
+pub(crate) fn composer_for(
+    cfg: &Config,
+    test: &TestSpec,
+    rps: Option<f64>,
+) -> Option<Arc<Composer>> {
     if test.replay.is_some() {
         // A replay sends its captured bytes (`Requests::Replay`), composed once at load.
         return None;
     }
-    match (&test.compose, cfg.run.shape.rps) {
+    match (&test.compose, rps) {
         (Some(c), _) => Some(c.clone()),
         (None, Some(_)) => Some(Arc::new(Composer::new(
             &[crate::workload::compose::Entry::one(
@@ -196,9 +201,15 @@ pub(crate) fn composer_for(cfg: &Config, test: &TestSpec) -> Option<Arc<Composer
     }
 }
 
-/// Adds the histograms a shard needs beyond the plain one: service time (open loop), one per mixed command.
-pub(crate) fn prepare_stats(stats: &mut ShardStats, cfg: &Config, test: &TestSpec) {
-    if cfg.run.shape.rps.is_some() {
+/// Adds the histograms a shard needs beyond the plain one: service time (an open-loop phase, `rps`), one
+/// per mixed command.
+pub(crate) fn prepare_stats(
+    stats: &mut ShardStats,
+    cfg: &Config,
+    test: &TestSpec,
+    rps: Option<f64>,
+) {
+    if rps.is_some() {
         stats.service = Some(new_histogram(cfg.run.precision));
     }
     if let Some(c) = &test.compose

@@ -45,6 +45,8 @@ pub(crate) struct ShardPlan {
     /// a composer's turn starts there, so the shards' requests walk one mix cycle or dataset in turn.
     pub(crate) first_request: u64,
     pub(crate) duration: Option<Duration>,
+    /// The phase's rate over all connections (`--rps`, or a capacity step's); `None`: closed loop.
+    pub(crate) rps: Option<f64>,
     pub(crate) gate: Arc<StartGate>,
     pub(crate) control: RunControl,
     pub(crate) live: Arc<LiveCounters>,
@@ -107,9 +109,7 @@ impl ShardPlan {
                 rate,
             ));
         }
-        cfg.run
-            .shape
-            .rps
+        self.rps
             .map(|rps| Pacing::new(began, self.first_client + i, cfg.run.clients, rps))
     }
 }

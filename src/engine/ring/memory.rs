@@ -3,13 +3,19 @@
 use crate::config::Config;
 
 /// The request buffer memory a test needs over all executors: one buffer of `-P` requests per
-/// connection, or per executor when every connection sends the same bytes.
-pub(crate) fn request_memory(cfg: &Config, test: &crate::workload::TestSpec, shards: usize) -> u64 {
+/// connection, or per executor when every connection sends the same bytes (a closed-loop phase, `rps`
+/// `None`, of a fixed template).
+pub(crate) fn request_memory(
+    cfg: &Config,
+    test: &crate::workload::TestSpec,
+    shards: usize,
+    rps: Option<f64>,
+) -> u64 {
     let depth = cfg.run.pipeline as u64;
     if let Some(r) = &test.replay {
         return cfg.run.clients as u64 * depth * r.max_request_len() as u64;
     }
-    match crate::engine::schedule::composer_for(cfg, test) {
+    match crate::engine::schedule::composer_for(cfg, test, rps) {
         Some(c) => cfg.run.clients as u64 * depth * c.max_request_len() as u64,
         None if test.template.has_placeholders() => {
             cfg.run.clients as u64 * depth * test.template.bytes().len() as u64

@@ -326,7 +326,7 @@ impl<'a> Driver<'a> {
         let fixed = ring.submitter().register_files(&fds).is_ok();
         // The single-node open loop reads replies' arrival times from the kernel; a socket that
         // refuses the option turns it off for the executor.
-        let stamps = (cfg.run.shape.rps.is_some() && layer.is_none() && !cfg.run.idle)
+        let stamps = (plan.rps.is_some() && layer.is_none() && !cfg.run.idle)
             .then(RxStamps::new)
             .filter(|_| socks.iter().flatten().all(|(fd, _)| RxStamps::enable(fd)));
         let depth = cfg.run.pipeline;
@@ -445,7 +445,7 @@ impl<'a> Driver<'a> {
             self.arm_recv(i);
         }
         let timeout = self.cfg.run.timeout;
-        let open_loop = self.cfg.run.shape.rps.is_some();
+        let open_loop = self.plan.rps.is_some();
         let mut next_timeout_check = Instant::now();
         let mut cq = Vec::with_capacity(256);
         let layered = self.layer.is_some();
