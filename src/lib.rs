@@ -5,12 +5,9 @@
 //! the subcommands that need no benchmark run (`compare`, `merge`, `report`, `fleet`, `completions`).
 
 mod app;
-pub mod capacity;
 mod cli;
 mod config;
 mod engine;
-mod fleet;
-pub mod memtier;
 mod net;
 mod os_error;
 mod protocol;
@@ -30,7 +27,8 @@ pub use report::result_file::RunFile;
 pub use stats::thread_cpu_seconds;
 pub use workload::{PipelineBuffer, RequestTemplate};
 
-use app::session;
+pub use app::capacity;
+use app::{fleet, memtier, session};
 use cli::command::{self, Parsed};
 use config::{OutputMode, limits, start_at};
 use engine::EngineError;

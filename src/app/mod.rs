@@ -1,5 +1,8 @@
-//! The apps above the stages. `session` is what they share: opening a run against its server and the
-//! parts of a measured phase. The benchmark (`crate::run`), `capacity`, `fleet` and the memtier personality
-//! use it.
+//! The apps above the stages: the `capacity` search, `fleet` (a Kubernetes Job of shards), the
+//! memtier_benchmark personality (`memtier`), and `session`, what they and the benchmark (`crate::run`)
+//! share: opening a run against its server and the parts of a measured phase.
 
+pub mod capacity;
+pub(crate) mod fleet;
+pub mod memtier;
 pub(crate) mod session;

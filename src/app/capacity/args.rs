@@ -2,7 +2,7 @@
 //! command line as written (`SearchArgs::from_flags` and its `parse_*` readers), and `check_cli`, the flags
 //! of a normal run that a search refuses.
 
-use crate::capacity::numbers::trim_number;
+use crate::app::capacity::numbers::trim_number;
 use crate::cli::capacity::SearchFlags;
 use crate::config::UsageError;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! (`Judged` steps, the `Answer`'s indices). `Searched` is one whole search's outcome, and `far_below` says
 //! why an answer far below the closed-loop probe is so low.
 
-use crate::capacity::judge::Verdict;
+use crate::app::capacity::judge::Verdict;
 use crate::report::result_file::{FarBelowEntry, ProbeEntry, SearchEntry};
 
 /// Geometric phase: each step offers this many times the previous one.
@@ -207,7 +207,7 @@ impl Searched {
 #[cfg(test)]
 mod tests {
     use super::{MAX_DESCENT, MAX_STEPS, far_below, search};
-    use crate::capacity::judge::verdict;
+    use crate::app::capacity::judge::verdict;
 
     #[test]
     fn search_brackets_a_threshold_within_the_precision() {

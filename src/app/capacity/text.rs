@@ -2,10 +2,10 @@
 //! connections were the limit), the notes after it (the checking done, why far below the probe) and the
 //! spread of repeated searches (`median_index` picks their median).
 
-use crate::capacity::args::Objective;
-use crate::capacity::judge::{Verdict, off_cpu_cause};
-use crate::capacity::numbers::{fmt_ms, thousands, trim_number};
-use crate::capacity::search::{Answer, Judged, Searched};
+use crate::app::capacity::args::Objective;
+use crate::app::capacity::judge::{Verdict, off_cpu_cause};
+use crate::app::capacity::numbers::{fmt_ms, thousands, trim_number};
+use crate::app::capacity::search::{Answer, Judged, Searched};
 use crate::stats::TestResult;
 use std::fmt::Write as _;
 

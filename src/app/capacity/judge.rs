@@ -3,11 +3,11 @@
 //! borderline), with the words for an executor off a CPU and for requests that waited for their
 //! connection; `carry_client_limit` gives a step the client limit one of its runs showed.
 
-use crate::capacity::args::Objective;
-use crate::capacity::machine::Machine;
+use crate::app::capacity::args::Objective;
+use crate::app::capacity::machine::Machine;
 #[cfg(test)]
-use crate::capacity::machine::QUIET;
-use crate::capacity::numbers::{fmt_ms, thousands};
+use crate::app::capacity::machine::QUIET;
+use crate::app::capacity::numbers::{fmt_ms, thousands};
 use crate::stats::TestResult;
 
 /// A step whose achieved rate is below this share of the offered one fails.
@@ -257,10 +257,10 @@ pub(super) fn verdict(pass: bool) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::{Verdict, carry_client_limit, judge, verdict};
-    use crate::capacity::args::parse_slo;
-    use crate::capacity::machine::{Machine, QUIET};
-    use crate::capacity::search::{Answer, Judged};
-    use crate::capacity::text::answer_text;
+    use crate::app::capacity::args::parse_slo;
+    use crate::app::capacity::machine::{Machine, QUIET};
+    use crate::app::capacity::search::{Answer, Judged};
+    use crate::app::capacity::text::answer_text;
     use crate::config::shape::RateTarget;
     use crate::stats::TestResult;
 

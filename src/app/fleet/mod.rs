@@ -582,7 +582,7 @@ mod tests {
             assert_eq!(sc["capabilities"]["drop"], json!(["ALL"]));
         }
         // The shipped profile is the one the default names, and it allows io_uring.
-        let shipped = include_str!("../../deploy/seccomp/ringbench-io-uring.json");
+        let shipped = include_str!("../../../deploy/seccomp/ringbench-io-uring.json");
         let p: Value = serde_json::from_str(shipped).unwrap();
         let allowed = p["syscalls"][0]["names"].as_array().unwrap();
         for call in ["io_uring_setup", "io_uring_enter", "io_uring_register"] {

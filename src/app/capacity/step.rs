@@ -3,10 +3,10 @@
 //! confirmation, tiebreak; `RunKind`), and each run's `Record`.
 
 use crate::RunError;
+use crate::app::capacity::args::SearchArgs;
+use crate::app::capacity::judge::Verdict;
+use crate::app::capacity::machine::{Machine, cpu_ticks, machine_between};
 use crate::app::session;
-use crate::capacity::args::SearchArgs;
-use crate::capacity::judge::Verdict;
-use crate::capacity::machine::{Machine, cpu_ticks, machine_between};
 use crate::config::Config;
 use crate::config::shape::RateTarget;
 use crate::engine::{self, Budget, RunControl};
@@ -144,7 +144,7 @@ impl Settle {
 #[cfg(test)]
 mod tests {
     use super::{RunKind, Settle};
-    use crate::capacity::judge::{Verdict, verdict};
+    use crate::app::capacity::judge::{Verdict, verdict};
 
     fn run_of(pass: bool, borderline: bool, spoiled: bool) -> Verdict {
         Verdict {
