@@ -410,6 +410,26 @@ fn search_flag_mistakes_are_one_line_usage_errors() {
         (vec!["--repeat", "0"], "'--repeat'"),
         (vec!["--retries", "-1"], "'--retries'"),
         (vec!["--borderline", "90%"], "'--borderline'"),
+        // Found on the command line, before any file is checked (the --json folder does not exist).
+        (
+            vec![
+                "--data-verify",
+                "-r",
+                "10",
+                "--json",
+                "/nonexistent/d/x.json",
+            ],
+            "--data-verify or --verify-only",
+        ),
+        (
+            vec![
+                "--metrics-listen",
+                "127.0.0.1:0",
+                "--json",
+                "/nonexistent/d/x.json",
+            ],
+            "--metrics-listen or --statsd",
+        ),
     ] {
         let mut all = vec!["capacity", "-p", &port];
         all.extend(args.iter().copied());

@@ -236,7 +236,8 @@ impl SearchArgs {
     }
 }
 
-/// Flags of a normal run that a search cannot take, checked on the parsed command line.
+/// Flags of a normal run that a search cannot take (pacing, counts, output kinds, value checks, live
+/// metrics), checked on the parsed command line before anything is read or opened.
 pub fn check_cli(cli: &crate::cli::Cli) -> Result<(), UsageError> {
     let refuse = |flag: &str, why: &str| {
         Err(usage(format!(
@@ -272,6 +273,16 @@ pub fn check_cli(cli: &crate::cli::Cli) -> Result<(), UsageError> {
     }
     if cli.start_at.is_some() {
         return refuse("--start-at", "not supported by the search");
+    }
+    if cli.data_verify || cli.verify_only {
+        return Err(usage(
+            "'capacity' cannot be combined with --data-verify or --verify-only: they check values, not a rate",
+        ));
+    }
+    if cli.metrics_listen.is_some() || cli.statsd.is_some() || cli.statsd_host.is_some() {
+        return Err(usage(
+            "'capacity' cannot be combined with --metrics-listen or --statsd: its steps are short runs at rates it chooses; watch its JSON or --plot instead",
+        ));
     }
     Ok(())
 }

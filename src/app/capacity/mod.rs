@@ -144,18 +144,9 @@ pub fn run(
     })
 }
 
-/// Refuses what a search cannot run: checking values, metrics, more than one test.
+/// Refuses a suite of more than one test (known once the suite is built; the flags a search cannot take
+/// are refused before, by `check_cli`).
 fn check_config(cfg: &Config) -> Result<(), RunError> {
-    if cfg.run.verify.is_some() {
-        return Err(RunError::Usage(usage(
-            "'capacity' cannot be combined with --data-verify or --verify-only: they check values, not a rate",
-        )));
-    }
-    if cfg.run.metrics.is_some() {
-        return Err(RunError::Usage(usage(
-            "'capacity' cannot be combined with --metrics-listen or --statsd: its steps are short runs at rates it chooses; watch its JSON or --plot instead",
-        )));
-    }
     if cfg.tests.len() != 1 {
         return Err(RunError::Usage(usage(format!(
             "'capacity' searches one test at a time, not {}: give one with -t, --mix or a command",
