@@ -234,8 +234,7 @@ pub fn run(
     mut progress: ProgressSink<'_>,
 ) -> Result<RunOutcome, RunError> {
     session::prepare(&cfg)?;
-    let mut opened = session::connect(&mut cfg)?;
-    let header = std::mem::take(&mut opened.header);
+    let (opened, header) = session::connect(&mut cfg)?;
     let cfg = Arc::new(cfg);
     if cfg.run.idle {
         return run_idle(&cfg, opened.ctl, control, stdout, stderr, progress);

@@ -17,12 +17,11 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// What opening a run found: the control connection, the report's header, with `--cluster` the masters,
-/// and whether the control connection must give its slot to each test (the server has room for exactly
-/// `-c`).
+/// What opening a run found besides the report's header: the control connection, with `--cluster` the
+/// masters, and whether the control connection must give its slot to each test (the server has room for
+/// exactly `-c`).
 pub(crate) struct Opened {
     pub(crate) ctl: control::ControlClient,
-    pub(crate) header: report::Header,
     pub(crate) masters: Vec<Target>,
     pub(crate) yield_slot: bool,
 }
@@ -40,7 +39,7 @@ pub(crate) fn prepare(cfg: &Config) -> Result<(), RunError> {
 /// The control connection and what it reads for the report's header: the server's settings, its room
 /// for the run's clients (only if the control connection yields its slot), and with `--cluster` the
 /// masters (then `cfg` learns how many of them are on this machine).
-pub(crate) fn connect(cfg: &mut Config) -> Result<Opened, RunError> {
+pub(crate) fn connect(cfg: &mut Config) -> Result<(Opened, report::Header), RunError> {
     let mut ctl = control::ControlClient::connect(
         &cfg.target,
         cfg.tls.as_ref(),
@@ -87,12 +86,14 @@ pub(crate) fn connect(cfg: &mut Config) -> Result<Opened, RunError> {
         cfg.run.local_servers = local_masters(&targets);
         masters = targets;
     }
-    Ok(Opened {
-        ctl,
+    Ok((
+        Opened {
+            ctl,
+            masters,
+            yield_slot,
+        },
         header,
-        masters,
-        yield_slot,
-    })
+    ))
 }
 
 /// Checks that the server has room under its `maxclients` for `clients` connections (beside the
@@ -174,7 +175,6 @@ pub(crate) fn watch_server(cfg: &Config, opened: Opened) -> server_view::Watches
         ctl,
         masters,
         yield_slot,
-        ..
     } = opened;
     let watch_of = |ctl, target: &Target| {
         server_view::ServerWatch::new(

@@ -1,11 +1,11 @@
 //! Tests that judge time (rates, durations, "stops within N seconds") run alone: they take this lock for
-//! writing, the others of the same file for reading, so no other test competes with them for the cores.
+//! writing, every other test of the binary for reading, so no other test competes with them for the cores.
 
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 static CLOCK: RwLock<()> = RwLock::new(());
 
-/// Held by a test that judges time: no other test of its file runs meanwhile.
+/// Held by a test that judges time: no other test of the binary runs meanwhile.
 pub fn alone() -> RwLockWriteGuard<'static, ()> {
     CLOCK.write().unwrap_or_else(|p| p.into_inner())
 }

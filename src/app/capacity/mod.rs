@@ -160,7 +160,7 @@ fn check_config(cfg: &Config) -> Result<(), RunError> {
 /// as a normal run: a node that is not a cluster, or fewer clients than masters, ends here; `cfg` learns
 /// which masters are local). Returns the watches and the number of masters (0 without `--cluster`).
 fn server_watches(cfg: &mut Config) -> Result<(Watches, usize), RunError> {
-    let opened = session::connect(cfg)?;
+    let (opened, _) = session::connect(cfg)?;
     let masters = opened.masters.len();
     Ok((session::watch_server(cfg, opened), masters))
 }
