@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Lists the `crate::` edges between the stage folders of src/ and flags the ones that break the layering
-# base < cli < protocol < workload < net < config < stats < engine < report < {root, app}
+# base, sys < cli < protocol < workload < net < config < stats < engine < report < {root, app}
 # (ARCHITECTURE.md): a stage may use only the stages before it. Then it lists the import cycles between
 # files. Comments and inline `#[cfg(test)] mod tests { .. }` modules are left out (a `mod tests;` line
 # only: what follows it is read). Exits 1 when it flags anything.
@@ -13,7 +13,7 @@ from collections import defaultdict
 # Rank of each stage: a stage may use the stages of lower rank and its own, never a higher one. A leaf file
 # directly in src/ (os_error.rs) is "base", below all; the root (lib.rs, main.rs) and the subcommand stages
 # under app/ (session, capacity, fleet, the memtier personality) share the top rank and may use everything.
-ORDER = {"base": 0, "cli": 1, "protocol": 2, "workload": 3, "net": 4, "config": 5, "stats": 6,
+ORDER = {"base": 0, "sys": 0, "cli": 1, "protocol": 2, "workload": 3, "net": 4, "config": 5, "stats": 6,
          "engine": 7, "report": 8, "": 9, "app": 9}
 
 files = {}

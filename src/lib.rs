@@ -13,6 +13,7 @@ mod os_error;
 mod protocol;
 mod report;
 mod stats;
+mod sys;
 mod workload;
 
 // What `main.rs`, `tests/` and `benches/` name besides `run`, `dispatch` and `capacity`.
@@ -25,6 +26,7 @@ pub use protocol::cluster::key_slot;
 pub use protocol::resp::{ReplyScanner, Scanned};
 pub use report::result_file::RunFile;
 pub use stats::thread_cpu_seconds;
+pub use sys::os::{StopSignal, on_stop_signals};
 pub use workload::{PipelineBuffer, RequestTemplate};
 
 pub use app::capacity;

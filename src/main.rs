@@ -1,11 +1,11 @@
 //! The `ringbench` binary: parse, run, print, and map errors to exit codes.
 
 use ringbench::{Cli, Config, ConfigError, Env, Settings};
-use ringbench::{Invocation, RunControl};
+use ringbench::{Invocation, RunControl, StopSignal, on_stop_signals};
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
@@ -143,17 +143,6 @@ fn error_lines(msg: &str) {
 /// reach both the process and its group, so one stop often arrives twice within microseconds.
 const SECOND_SIGNAL_AFTER_NS: u64 = 1_000_000_000;
 
-/// Monotonic nanoseconds; `clock_gettime` is async-signal-safe.
-fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime only writes the timespec it is given.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
 /// SIGINT / SIGTERM: the first asks the run to stop and report what it measured; another one at least
 /// a second later ends the process at once (130 / 143). Signals arriving together count as one.
 fn install_signal_handlers(
@@ -161,28 +150,17 @@ fn install_signal_handlers(
     sigint: &Arc<AtomicBool>,
     sigterm: &Arc<AtomicBool>,
 ) {
-    let first_at = Arc::new(AtomicU64::new(0));
-    for (sig, flag, code) in [
-        (signal_hook::consts::SIGINT, sigint, 130),
-        (signal_hook::consts::SIGTERM, sigterm, 143),
-    ] {
-        let stop = control.stop.clone();
-        let flag = flag.clone();
-        let first_at = first_at.clone();
-        let handler = move || {
-            let now = monotonic_ns().max(1);
-            match first_at.compare_exchange(0, now, Ordering::SeqCst, Ordering::SeqCst) {
-                Ok(_) => {
-                    flag.store(true, Ordering::SeqCst);
-                    stop.store(true, Ordering::SeqCst);
-                }
-                Err(first) if now.saturating_sub(first) >= SECOND_SIGNAL_AFTER_NS => {
-                    signal_hook::low_level::exit(code);
-                }
-                Err(_) => {}
-            }
-        };
-        // SAFETY: the handler only reads the clock, uses atomics and may call _exit: all async-signal-safe.
-        let _ = unsafe { signal_hook::low_level::register(sig, handler) };
-    }
+    let signals = vec![
+        StopSignal {
+            signal: signal_hook::consts::SIGINT,
+            flag: sigint.clone(),
+            exit_code: 130,
+        },
+        StopSignal {
+            signal: signal_hook::consts::SIGTERM,
+            flag: sigterm.clone(),
+            exit_code: 143,
+        },
+    ];
+    on_stop_signals(signals, &control.stop, SECOND_SIGNAL_AFTER_NS);
 }

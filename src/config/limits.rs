@@ -3,6 +3,7 @@
 //! [`Config::resolve`](crate::config::Config::resolve)) refuses `-d` x `-P` x `-c` request buffers the
 //! machine's available memory or the address-space limit cannot hold.
 
+use crate::sys::os;
 use crate::workload::TestSpec;
 
 /// Files a run keeps open besides its connections: executor rings, eventfds, timers, stdio.
@@ -33,41 +34,16 @@ pub enum LimitError {
     },
 }
 
-fn get(resource: libc::__rlimit_resource_t) -> Option<libc::rlimit> {
-    let mut r = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit writes into the struct we own.
-    (unsafe { libc::getrlimit(resource, &mut r) } == 0).then_some(r)
-}
-
-/// Raises the soft limit of `resource` to its hard limit; returns the soft limit in force afterwards.
-fn raise(resource: libc::__rlimit_resource_t) -> Option<u64> {
-    let mut r = get(resource)?;
-    if r.rlim_cur < r.rlim_max {
-        let wanted = libc::rlimit {
-            rlim_cur: r.rlim_max,
-            rlim_max: r.rlim_max,
-        };
-        // SAFETY: setrlimit reads the struct we own.
-        if unsafe { libc::setrlimit(resource, &wanted) } == 0 {
-            r = wanted;
-        }
-    }
-    Some(r.rlim_cur)
-}
-
 /// Raises the soft open-files and memlock limits as far as the hard limits allow, then checks that
 /// `clients` connections on `executors` executors fit. The error names the limit and how to raise it.
 pub fn prepare(clients: usize, executors: usize) -> Result<(), LimitError> {
-    let _ = raise(libc::RLIMIT_MEMLOCK);
-    let Some(files) = raise(libc::RLIMIT_NOFILE) else {
+    let _ = os::raise_rlimit(libc::RLIMIT_MEMLOCK);
+    let Some(files) = os::raise_rlimit(libc::RLIMIT_NOFILE) else {
         return Ok(());
     };
     let needed = clients as u64 + executors as u64 * FILES_PER_EXECUTOR + FILES_BASE;
     if files != libc::RLIM_INFINITY && needed > files {
-        let hard = get(libc::RLIMIT_NOFILE)
+        let hard = os::rlimit(libc::RLIMIT_NOFILE)
             .map(|r| r.rlim_max)
             .unwrap_or(files);
         return Err(LimitError::OpenFiles {
@@ -137,7 +113,7 @@ impl MemoryRoom {
         let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
         MemoryRoom {
             available: proc_kb(&meminfo, "MemAvailable:"),
-            address_space: get(libc::RLIMIT_AS)
+            address_space: os::rlimit(libc::RLIMIT_AS)
                 .map(|r| r.rlim_cur)
                 .filter(|&l| l != libc::RLIM_INFINITY),
             mapped: proc_kb(&status, "VmSize:").unwrap_or(0),
@@ -391,7 +367,7 @@ mod tests {
     #[test]
     fn soft_limit_is_raised_to_hard() {
         let _ = prepare(1, 1);
-        let r = get(libc::RLIMIT_NOFILE).unwrap();
+        let r = os::rlimit(libc::RLIMIT_NOFILE).unwrap();
         assert_eq!(r.rlim_cur, r.rlim_max);
     }
 

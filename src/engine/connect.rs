@@ -7,11 +7,10 @@
 use crate::config::Config;
 use crate::engine::opening::Opening;
 use crate::engine::ring::Socket;
-use crate::engine::uring::{self, ConnectArgs};
 use crate::net::ConnError;
 use crate::net::target::Target;
-use io_uring::types::{Fd, SubmitArgs, Timespec};
-use io_uring::{IoUring, opcode, squeue};
+use crate::sys::ring::{Back, Completion, Key, Op, Ring, Setup};
+use crate::sys::socket;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::{Duration, Instant};
@@ -20,45 +19,29 @@ use std::time::{Duration, Instant};
 const IN_FLIGHT: usize = 128;
 const RECV_LEN: usize = 4096;
 
-const OP_CONNECT: u64 = 1;
-const OP_TIMEOUT: u64 = 2;
-const OP_SEND: u64 = 3;
-const OP_RECV: u64 = 4;
-const OP_CANCEL: u64 = 5;
-
-/// One connection being opened. Its address, receive buffer and opening stay put while an
-/// operation on it is in the kernel (each is boxed and dropped only once nothing is pending).
+/// One connection being opened. What the kernel reads or writes for it (its address, the bytes of a
+/// send, its receive buffer) is in the ring's in-flight table until the operation completes.
 struct Slot {
     fd: OwnedFd,
-    /// Read by the kernel while the `CONNECT` and its timeout are in flight; held, never read here.
-    _args: Box<ConnectArgs>,
     opening: Box<Opening>,
-    buf: Box<[u8]>,
+    /// The receive buffer, while no receive holds it.
+    buf: Option<Box<[u8]>>,
     connect_pending: bool,
     recv_pending: bool,
-    /// The bytes of the send in the kernel ([`Opening::lend`]), given back at its completion, and
-    /// how many of them went.
-    lent: Option<Vec<u8>>,
-    /// Set when the lent bytes (or their rest, after a partial send) are to be sent.
-    resend: bool,
+    send_pending: bool,
     cancel_sent: bool,
+    /// How many bytes of the send in the kernel went so far.
     sent: usize,
     ready: bool,
 }
 
-impl Slot {
-    fn pending(&self) -> bool {
-        self.connect_pending || self.recv_pending || self.lent.is_some()
-    }
-}
-
-fn ud(i: usize, op: u64) -> u64 {
-    ((i as u64) << 8) | op
+fn key(i: usize, op: Op) -> Key {
+    Key::new(i, 0, op)
 }
 
 struct Connector<'a> {
     cfg: &'a Config,
-    ring: IoUring,
+    ring: Ring<Vec<u8>>,
     slots: Vec<Option<Slot>>,
     targets: Vec<Target>,
     first_error: Option<ConnError>,
@@ -77,12 +60,16 @@ pub(crate) fn open_all(
         return Ok(Vec::new());
     }
     let entries = (IN_FLIGHT * 3).next_power_of_two() as u32;
-    let ring = uring::build(entries)
-        .map(|(r, _)| r)
-        .map_err(|e| ConnError::Lost {
-            addr: cfg.target.display(),
-            reason: format!("could not set up the executor's io_uring: {e}"),
-        })?;
+    let setup = Setup {
+        entries,
+        buffers: None,
+        stamps: false,
+        files: &[],
+    };
+    let ring = Ring::new(setup).map_err(|e| ConnError::Lost {
+        addr: cfg.target.display(),
+        reason: format!("could not set up the executor's io_uring: {e}"),
+    })?;
     let mut c = Connector {
         cfg,
         ring,
@@ -142,33 +129,21 @@ pub(crate) fn open_all(
 }
 
 impl Connector<'_> {
-    fn push(&mut self, sqe: squeue::Entry) {
-        // SAFETY: every buffer an SQE points at is boxed in a slot that is kept until its
-        // operations complete (`Slot::pending`), or until `abandon` has waited for them.
-        while unsafe { self.ring.submission().push(&sqe) }.is_err() {
-            let _ = self.ring.submit();
-        }
-    }
-
-    fn fail(&mut self, i: usize, e: ConnError) {
+    fn fail(&mut self, e: ConnError) {
         self.first_error.get_or_insert(e);
-        let _ = i;
     }
 
     fn start(&mut self, i: usize) {
         let cfg = self.cfg;
         let target = self.targets[i].clone();
         let addr = target.display();
-        let (fd, args) = match uring::new_socket(&target, cfg.run.connect_timeout) {
+        let (fd, args) = match socket::new_socket(target.peer(), cfg.run.connect_timeout) {
             Ok(x) => x,
             Err(e) => {
-                return self.fail(
-                    i,
-                    ConnError::Connect {
-                        addr,
-                        reason: crate::net::io_reason(e),
-                    },
-                );
+                return self.fail(ConnError::Connect {
+                    addr,
+                    reason: crate::net::io_reason(e),
+                });
             }
         };
         let opening = match Opening::new(
@@ -178,58 +153,41 @@ impl Connector<'_> {
             Instant::now() + cfg.run.connect_timeout,
         ) {
             Ok(o) => o,
-            Err(e) => return self.fail(i, e),
+            Err(e) => return self.fail(e),
         };
-        let connect = opcode::Connect::new(Fd(fd.as_raw_fd()), args.sockaddr(), args.len)
-            .build()
-            .flags(squeue::Flags::IO_LINK)
-            .user_data(ud(i, OP_CONNECT));
-        let timeout = opcode::LinkTimeout::new(&args.timeout)
-            .build()
-            .user_data(ud(i, OP_TIMEOUT));
+        let raw = fd.as_raw_fd();
         self.slots[i] = Some(Slot {
             fd,
-            _args: args,
             opening: Box::new(opening),
-            buf: vec![0u8; RECV_LEN].into_boxed_slice(),
+            buf: Some(vec![0u8; RECV_LEN].into_boxed_slice()),
             connect_pending: true,
             recv_pending: false,
-            lent: None,
-            resend: false,
+            send_pending: false,
             cancel_sent: false,
             sent: 0,
             ready: false,
         });
-        // The linked pair goes in one submission.
-        uring::make_room(&mut self.ring, 2);
-        self.push(connect);
-        self.push(timeout);
+        self.ring
+            .connect(key(i, Op::Connect), key(i, Op::Timeout), raw, args);
     }
 
     fn wait(&mut self, wait: Duration) {
-        let ts = Timespec::new()
-            .sec(wait.as_secs())
-            .nsec(wait.subsec_nanos());
-        let args = SubmitArgs::new().timespec(&ts);
-        let _ = self.ring.submitter().submit_with_args(1, &args);
+        let _ = self.ring.submit_and_wait(wait, 1);
     }
 
     /// Handles the completions posted; returns the slots that became ready.
     fn reap(&mut self) -> Vec<usize> {
-        let cqes: Vec<(u64, i32)> = self
-            .ring
-            .completion()
-            .map(|e| (e.user_data(), e.result()))
-            .collect();
+        let mut cqes = Vec::new();
+        self.ring.reap(&mut cqes);
         let mut ready = Vec::new();
-        for (data, res) in cqes {
-            let (i, op) = ((data >> 8) as usize, data & 0xff);
+        for Completion { key, res, back, .. } in cqes {
+            let i = key.slot as usize;
             let Some(s) = self.slots.get_mut(i).and_then(Option::as_mut) else {
                 continue;
             };
             let addr = || self.targets[i].display();
-            let step = match op {
-                OP_CONNECT => {
+            let step = match (key.op, back) {
+                (Op::Connect, _) => {
                     s.connect_pending = false;
                     if res < 0 {
                         let e = if res == -libc::ECANCELED {
@@ -245,41 +203,40 @@ impl Connector<'_> {
                         s.opening.connected()
                     }
                 }
-                OP_SEND => {
-                    let whole = s.lent.as_ref().map_or(0, Vec::len);
-                    let done = res < 0 || s.sent + res as usize >= whole;
-                    if done && let Some(v) = s.lent.take() {
-                        // The kernel is done with the bytes: they go back to the opening.
-                        s.opening.sent(v);
-                        s.sent = 0;
+                (Op::Send, Back::Sent(v)) => {
+                    let whole = v.len();
+                    if res >= 0 && s.sent + (res as usize) < whole {
+                        // The rest goes from the same bytes.
+                        s.sent += res as usize;
+                        let raw = s.fd.as_raw_fd();
+                        self.ring.send(key, raw, v, s.sent, whole);
+                        continue;
                     }
+                    // The kernel is done with the bytes: they go back to the opening.
+                    s.send_pending = false;
+                    s.sent = 0;
+                    s.opening.sent(v);
                     if res < 0 {
                         Err(lost(addr(), -res))
                     } else {
-                        if !done {
-                            s.sent += res as usize;
-                            s.resend = true;
-                        }
                         Ok(())
                     }
                 }
-                OP_RECV => {
+                (Op::Recv, Back::Received(buf)) => {
                     s.recv_pending = false;
-                    match res {
-                        n if n > 0 => {
-                            let len = n as usize;
-                            let data = s.buf[..len].to_vec();
-                            s.opening.received(&data)
-                        }
+                    let step = match res {
+                        n if n > 0 => s.opening.received(&buf[..n as usize]),
                         0 if !s.ready => Err(s.opening.closed()),
                         n if n < 0 && n != -libc::ECANCELED && !s.ready => Err(lost(addr(), -n)),
                         _ => Ok(()),
-                    }
+                    };
+                    s.buf = Some(buf);
+                    step
                 }
                 _ => continue,
             };
             if let Err(e) = step {
-                self.fail(i, e);
+                self.fail(e);
                 continue;
             }
             if self.progress(i) {
@@ -294,22 +251,15 @@ impl Connector<'_> {
         let Some(s) = self.slots[i].as_mut() else {
             return false;
         };
-        if s.connect_pending {
+        if s.connect_pending || s.send_pending {
             return false;
         }
-        if s.lent.is_none() {
-            s.lent = s.opening.lend();
-            s.resend = s.lent.is_some();
-        }
-        if let Some(out) = s.lent.as_ref() {
-            if std::mem::take(&mut s.resend) {
-                let rest = &out[s.sent..];
-                let sqe = opcode::Send::new(Fd(s.fd.as_raw_fd()), rest.as_ptr(), rest.len() as u32)
-                    .build()
-                    .user_data(ud(i, OP_SEND));
-                // The bytes stay in `s.lent` until the send's completion.
-                self.push(sqe);
-            }
+        let raw = s.fd.as_raw_fd();
+        if let Some(out) = s.opening.lend() {
+            let len = out.len();
+            s.send_pending = true;
+            s.sent = 0;
+            self.ring.send(key(i, Op::Send), raw, out, 0, len);
             return false;
         }
         if s.opening.ready() {
@@ -317,21 +267,17 @@ impl Connector<'_> {
             if s.recv_pending {
                 if !s.cancel_sent {
                     s.cancel_sent = true;
-                    let sqe = opcode::AsyncCancel::new(ud(i, OP_RECV))
-                        .build()
-                        .user_data(ud(i, OP_CANCEL));
-                    self.push(sqe);
+                    self.ring.cancel(key(i, Op::Recv), key(i, Op::Timeout));
                 }
                 return false;
             }
             return true;
         }
-        if !s.recv_pending {
-            let sqe = opcode::Recv::new(Fd(s.fd.as_raw_fd()), s.buf.as_mut_ptr(), RECV_LEN as u32)
-                .build()
-                .user_data(ud(i, OP_RECV));
+        if !s.recv_pending
+            && let Some(buf) = s.buf.take()
+        {
             s.recv_pending = true;
-            self.push(sqe);
+            self.ring.recv(key(i, Op::Recv), raw, buf);
         }
         false
     }
@@ -342,43 +288,19 @@ impl Connector<'_> {
             let Some(s) = self.slots[i].as_ref() else {
                 continue;
             };
-            uring::shutdown(&s.fd);
+            socket::shutdown(&s.fd);
             if s.connect_pending {
-                let sqe = opcode::AsyncCancel::new(ud(i, OP_CONNECT))
-                    .build()
-                    .user_data(ud(i, OP_CANCEL));
-                self.push(sqe);
+                self.ring.cancel(key(i, Op::Connect), key(i, Op::Timeout));
             }
         }
-        // Cancelled and shut, every operation ends at once; should one not, its slot is leaked
-        // rather than freed under the kernel.
+        // Cancelled and shut, every operation ends at once; should one not, the ring leaks what it
+        // uses rather than freeing it under the kernel.
         let until = Instant::now() + self.cfg.run.connect_timeout + Duration::from_secs(1);
-        while self.slots.iter().flatten().any(Slot::pending) {
-            if Instant::now() >= until {
-                for s in self.slots.drain(..).flatten() {
-                    if s.pending() {
-                        std::mem::forget(s);
-                    }
-                }
-                return;
-            }
+        let mut cqes = Vec::new();
+        while (0..self.slots.len()).any(|i| self.ring.slot_busy(i)) && Instant::now() < until {
             self.wait(Duration::from_millis(10));
-            let cqes: Vec<(u64, i32)> = self
-                .ring
-                .completion()
-                .map(|e| (e.user_data(), e.result()))
-                .collect();
-            for (data, _) in cqes {
-                let (i, op) = ((data >> 8) as usize, data & 0xff);
-                if let Some(s) = self.slots.get_mut(i).and_then(Option::as_mut) {
-                    match op {
-                        OP_CONNECT => s.connect_pending = false,
-                        OP_SEND => s.lent = None,
-                        OP_RECV => s.recv_pending = false,
-                        _ => {}
-                    }
-                }
-            }
+            self.ring.reap(&mut cqes);
+            cqes.clear();
         }
         self.slots.clear();
     }

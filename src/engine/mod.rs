@@ -1,12 +1,12 @@
 //! The thread-per-core engine: one pinned glommio executor per `--threads`, each driving its own shard of connections.
 
+pub(crate) mod clock;
 pub(crate) mod cluster;
 pub(crate) mod connect;
 mod opening;
 pub(crate) mod ring;
 pub(crate) mod schedule;
 pub(crate) mod shared;
-pub(crate) mod uring;
 
 pub(crate) use schedule::QUANTUM;
 pub use shared::RunControl;

@@ -26,6 +26,14 @@ impl Target {
         }
     }
 
+    /// Where a socket to this target connects.
+    pub fn peer(&self) -> crate::sys::socket::Peer<'_> {
+        match self {
+            Target::Tcp { addr, .. } => crate::sys::socket::Peer::Tcp(*addr),
+            Target::Unix(p) => crate::sys::socket::Peer::Unix(p),
+        }
+    }
+
     /// The address as a user would write it.
     pub fn display(&self) -> String {
         match self {

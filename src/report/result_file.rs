@@ -481,14 +481,7 @@ pub fn unix_seconds(t: SystemTime) -> f64 {
 
 /// This machine's host name, or `unknown`.
 pub fn host_name() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: gethostname writes at most buf.len() bytes into buf.
-    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    if rc != 0 {
-        return "unknown".into();
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).into_owned()
+    crate::sys::os::host_name()
 }
 
 impl RunConfig {

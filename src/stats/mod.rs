@@ -115,22 +115,12 @@ impl ExecutorStats {
 /// The calling thread's CPU time so far as (user, system) seconds. Called on an executor thread at the
 /// start and end of its shard and by the live metrics a few times a second, never per request.
 pub fn thread_cpu_seconds() -> (f64, f64) {
-    rusage_seconds(libc::RUSAGE_THREAD)
+    crate::sys::os::cpu_seconds(libc::RUSAGE_THREAD)
 }
 
 /// The whole process's CPU time so far as (user, system) seconds.
 pub fn process_cpu_seconds() -> (f64, f64) {
-    rusage_seconds(libc::RUSAGE_SELF)
-}
-
-fn rusage_seconds(who: libc::c_int) -> (f64, f64) {
-    // SAFETY: getrusage fills the zeroed struct it is given and reads nothing else.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrusage(who, &mut ru) } != 0 {
-        return (0.0, 0.0);
-    }
-    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    (secs(ru.ru_utime), secs(ru.ru_stime))
+    crate::sys::os::cpu_seconds(libc::RUSAGE_SELF)
 }
 
 /// The kind of an error reply: its first word (`ERR`, `WRONGTYPE`, `MOVED`, ...), for simple (`-`)

@@ -37,7 +37,6 @@ use crate::engine::connect;
 use crate::engine::ring::{Driver, Layer, Socket};
 use crate::engine::schedule::{DueQueue, Pacing};
 use crate::engine::shared::{ShardPlan, ShardState};
-use crate::engine::uring;
 use crate::net::ConnError;
 use crate::net::discovery::{self, DiscoveryError};
 use crate::net::target::Target;
@@ -171,7 +170,7 @@ const _: () = assert!(std::mem::size_of::<Req>() == 32);
 #[inline]
 fn prefetch(reqs: &[Req], i: u32) {
     if let Some(r) = reqs.get(i as usize) {
-        uring::prefetch(r, 1);
+        crate::sys::os::prefetch(r, 1);
     }
 }
 

@@ -4,11 +4,6 @@
 use super::*;
 
 impl Driver<'_> {
-    /// True when connection `i` is a slot of the registered file table.
-    pub(super) fn is_fixed(&self, i: usize) -> bool {
-        self.fixed && i < self.files
-    }
-
     /// Adds a connection slot with no socket (a layer's, for a node that appeared during the run) and
     /// returns its index; [`Self::open`] connects it.
     pub(crate) fn add_connection(&mut self) -> usize {
@@ -19,7 +14,6 @@ impl Driver<'_> {
             phase: Phase::Done,
             recv_armed: false,
             send_pending: false,
-            lent: None,
             out: Vec::new(),
             sealed: Vec::new(),
             out_len: 0,
@@ -52,7 +46,6 @@ impl Driver<'_> {
             attempt: 0,
             retry_at: now,
             opening: None,
-            connect_args: None,
             connect_pending: false,
             open_error: None,
         });

@@ -1,8 +1,8 @@
 //! The bytes of a connection's send while the kernel reads them. They move out of their owner when
-//! the send starts ([`Driver::lend`]) and back when it completes ([`Driver::give_back`]), so while
-//! the kernel reads them nothing else holds them: no code can change or free them meanwhile. A
-//! partial send goes on from the same bytes. A driver dropped with a send in flight (its drain gave
-//! up) leaks them with the connection.
+//! the send starts ([`Driver::lend`]) into the ring's in-flight table, and come back with the send's
+//! completion ([`Driver::give_back`]), so while the kernel reads them nothing else holds them: no
+//! code can change or free them meanwhile. A partial send goes on from the same bytes. A ring
+//! dropped with a send in flight (the drain gave up) leaks them.
 
 use super::*;
 
@@ -20,8 +20,8 @@ pub(super) enum Lent {
     Shared(Rc<PipelineBuffer>),
 }
 
-impl Lent {
-    pub(super) fn bytes(&self) -> &[u8] {
+impl AsRef<[u8]> for Lent {
+    fn as_ref(&self) -> &[u8] {
         match self {
             Lent::Out(v) | Lent::Sealed(v) | Lent::Setup(v) => v,
             Lent::Pipe(p) => p.buffer(),
@@ -31,15 +31,14 @@ impl Lent {
 }
 
 impl Driver<'_> {
-    /// Moves the bytes connection `i` sends next into its send: its TLS records, its opening's
-    /// output, or its requests. False when an opening has nothing to send.
-    pub(super) fn lend(&mut self, i: usize) -> bool {
+    /// Takes the bytes connection `i` sends next out of their owner: its TLS records, its opening's
+    /// output, or its requests. `None` when an opening has nothing to send.
+    pub(super) fn lend(&mut self, i: usize) -> Option<Lent> {
         let c = &mut self.conns[i];
-        debug_assert!(c.lent.is_none(), "one send at a time per connection");
         let lent = if let Some(o) = c.opening.as_mut() {
             match o.lend() {
                 Some(v) => Lent::Setup(v),
-                None => return false,
+                None => return None,
             }
         } else if c.tls.is_some() {
             Lent::Sealed(std::mem::take(&mut c.sealed))
@@ -57,24 +56,23 @@ impl Driver<'_> {
                 Requests::Lent => unreachable!("requests are lent only with their send"),
             }
         };
-        c.lent = Some(lent);
-        true
+        Some(lent)
     }
 
     /// Connection `i`'s send completed: the kernel is done with its bytes, which go back where they
     /// came from.
-    pub(super) fn give_back(&mut self, i: usize) {
+    pub(super) fn give_back(&mut self, i: usize, lent: Lent) {
         let c = &mut self.conns[i];
-        match c.lent.take() {
-            Some(Lent::Out(v)) => c.out = v,
-            Some(Lent::Sealed(v)) => c.sealed = v,
-            Some(Lent::Setup(v)) => {
+        match lent {
+            Lent::Out(v) => c.out = v,
+            Lent::Sealed(v) => c.sealed = v,
+            Lent::Setup(v) => {
                 if let Some(o) = c.opening.as_mut() {
                     o.sent(v);
                 }
             }
-            Some(Lent::Pipe(p)) => c.requests = Requests::Fixed(p),
-            Some(Lent::Shared(_)) | None => {}
+            Lent::Pipe(p) => c.requests = Requests::Fixed(p),
+            Lent::Shared(_) => {}
         }
     }
 }

@@ -57,7 +57,7 @@ impl Driver<'_> {
         self.set_phase(i, Phase::Draining);
         let c = &mut self.conns[i];
         if let Some(fd) = &c.fd {
-            uring::shutdown(fd);
+            socket::shutdown(fd);
         }
         self.cancel_connect(i);
         self.maybe_reconnect(i);
@@ -71,17 +71,14 @@ impl Driver<'_> {
         }
         // Nothing of this socket is in the kernel any more: its buffers may go.
         c.opening = None;
-        c.connect_args = None;
         c.fd = None;
         c.reader.reset();
         if let Some(v) = c.verify.as_mut() {
             v.reset();
         }
         c.generation = c.generation.wrapping_add(1);
-        if self.is_fixed(i) {
-            // Drop the table's reference too, so the socket really closes.
-            let _ = self.ring.submitter().register_files_update(i as u32, &[-1]);
-        }
+        // Drop the file table's reference too, so the socket really closes.
+        let _ = self.ring.set_file(i, -1);
         let c = &mut self.conns[i];
         if self.layer.is_some() || self.idle {
             // A layer connects again when it has something to send there.
@@ -199,17 +196,9 @@ impl Driver<'_> {
             addr: addr.clone(),
             reason: crate::net::io_reason(e),
         };
-        let (fd, args) = new_socket(target, cfg.run.connect_timeout).map_err(failed)?;
-        let fixed = self.is_fixed(i);
-        if fixed
-            && let Err(e) = self
-                .ring
-                .submitter()
-                .register_files_update(i as u32, &[fd.as_raw_fd()])
-        {
-            return Err(failed(e));
-        }
-        if self.stamps.is_some() && !RxStamps::enable(&fd) {
+        let (fd, args) = new_socket(target.peer(), cfg.run.connect_timeout).map_err(failed)?;
+        self.ring.set_file(i, fd.as_raw_fd()).map_err(failed)?;
+        if self.ring.stamped() && !socket::enable_rx_timestamps(&fd) {
             self.stamped = false;
         }
         let opening = Opening::new(
@@ -219,30 +208,21 @@ impl Driver<'_> {
             now + cfg.run.connect_timeout,
         )?;
         let c = &mut self.conns[i];
-        let connect = if fixed {
-            opcode::Connect::new(Fixed(i as u32), args.sockaddr(), args.len)
-        } else {
-            opcode::Connect::new(Fd(fd.as_raw_fd()), args.sockaddr(), args.len)
-        }
-        .build()
-        .flags(squeue::Flags::IO_LINK)
-        .user_data(user_data(i, c.generation, OP_CONNECT));
-        let timeout = opcode::LinkTimeout::new(&args.timeout)
-            .build()
-            .user_data(user_data(i, c.generation, OP_LINK_TIMEOUT));
+        let (connect, timeout) = (
+            key(i, c.generation, Op::Connect),
+            key(i, c.generation, Op::Timeout),
+        );
+        let raw = fd.as_raw_fd();
         c.fd = Some(fd);
         c.opening = Some(Box::new(opening));
-        c.connect_args = Some(args);
         c.connect_pending = true;
         // What the last socket had to send went with it (a layer routes its requests again).
         c.out.clear();
         c.out_len = 0;
         c.out_at = 0;
         self.set_phase(i, Phase::Opening);
-        // The linked pair goes in one submission: a full queue is flushed before the first.
-        uring::make_room(&mut self.ring, 2);
-        self.push(connect);
-        self.push(timeout);
+        // The ring holds the address until the `CONNECT` completes.
+        self.ring.connect(connect, timeout, raw, args);
         Ok(())
     }
 
@@ -287,11 +267,11 @@ impl Driver<'_> {
         if c.opening.is_none() {
             return;
         }
-        if self.lend(i) {
+        if let Some(bytes) = self.lend(i) {
             let c = &mut self.conns[i];
-            c.out_len = c.lent.as_ref().map_or(0, |l| l.bytes().len());
+            c.out_len = bytes.as_ref().len();
             c.out_at = 0;
-            self.send_rest(i);
+            self.send_rest(i, bytes);
             return;
         }
         let c = &mut self.conns[i];
@@ -308,13 +288,12 @@ impl Driver<'_> {
             self.set_phase(i, Phase::Draining);
             let c = &mut self.conns[i];
             if let Some(fd) = &c.fd {
-                uring::shutdown(fd);
+                socket::shutdown(fd);
             }
             self.maybe_reconnect(i);
             return;
         }
         let o = c.opening.take().expect("an opening");
-        c.connect_args = None;
         c.tls = o.into_tls().map(TlsSession::new);
         c.out_len = 0;
         c.out_at = 0;
@@ -367,7 +346,7 @@ impl Driver<'_> {
         let c = &mut self.conns[i];
         c.open_error = Some(e);
         if let Some(fd) = &c.fd {
-            uring::shutdown(fd);
+            socket::shutdown(fd);
         }
         self.set_phase(i, Phase::Draining);
         self.maybe_reconnect(i);
@@ -386,10 +365,11 @@ impl Driver<'_> {
     pub(super) fn cancel_connect(&mut self, i: usize) {
         let c = &self.conns[i];
         if c.connect_pending {
-            let cancel = opcode::AsyncCancel::new(user_data(i, c.generation, OP_CONNECT))
-                .build()
-                .user_data(user_data(i, c.generation, OP_LINK_TIMEOUT));
-            self.push(cancel);
+            let (connect, cancel) = (
+                key(i, c.generation, Op::Connect),
+                key(i, c.generation, Op::Timeout),
+            );
+            self.ring.cancel(connect, cancel);
         }
     }
 

@@ -18,13 +18,11 @@ mod setup;
 pub(crate) use memory::{request_memory, total_memory};
 
 use crate::config::Config;
+use crate::engine::clock::Clock;
 use crate::engine::opening::Opening;
 use crate::engine::schedule::{DueQueue, Pacing};
 use crate::engine::shared::{
     RECONNECT_BACKOFF_MS, ShardPlan, ShardState, error_text, note_error_in,
-};
-use crate::engine::uring::{
-    self, BGID, BufRing, Clock, RxStamps, register_ring_fd, unregister_ring_fd,
 };
 use crate::net::ConnError;
 use crate::net::target::Target;
@@ -33,13 +31,14 @@ use crate::protocol::in_place::InPlaceScanner;
 use crate::protocol::resp::{Scanned, Value};
 use crate::stats::ShardStats;
 use crate::stats::live::{SNAPSHOT_EVERY, thread_cpu_total};
+use crate::sys::ring::{Back, Completion, Key, Op, RecvBuf, Ring, Setup};
+pub(crate) use crate::sys::ring::{RingError, RingMode, probe};
+use crate::sys::socket::{self, new_socket};
 use crate::workload::PipelineBuffer;
 use crate::workload::compose::Composer;
 use crate::workload::keys::KeyGen;
 use crate::workload::replay::Replay;
 use crate::workload::verify::{Values, Verifier};
-use io_uring::types::{Fd, Fixed, SubmitArgs, Timespec};
-use io_uring::{IoUring, cqueue, opcode, squeue};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 use setup::ConnSetup;
@@ -50,8 +49,6 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use uring::{ConnectArgs, build, new_socket};
-pub(crate) use uring::{RingError, RingMode, probe};
 
 /// Provided receive buffers per executor, and the size of each. They are shared by all of the
 /// executor's connections, so memory does not grow with `-c`.
@@ -60,15 +57,10 @@ const RECV_BUFFER_SIZE: usize = 4096;
 /// The longest the loop waits in the kernel before it looks at the stop flag and the clocks again.
 const MAX_WAIT: Duration = Duration::from_millis(10);
 
-const OP_RECV: u64 = 1;
-const OP_SEND: u64 = 2;
-const OP_CONNECT: u64 = 3;
-const OP_LINK_TIMEOUT: u64 = 4;
-
 /// What the open loop's wait asks for when it only needs to wake at its next due request: more
 /// completions than can arrive, so the kernel (6.7 and later, with `DEFER_TASKRUN`) lets replies
 /// queue instead of waking the executor for each. Their arrival times come from the kernel's
-/// receive timestamps ([`RxStamps`]).
+/// receive timestamps (`SO_TIMESTAMPNS`).
 const SLEEP_THROUGH: u32 = 1 << 16;
 
 /// A request waiting for its reply (composed requests and the open loop).
@@ -157,9 +149,8 @@ struct Conn {
     phase: Phase,
     recv_armed: bool,
     send_pending: bool,
-    /// The bytes of the send in the kernel (moved here while it reads them), how many it sends and
+    /// How many bytes the send in the kernel (its bytes are in the ring's in-flight table) sends, and
     /// how many went.
-    lent: Option<lent::Lent>,
     out_len: usize,
     out_at: usize,
     /// Composed requests (or a layer's) for the next send, and a buffer for TLS records.
@@ -206,10 +197,9 @@ struct Conn {
     /// Reconnect attempts made since the connection was lost, and when the next one is due.
     attempt: usize,
     retry_at: Instant,
-    /// While [`Phase::Opening`]: the handshake and set-up, and what its `CONNECT` reads (both stay
-    /// put until the connection is live or drained).
+    /// While [`Phase::Opening`]: the handshake and set-up (kept until the connection is live or
+    /// drained).
     opening: Option<Box<Opening>>,
-    connect_args: Option<Box<ConnectArgs>>,
     connect_pending: bool,
     /// Why the last opening attempt failed, for the backoff once the attempt is drained.
     open_error: Option<ConnError>,
@@ -221,21 +211,17 @@ impl Conn {
     }
 }
 
-fn user_data(conn: usize, generation: u16, op: u64) -> u64 {
-    ((conn as u64) << 32) | ((generation as u64) << 8) | op
+/// The ring's name for operation `op` of connection `conn`'s socket `generation`.
+fn key(conn: usize, generation: u16, op: Op) -> Key {
+    Key::new(conn, generation, op)
 }
 
 /// One executor's ring and its connections, driven until the shard's share is done or the run stops.
 pub(crate) struct Driver<'a> {
-    ring: IoUring,
-    mode: RingMode,
-    /// True when the sockets are registered files.
-    fixed: bool,
-    /// How many slots the registered file table has: connections added later
-    /// ([`Driver::add_connection`]) beyond it use plain descriptors.
-    files: usize,
-    /// Unregistered and freed in `Drop` when nothing is in the kernel, else leaked.
-    bufs: std::mem::ManuallyDrop<BufRing>,
+    /// The executor's ring: what each operation's SQE points at is in its in-flight table until the
+    /// completion gives it back. Connections added later ([`Driver::add_connection`]) beyond its
+    /// registered file table use plain descriptors.
+    ring: Ring<lent::Lent>,
     conns: Vec<Conn>,
     ready: VecDeque<usize>,
     plan: &'a ShardPlan,
@@ -261,8 +247,6 @@ pub(crate) struct Driver<'a> {
     idle: bool,
     /// `-I`: why the run ended.
     failure: Option<ConnError>,
-    /// The ring's registered index for `io_uring_enter`, when the kernel took the registration.
-    ring_index: Option<u32>,
     /// Open loop: connections that wait for their next request's due time, earliest first.
     timers: DueQueue,
     /// Open loop: connections whose next request is due at the moment given but that cannot send it
@@ -274,33 +258,8 @@ pub(crate) struct Driver<'a> {
     began: Instant,
     /// `--duration` is over and every connection was told so (done once, not every turn).
     deadline_passed: bool,
-    /// Open loop: receives carry kernel timestamps, so the wait need not wake for each reply.
-    stamps: Option<RxStamps>,
     /// False once a timestamped receive came without its timestamp: the wait wakes for replies again.
     stamped: bool,
-}
-
-impl Drop for Driver<'_> {
-    /// The drain ([`Driver::run`]'s end) waits for every operation; when it gave up (after 500 ms) or
-    /// never ran (a panic), what the kernel may still read or write is leaked rather than freed: the
-    /// connections' buffers, the receive buffers and the `recvmsg` header.
-    fn drop(&mut self) {
-        let pending = self
-            .conns
-            .iter()
-            .any(|c| c.recv_armed || c.send_pending || c.connect_pending);
-        if pending {
-            std::mem::forget(std::mem::take(&mut self.conns));
-            std::mem::forget(self.stamps.take());
-        } else {
-            // SAFETY: taken once, here, and not used after.
-            let bufs = unsafe { std::mem::ManuallyDrop::take(&mut self.bufs) };
-            bufs.unregister(&self.ring);
-        }
-        if let Some(index) = self.ring_index {
-            unregister_ring_fd(&self.ring, index);
-        }
-    }
 }
 
 impl<'a> Driver<'a> {
@@ -315,20 +274,26 @@ impl<'a> Driver<'a> {
     ) -> io::Result<Driver<'a>> {
         let cfg = &*plan.cfg;
         let entries = (socks.len() * 2 + 16).next_power_of_two().clamp(64, 4096) as u32;
-        let (ring, mode) = build(entries)?;
-        let bufs = BufRing::new(&ring, RECV_BUFFERS, RECV_BUFFER_SIZE)?;
-        // Sockets are registered files (slot i = connection i), so no operation looks its file up;
-        // a kernel that refuses the table gets plain descriptors.
+        // Sockets are registered files (slot i = connection i), so no operation looks its file up.
         let fds: Vec<i32> = socks
             .iter()
             .map(|s| s.as_ref().map_or(-1, |(fd, _)| fd.as_raw_fd()))
             .collect();
-        let fixed = ring.submitter().register_files(&fds).is_ok();
         // The single-node open loop reads replies' arrival times from the kernel; a socket that
         // refuses the option turns it off for the executor.
-        let stamps = (plan.rps.is_some() && layer.is_none() && !cfg.run.idle)
-            .then(RxStamps::new)
-            .filter(|_| socks.iter().flatten().all(|(fd, _)| RxStamps::enable(fd)));
+        let stamps = plan.rps.is_some()
+            && layer.is_none()
+            && !cfg.run.idle
+            && socks
+                .iter()
+                .flatten()
+                .all(|(fd, _)| socket::enable_rx_timestamps(fd));
+        let ring = Ring::new(Setup {
+            entries,
+            buffers: Some((RECV_BUFFERS, RECV_BUFFER_SIZE)),
+            stamps,
+            files: &fds,
+        })?;
         let depth = cfg.run.pipeline;
         // The executor's values, shared by its connections.
         let values = cfg
@@ -359,14 +324,9 @@ impl<'a> Driver<'a> {
             .collect::<Vec<_>>();
         let absent = conns.iter().filter(|c| c.phase == Phase::Done).count();
         let conns_len = conns.len();
-        let ring_index = register_ring_fd(&ring);
         let idle = cfg.run.idle;
         Ok(Driver {
             ring,
-            mode,
-            fixed,
-            files: conns_len,
-            bufs: std::mem::ManuallyDrop::new(bufs),
             ready: if layer.is_some() || idle {
                 VecDeque::new()
             } else {
@@ -388,46 +348,25 @@ impl<'a> Driver<'a> {
             layer,
             idle,
             failure: None,
-            ring_index,
             timers: DueQueue::new(conns_len),
             blocked: DueQueue::new(conns_len),
             began,
             deadline_passed: false,
-            stamped: stamps.is_some(),
-            stamps,
+            stamped: stamps,
         })
     }
 
     /// How this executor's ring was set up.
     pub(crate) fn mode(&self) -> RingMode {
-        self.mode
-    }
-
-    fn push(&mut self, sqe: squeue::Entry) {
-        // SAFETY: every buffer an SQE points at is held where nothing else reaches it until the
-        // operation's completion: a send's bytes in its connection's `lent` (moved there by
-        // `Driver::lend`, back by `Driver::give_back`), a `CONNECT`'s address in `connect_args`, the
-        // receive buffers in the buffer ring; a driver dropped before those completions leaks them.
-        while unsafe { self.ring.submission().push(&sqe) }.is_err() {
-            let _ = self.ring.submit();
-        }
+        self.ring.mode()
     }
 
     fn arm_recv(&mut self, i: usize) {
-        let fixed = self.is_fixed(i);
         let c = &mut self.conns[i];
         let Some(fd) = c.fd.as_ref() else { return };
-        let sqe = match (&self.stamps, fixed) {
-            (Some(s), true) => opcode::RecvMsgMulti::new(Fixed(i as u32), &*s.msghdr, BGID).build(),
-            (Some(s), false) => {
-                opcode::RecvMsgMulti::new(Fd(fd.as_raw_fd()), &*s.msghdr, BGID).build()
-            }
-            (None, true) => opcode::RecvMulti::new(Fixed(i as u32), BGID).build(),
-            (None, false) => opcode::RecvMulti::new(Fd(fd.as_raw_fd()), BGID).build(),
-        }
-        .user_data(user_data(i, c.generation, OP_RECV));
         c.recv_armed = true;
-        self.push(sqe);
+        let k = key(i, c.generation, Op::Recv);
+        self.ring.recv_multi(k, fd.as_raw_fd());
     }
 
     fn make_ready(&mut self, i: usize) {
@@ -542,7 +481,7 @@ impl<'a> Driver<'a> {
                 }
                 break;
             }
-            let clock = Clock::read(self.stamps.is_some());
+            let clock = Clock::read(self.ring.stamped());
             let now = clock.now;
             self.reap(&mut cq, clock);
             if self.idle {
@@ -616,72 +555,38 @@ impl<'a> Driver<'a> {
 
     /// Submits what is queued and waits up to `wait` for `want` completions.
     fn submit_and_wait(&mut self, wait: Duration, want: u32) -> io::Result<()> {
-        let entered = match self.ring_index {
-            Some(index) => self.enter_registered(index, wait, want),
-            None => {
-                let ts = Timespec::new()
-                    .sec(wait.as_secs())
-                    .nsec(wait.subsec_nanos());
-                let args = SubmitArgs::new().timespec(&ts);
-                self.ring.submitter().submit_with_args(want as usize, &args)
-            }
-        };
-        match entered {
-            Ok(_) => Ok(()),
-            Err(e)
-                if matches!(
-                    e.raw_os_error(),
-                    Some(libc::ETIME | libc::EINTR | libc::EBUSY)
-                ) =>
-            {
-                Ok(())
-            }
-            Err(e) => Err(e),
-        }
+        self.ring.submit_and_wait(wait, want)
     }
 
-    /// `io_uring_enter` by the ring's registered index: submits what is queued and waits up to `wait`
-    /// for `want` completions.
-    fn enter_registered(&mut self, index: u32, wait: Duration, want: u32) -> io::Result<usize> {
-        let to_submit = self.ring.submission().len() as u32;
-        uring::enter_registered(index, to_submit, want, wait)
-    }
-
-    /// Handles every completion posted, then gives the scanned buffers back to the kernel.
-    fn reap(&mut self, cq: &mut Vec<(u64, i32, u32)>, clock: Clock) {
+    /// Handles every completion posted. Receive buffers go back to the kernel as their guards drop.
+    fn reap(&mut self, cq: &mut Vec<Completion<lent::Lent>>, clock: Clock) {
         let now = clock.now;
-        cq.extend(
-            self.ring
-                .completion()
-                .map(|e| (e.user_data(), e.result(), e.flags())),
-        );
-        for &(ud, res, flags) in cq.iter() {
-            let i = (ud >> 32) as usize;
-            let generation = ((ud >> 8) & 0xffff) as u16;
-            let stale = self.conns[i].generation != generation;
-            match (ud & 0xff, stale) {
-                (OP_RECV, true) => {
-                    if let Some(bid) = cqueue::buffer_select(flags) {
-                        self.bufs.give_back(bid);
-                    }
+        self.ring.reap(cq);
+        for done in cq.drain(..) {
+            let i = done.key.slot as usize;
+            let stale = self.conns[i].generation != done.key.generation;
+            match (done.key.op, stale, done.back) {
+                (Op::Recv, false, back) => {
+                    let buf = match back {
+                        Back::Buffer(b) => Some(b),
+                        _ => None,
+                    };
+                    self.on_recv(i, done.res, done.more, buf, clock)
                 }
-                (OP_RECV, false) => self.on_recv(i, res, flags, clock),
-                (OP_SEND, false) => self.on_send(i, res, now),
-                (OP_CONNECT, _) => self.on_connect(i, res),
+                (Op::Send, false, Back::Sent(bytes)) => self.on_send(i, done.res, bytes, now),
+                (Op::Connect, _, _) => self.on_connect(i, done.res),
                 _ => {}
             }
         }
-        cq.clear();
-        self.bufs.publish();
     }
 
     /// Shuts every connection down and waits (briefly) for the kernel to finish with their buffers.
-    fn drain(&mut self, cq: &mut Vec<(u64, i32, u32)>) {
+    fn drain(&mut self, cq: &mut Vec<Completion<lent::Lent>>) {
         for i in 0..self.conns.len() {
             let c = &mut self.conns[i];
             c.done_sending = true;
             if let Some(fd) = &c.fd {
-                uring::shutdown(fd);
+                socket::shutdown(fd);
             }
             self.cancel_connect(i);
             let c = &self.conns[i];
@@ -699,7 +604,7 @@ impl<'a> Driver<'a> {
             if self.submit_and_wait(Duration::from_millis(10), 1).is_err() {
                 break;
             }
-            self.reap(cq, Clock::read(self.stamps.is_some()));
+            self.reap(cq, Clock::read(self.ring.stamped()));
         }
     }
 }

@@ -4,17 +4,22 @@
 use super::*;
 
 impl Driver<'_> {
-    /// Handles one receive completion of connection `i`.
-    pub(super) fn on_recv(&mut self, i: usize, mut res: i32, flags: u32, clock: Clock) {
-        let more = cqueue::more(flags);
+    /// Handles one receive completion of connection `i`; `buf` is the buffer it filled, given back to
+    /// the kernel when it is dropped.
+    pub(super) fn on_recv(
+        &mut self,
+        i: usize,
+        mut res: i32,
+        more: bool,
+        buf: Option<RecvBuf>,
+        clock: Clock,
+    ) {
         let now = clock.now;
-        if let Some(bid) = cqueue::buffer_select(flags) {
+        if let Some(buf) = buf {
             let mut found = (0, res.max(0) as usize, now);
-            if res > 0
-                && let Some(s) = &self.stamps
-            {
+            if res > 0 && self.ring.stamped() {
                 // A `recvmsg` buffer: header and control first; no payload is the peer's close.
-                match s.parse(self.bufs.data(bid, res as usize)) {
+                match self.ring.split_stamped(buf.data()) {
                     Some((at, len, stamp)) => {
                         self.stamped &= stamp.is_some() || len == 0;
                         found = (at, len, clock.arrival(stamp));
@@ -27,14 +32,14 @@ impl Driver<'_> {
             }
             if res > 0 && self.conns[i].phase == Phase::Live {
                 let (at, len, arrived) = found;
-                self.scan(i, bid, at, len, now, arrived);
+                self.scan(i, &buf.data()[at..at + len], now, arrived);
             } else if res > 0 && self.conns[i].phase == Phase::Opening {
                 let (at, len, _) = found;
                 let step = self.conns[i]
                     .opening
                     .as_mut()
-                    .map(|o| o.received(&self.bufs.data(bid, at + len)[at..]));
-                self.bufs.give_back(bid);
+                    .map(|o| o.received(&buf.data()[at..at + len]));
+                drop(buf);
                 if let Some(Err(e)) = step {
                     self.fail_open(i, e);
                 } else {
@@ -51,7 +56,6 @@ impl Driver<'_> {
                 }
                 return;
             }
-            self.bufs.give_back(bid);
         }
         let c = &mut self.conns[i];
         if !more {
@@ -67,7 +71,6 @@ impl Driver<'_> {
             match e {
                 Some(e) => self.fail_open(i, e),
                 None if !more => {
-                    self.bufs.publish();
                     self.arm_recv(i);
                 }
                 None => {}
@@ -82,9 +85,9 @@ impl Driver<'_> {
         }
         match res {
             0 => self.lose(i, &self.closed()),
-            // The executor's buffers ran out: they were given back above, so receive again.
+            // The executor's buffers ran out: they were given back, so receive again (the ring lets
+            // the kernel see them before it submits).
             r if r == -libc::ENOBUFS && !more => {
-                self.bufs.publish();
                 self.arm_recv(i);
             }
             r if r == -libc::ENOBUFS => {}
@@ -97,24 +100,17 @@ impl Driver<'_> {
         }
     }
 
-    /// Scans `len` bytes of buffer `bid` from `at` for connection `i`'s replies, which reached the
+    /// Scans `data` (a received buffer's payload) for connection `i`'s replies, which reached the
     /// socket at `arrived` (the kernel's timestamp in the open loop, else `now`).
     // Long on purpose: the per-buffer reply scan; its callback's tallies and borrows span replies.
-    pub(super) fn scan(
-        &mut self,
-        i: usize,
-        bid: u16,
-        at: usize,
-        len: usize,
-        now: Instant,
-        arrived: Instant,
-    ) {
+    pub(super) fn scan(&mut self, i: usize, data: &[u8], now: Instant, arrived: Instant) {
+        // Under TLS the plaintext is read instead, for as long as the scan needs it.
+        let mut data: &[u8] = data;
         let (state, plan, mixed, idle) = (self.state, self.plan, self.mixed, self.idle);
         let gets = &self.gets;
         let gets_any = gets.iter().any(|&g| g);
         let mut layer = self.layer.as_deref_mut();
         let layer_present = layer.is_some();
-        let mut data = &self.bufs.data(bid, at + len)[at..];
         let c = &mut self.conns[i];
         let mut closed = false;
         if let Some(t) = c.tls.as_mut() {

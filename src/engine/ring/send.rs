@@ -4,22 +4,18 @@
 use super::*;
 
 impl Driver<'_> {
-    pub(super) fn send_rest(&mut self, i: usize) {
-        let fixed = self.is_fixed(i);
+    /// Sends `bytes[out_at..out_len]` on connection `i`; the ring holds the bytes until the send's
+    /// completion gives them back ([`Driver::on_send`]).
+    pub(super) fn send_rest(&mut self, i: usize, bytes: lent::Lent) {
         let c = &mut self.conns[i];
-        let (Some(fd), Some(lent)) = (c.fd.as_ref(), c.lent.as_ref()) else {
-            return;
+        let Some(fd) = c.fd.as_ref() else {
+            // No socket to send on: the bytes go straight back.
+            return self.give_back(i, bytes);
         };
-        let rest = &lent.bytes()[c.out_at..c.out_len];
-        let sqe = if fixed {
-            opcode::Send::new(Fixed(i as u32), rest.as_ptr(), rest.len() as u32).build()
-        } else {
-            opcode::Send::new(Fd(fd.as_raw_fd()), rest.as_ptr(), rest.len() as u32).build()
-        }
-        .user_data(user_data(i, c.generation, OP_SEND));
         c.send_pending = true;
-        // The bytes are in `c.lent` until the send's completion gives them back (see `push`).
-        self.push(sqe);
+        let k = key(i, c.generation, Op::Send);
+        self.ring
+            .send(k, fd.as_raw_fd(), bytes, c.out_at, c.out_len);
     }
 
     /// Queues what connection `i` has to send now: a closed-loop batch, or the open loop's due requests.
@@ -287,23 +283,25 @@ impl Driver<'_> {
                 Err(e) => return Err(self.tls_lost(e)),
             }
         }
-        self.lend(i);
-        self.send_rest(i);
+        if let Some(bytes) = self.lend(i) {
+            self.send_rest(i, bytes);
+        }
         Ok(())
     }
 
-    pub(super) fn on_send(&mut self, i: usize, res: i32, now: Instant) {
+    /// Connection `i`'s send completed with `res`; `bytes` are what it sent from.
+    pub(super) fn on_send(&mut self, i: usize, res: i32, bytes: lent::Lent, now: Instant) {
         let c = &mut self.conns[i];
         c.send_pending = false;
         let partial = res >= 0 && c.out_at + (res as usize) < c.out_len;
         if partial && matches!(c.phase, Phase::Opening | Phase::Live) {
-            // The rest goes from the same bytes, still lent.
+            // The rest goes from the same bytes.
             c.out_at += res as usize;
-            self.send_rest(i);
+            self.send_rest(i, bytes);
             return;
         }
         // The kernel is done with the bytes.
-        self.give_back(i);
+        self.give_back(i, bytes);
         let c = &mut self.conns[i];
         if c.phase == Phase::Opening {
             if res < 0 {

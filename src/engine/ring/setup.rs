@@ -62,7 +62,6 @@ impl ConnSetup<'_> {
             generation: 0,
             recv_armed: false,
             send_pending: false,
-            lent: None,
             out,
             sealed: Vec::new(),
             out_len: 0,
@@ -95,7 +94,6 @@ impl ConnSetup<'_> {
             refused: false,
             tls: tls.map(TlsSession::new),
             opening: None,
-            connect_args: None,
             connect_pending: false,
             open_error: None,
         }
