@@ -8,6 +8,7 @@ pub mod fault;
 pub mod lock;
 pub mod netns;
 pub mod scratch;
+pub mod sys;
 
 use std::collections::HashMap;
 use std::net::TcpListener;
@@ -304,8 +305,8 @@ pub fn ringbench_within(args: &[&str], limit: Duration) -> Output {
                 }
                 std::thread::sleep(Duration::from_millis(20));
             }
-            // SAFETY: kill(2) on our own child, which has not been reaped yet (ended is false).
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+            // Our own child, not reaped yet (ended is false).
+            sys::kill(pid, libc::SIGKILL);
             true
         })
     };

@@ -298,31 +298,10 @@ fn a_slowed_server_has_a_lower_capacity() {
     );
 }
 
-/// The last core this process may run on.
-fn last_core() -> usize {
-    // SAFETY: sched_getaffinity fills the zeroed set it is given.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    let rc =
-        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
-    assert_eq!(rc, 0);
-    (0..libc::CPU_SETSIZE as usize)
-        .rev()
-        .find(|&c| unsafe { libc::CPU_ISSET(c, &set) })
-        .unwrap()
-}
-
 /// A thread spinning on `core` until stopped.
 fn hog(core: usize, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
-        // SAFETY: the set is zeroed, then one core is added; sched_setaffinity reads it only.
-        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        unsafe {
-            libc::CPU_SET(core, &mut set);
-            assert_eq!(
-                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set),
-                0
-            );
-        }
+        crate::common::sys::pin_thread(core);
         let mut x = 0u64;
         while !stop.load(Ordering::Relaxed) {
             for i in 0..10_000u64 {
@@ -339,7 +318,7 @@ fn a_search_the_client_cannot_keep_up_with_blames_the_client() {
     // The one executor gets a sliver of its core: pinned to the core a spinning thread holds, at the
     // lowest priority (a few percent of the core). Deep pipelines leave it room, so it falls behind
     // its own schedule.
-    let core = last_core();
+    let core = crate::common::sys::last_core();
     let stop = Arc::new(AtomicBool::new(false));
     let spinner = hog(core, stop.clone());
     let port = s.port.to_string();
@@ -466,7 +445,7 @@ fn sigterm_ends_a_search_with_the_answer_so_far() {
     ]);
     s.wait_for_calls("get", 100);
     // SAFETY: kill(2) on our own child's pid.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    assert!(crate::common::sys::kill(child.id() as i32, libc::SIGTERM));
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(143), "{stdout}");

@@ -1082,7 +1082,7 @@ fn idle_connections_are_held_on_every_master_until_interrupted() {
         }
     }
     // SAFETY: kill(2) of the child this test started.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    assert!(crate::common::sys::kill(child.id() as i32, libc::SIGINT));
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130));
     assert!(
@@ -1189,7 +1189,7 @@ fn an_interrupted_cluster_run_accounts_for_the_requests_in_flight() {
         std::thread::sleep(Duration::from_millis(20));
     }
     // SAFETY: kill(2) of the child this test started.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    assert!(crate::common::sys::kill(child.id() as i32, libc::SIGINT));
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     assert_eq!(out.status.code(), Some(130), "{stdout}");
@@ -1285,7 +1285,7 @@ fn masters_added_by_resharding_during_a_run_are_routed_to_without_limit() {
         std::thread::sleep(Duration::from_millis(50));
     }
     // SAFETY: kill(2) of the child this test started.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    assert!(crate::common::sys::kill(child.id() as i32, libc::SIGINT));
     let out = wait_bounded(child, Duration::from_secs(45));
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout).to_string(),

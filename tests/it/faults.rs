@@ -235,7 +235,7 @@ fn a_stalled_server_fails_requests_after_the_timeout() {
 
 fn signal(child: &std::process::Child, sig: i32) {
     // SAFETY: kill(2) on our own child's pid.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
+    assert!(crate::common::sys::kill(child.id() as i32, sig));
 }
 
 #[test]

@@ -14,7 +14,7 @@ use rand::{RngExt, SeedableRng};
 use std::ffi::OsString;
 use std::io::Read;
 use std::os::unix::ffi::OsStringExt;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -41,7 +41,7 @@ fn run_bounded(
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
-    limit_address_space(&mut cmd, ADDRESS_SPACE);
+    crate::common::sys::limit_address_space(&mut cmd, ADDRESS_SPACE);
     let mut child = cmd.spawn().unwrap();
     // stderr is read on its own thread so a chatty child never blocks on a full pipe.
     let mut pipe = child.stderr.take().unwrap();
@@ -68,24 +68,6 @@ fn run_bounded(
         stdout: Vec::new(),
         stderr,
     })
-}
-
-/// Sets the child's soft and hard `RLIMIT_AS` to `bytes` before it executes.
-fn limit_address_space(cmd: &mut Command, bytes: u64) {
-    // SAFETY: the closure runs in the forked child before exec and only calls setrlimit, which is
-    // async-signal-safe; it touches no memory shared with the parent.
-    unsafe {
-        cmd.pre_exec(move || {
-            let r = libc::rlimit {
-                rlim_cur: bytes,
-                rlim_max: bytes,
-            };
-            if libc::setrlimit(libc::RLIMIT_AS, &r) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
 }
 
 /// What went wrong with one run, if anything.
@@ -845,7 +827,7 @@ fn request_buffers_past_the_address_space_limit_are_refused_before_the_run() {
     // run does not fit in (open files, local ports).
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_ringbench"));
     cmd.args(&args).stdin(Stdio::null());
-    limit_address_space(&mut cmd, 6_000_000 * 1024);
+    crate::common::sys::limit_address_space(&mut cmd, 6_000_000 * 1024);
     let out = cmd.output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{:?} {err}", out.status);
@@ -868,7 +850,7 @@ fn a_suite_whose_values_cannot_be_held_is_refused_before_it_is_built() {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_ringbench"));
     cmd.args(["-p", &port, "-d", "536870912", "-n", "1"])
         .stdin(Stdio::null());
-    limit_address_space(&mut cmd, 4_000_000 * 1024);
+    crate::common::sys::limit_address_space(&mut cmd, 4_000_000 * 1024);
     let began = Instant::now();
     let out = cmd.output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
