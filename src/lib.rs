@@ -36,7 +36,6 @@ use config::{OutputMode, limits, start_at};
 use engine::EngineError;
 use engine::ring;
 use net::ConnError;
-use net::control;
 use protocol::cluster::ClusterError;
 
 use stats::TestResult;
@@ -229,17 +228,18 @@ pub type ProgressSink<'a> = Option<&'a mut dyn Write>;
 /// goes to `progress`. The steps: check the machine, connect and read the server, (`-I`: hold idle
 /// connections), watch the server, wait for `--start-at`, then every round of tests into the sinks.
 pub fn run(
-    mut cfg: Config,
+    cfg: Config,
     control: &RunControl,
     stdout: &mut dyn Write,
     stderr: &mut dyn Write,
     mut progress: ProgressSink<'_>,
 ) -> Result<RunOutcome, RunError> {
     session::prepare(&cfg)?;
-    let (opened, header) = session::connect(&mut cfg)?;
+    let (opened, header) = session::connect(&cfg)?;
+    let local_servers = opened.local_servers;
     let cfg = Arc::new(cfg);
     if cfg.run.idle {
-        return run_idle(&cfg, opened.ctl, control, stdout, stderr, progress);
+        return run_idle(&cfg, opened, control, stdout, stderr, progress);
     }
     // memtier's personality reads nothing from the server while it runs, as memtier does not.
     let mut watch = if cfg.run.memtier.is_some() {
@@ -264,6 +264,7 @@ pub fn run(
         sinks: &mut sinks,
         outcome: RunOutcome::default(),
         hinted: false,
+        local_servers,
     };
     runner.rounds(stdout)?;
     let mut outcome = runner.outcome;
@@ -279,7 +280,7 @@ pub fn run(
 /// many are still open.
 fn run_idle(
     cfg: &Arc<Config>,
-    ctl: control::ControlClient,
+    opened: session::Opened,
     control: &RunControl,
     stdout: &mut dyn Write,
     stderr: &mut dyn Write,
@@ -291,18 +292,27 @@ fn run_idle(
         cfg.run.clients
     )?;
     stdout.flush()?;
-    drop(ctl);
+    let local_servers = opened.local_servers;
+    drop(opened);
     let mut shown = None;
-    let ran = engine::run_test(cfg, &cfg.tests[0], 0, control, stderr, |live| {
-        let (open, _) = live.totals();
-        if let Some(p) = progress.as_deref_mut()
-            && shown != Some(open)
-        {
-            let _ = write!(p, "\r\x1b[Kclients: {open}");
-            let _ = p.flush();
-            shown = Some(open);
-        }
-    });
+    let ran = engine::run_test(
+        cfg,
+        &cfg.tests[0],
+        0,
+        local_servers,
+        control,
+        stderr,
+        |live| {
+            let (open, _) = live.totals();
+            if let Some(p) = progress.as_deref_mut()
+                && shown != Some(open)
+            {
+                let _ = write!(p, "\r\x1b[Kclients: {open}");
+                let _ = p.flush();
+                shown = Some(open);
+            }
+        },
+    );
     if let Some(p) = progress
         && shown.is_some()
     {
@@ -348,6 +358,8 @@ struct Runner<'a, 'p> {
     outcome: RunOutcome,
     /// The `--cluster` hint has been given.
     hinted: bool,
+    /// The run's servers on this machine (the session's `Opened::local_servers`).
+    local_servers: usize,
 }
 
 impl Runner<'_, '_> {
@@ -386,7 +398,13 @@ impl Runner<'_, '_> {
         self.sinks.begin(&title);
         let mut warmed = None;
         if let Some(warmup) = cfg.run.shape.warmup {
-            warmed = session::warm_up(cfg, test, warmup, cfg.run.shape.rps, control, self.stderr)?;
+            let budget = engine::Budget {
+                requests: u64::MAX,
+                duration: Some(warmup),
+                rps: cfg.run.shape.rps,
+                local_servers: self.local_servers,
+            };
+            warmed = session::warm_up(cfg, test, budget, control, self.stderr)?;
             if warmed.is_none() {
                 return Ok(None);
             }
@@ -422,7 +440,15 @@ impl Runner<'_, '_> {
             );
             let _ = p.flush();
         };
-        let stats = engine::run_test(cfg, test, cfg.run.requests, control, self.stderr, tick)?;
+        let stats = engine::run_test(
+            cfg,
+            test,
+            cfg.run.requests,
+            self.local_servers,
+            control,
+            self.stderr,
+            tick,
+        )?;
         if let Some(p) = self.progress.as_deref_mut() {
             let _ = write!(p, "\r\x1b[K");
             let _ = p.flush();

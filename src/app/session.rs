@@ -15,7 +15,6 @@ use crate::stats::{TestResult, server_view};
 use crate::workload::TestSpec;
 use std::io::Write;
 use std::sync::Arc;
-use std::time::Duration;
 
 /// What opening a run found besides the report's header: the control connection, with `--cluster` the
 /// masters, and whether the control connection must give its slot to each test (the server has room for
@@ -24,6 +23,9 @@ pub(crate) struct Opened {
     pub(crate) ctl: control::ControlClient,
     pub(crate) masters: Vec<Target>,
     pub(crate) yield_slot: bool,
+    /// How many of the run's servers are on this machine: the target, or a cluster's local masters
+    /// (the phases' `engine::Budget::local_servers`).
+    pub(crate) local_servers: usize,
 }
 
 /// The machine's side: file and port limits, and io_uring.
@@ -39,7 +41,7 @@ pub(crate) fn prepare(cfg: &Config) -> Result<(), RunError> {
 /// The control connection and what it reads for the report's header: the server's settings, its room
 /// for the run's clients (only if the control connection yields its slot), and with `--cluster` the
 /// masters (then `cfg` learns how many of them are on this machine).
-pub(crate) fn connect(cfg: &mut Config) -> Result<(Opened, report::Header), RunError> {
+pub(crate) fn connect(cfg: &Config) -> Result<(Opened, report::Header), RunError> {
     let mut ctl = control::ControlClient::connect(
         &cfg.target,
         cfg.tls.as_ref(),
@@ -80,10 +82,11 @@ pub(crate) fn connect(cfg: &mut Config) -> Result<(Opened, report::Header), RunE
         check_room(&mut ctl, cfg.run.clients as u64)?
     };
     let mut masters = Vec::new();
+    let mut local_servers = usize::from(cfg.target.is_local());
     if cfg.run.cluster {
         let (configs, targets) = cluster_header(cfg)?;
         header.cluster_nodes = Some(configs);
-        cfg.run.local_servers = local_masters(&targets);
+        local_servers = local_masters(&targets);
         masters = targets;
     }
     Ok((
@@ -91,6 +94,7 @@ pub(crate) fn connect(cfg: &mut Config) -> Result<(Opened, report::Header), RunE
             ctl,
             masters,
             yield_slot,
+            local_servers,
         },
         header,
     ))
@@ -175,6 +179,7 @@ pub(crate) fn watch_server(cfg: &Config, opened: Opened) -> server_view::Watches
         ctl,
         masters,
         yield_slot,
+        ..
     } = opened;
     let watch_of = |ctl, target: &Target| {
         server_view::ServerWatch::new(
@@ -205,22 +210,16 @@ pub(crate) fn watch_server(cfg: &Config, opened: Opened) -> server_view::Watches
     }
 }
 
-/// A phase's warmup of `warmup` at the phase's own rate (`rps`; `None`: closed loop): the server sees
-/// it, its figures are dropped. Returns what it completed and its length in seconds, or `None` when the
+/// A phase's warmup, run with its own `budget` (its length, and the phase's rate: `None` is the closed
+/// loop): the server sees it, its figures are dropped. Returns what it completed and its length in seconds, or `None` when the
 /// run was stopped in it.
 pub(crate) fn warm_up(
     cfg: &Arc<Config>,
     test: &TestSpec,
-    warmup: Duration,
-    rps: Option<f64>,
+    budget: engine::Budget,
     control: &RunControl,
     stderr: &mut dyn Write,
 ) -> Result<Option<(u64, f64)>, RunError> {
-    let budget = engine::Budget {
-        requests: u64::MAX,
-        duration: Some(warmup),
-        rps,
-    };
     let w = engine::run_phase(cfg, test, budget, control, stderr, |_| {})?;
     if control.stopped() {
         return Ok(None);

@@ -356,7 +356,7 @@ impl Config {
         if replayed.is_none() && s.suite.command.is_empty() && s.run.shape.value.max > 2 {
             check_value_memory(&s, per_request, load, &room)?;
         }
-        let tests = match replayed {
+        let tests = match replayed.or_else(|| s.given_test.take()) {
             Some(t) => vec![t],
             None => build_tests(&s, &s.run.shape, stdin, stderr)?,
         };
@@ -377,8 +377,7 @@ impl Config {
                 port: s.port,
             },
         };
-        let mut run = s.run;
-        run.local_servers = usize::from(target.is_local());
+        let run = s.run;
         Ok(Config {
             target,
             setup: Setup {

@@ -10,6 +10,7 @@ use crate::config::shape::Shape;
 use crate::config::shard::{INDEX_VAR, Shard};
 use crate::config::start_at::parse_start_at;
 use crate::net::tls::{self, TlsOptions};
+use crate::workload::TestSpec;
 use crate::workload::keys::Distribution;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -99,6 +100,8 @@ pub struct Settings {
     pub tls: Option<TlsOptions>,
     pub suite: SuiteFlags,
     pub run: RunSettings,
+    /// A test its caller built (the memtier personality's one test), run instead of the suite's.
+    pub given_test: Option<TestSpec>,
 }
 
 /// `--rfr`: where a `--cluster` run sends its reads (commands that only read; writes always go to
@@ -132,10 +135,6 @@ pub struct RunSettings {
     pub multi_thread: bool,
     /// `--cpus`: the cores executors are pinned to, in order (`None`: the usable cores in order).
     pub cpus: Option<Vec<usize>>,
-    /// How many of the servers the run drives are on this machine (loopback or a unix socket): 0 or 1
-    /// from the target, and under `--cluster` the local masters once they are known. Executors are not
-    /// pinned when they and these servers outnumber the cores (see `engine::plan_cores`).
-    pub local_servers: usize,
     pub keepalive: bool,
     pub output: OutputMode,
     pub loop_forever: bool,
@@ -736,7 +735,6 @@ impl Settings {
                 keyspace: w.keyspace,
                 pipeline,
                 threads: pace.threads,
-                local_servers: 0,
                 multi_thread: cli.threads.is_some(),
                 cpus: pace.cpus,
                 keepalive: pace.keepalive,
@@ -767,6 +765,7 @@ impl Settings {
                 reconnect_every: None,
                 memtier: None,
             },
+            given_test: None,
         })
     }
 }

@@ -31,7 +31,7 @@ const IO_MEMORY: usize = 64 * 1024;
 
 /// The cores executors are pinned to, in order: `cpus` (from `--cpus`) or the cores this process may use;
 /// `warning` is set when there are more executors than cores. `local_servers` counts the servers of the
-/// run on this machine (see `RunSettings::local_servers`).
+/// run on this machine (see `Budget::local_servers`).
 pub fn plan_cores(
     threads: usize,
     cpus: Option<&[usize]>,
@@ -85,12 +85,16 @@ pub fn split(total: u64, parts: usize) -> Vec<u64> {
 /// How much and how fast one phase (a test, its warmup, a capacity step) runs: `requests` in total, or
 /// for `duration` when set; at `rps` requests a second over all connections (open loop), or as fast as
 /// the replies come back (`None`, closed loop). The phase's own, not the config's: one config runs phases
-/// of different rates.
+/// of different rates. `local_servers`: how many of the servers the run drives are on this machine
+/// (loopback or a unix socket; under `--cluster` the local masters), a fact the session learns when it
+/// connects: executors are not pinned when they and these servers outnumber the cores
+/// ([`plan_cores`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Budget {
     pub requests: u64,
     pub duration: Option<Duration>,
     pub rps: Option<f64>,
+    pub local_servers: usize,
 }
 
 /// Why a test could not run.
@@ -127,6 +131,7 @@ pub fn run_test(
     cfg: &Arc<Config>,
     test: &TestSpec,
     requests: u64,
+    local_servers: usize,
     control: &RunControl,
     stderr: &mut dyn Write,
     on_tick: impl FnMut(&LiveView),
@@ -139,6 +144,7 @@ pub fn run_test(
         },
         duration: cfg.run.shape.duration,
         rps: cfg.run.shape.rps,
+        local_servers,
     };
     run_phase(cfg, test, budget, control, stderr, on_tick)
 }
@@ -155,7 +161,7 @@ pub fn run_phase(
     let requests = budget.requests;
     // A shard with no connection could not send its share, so there are never more shards than connections.
     let shards = cfg.run.threads.min(cfg.run.clients);
-    let (cores, _) = plan_cores(shards, cfg.run.cpus.as_deref(), cfg.run.local_servers);
+    let (cores, _) = plan_cores(shards, cfg.run.cpus.as_deref(), budget.local_servers);
     check_memory(cfg, test, shards, budget.rps)?;
     let base_rss = crate::stats::ClientMemory::start();
     let clients = split(cfg.run.clients as u64, shards);

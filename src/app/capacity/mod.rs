@@ -58,7 +58,7 @@ pub struct SearchRun {
 /// median and spread. Writes `--json` and `--plot` at the end. Warnings and `-e`'s error replies go to
 /// `stderr`.
 pub fn run(
-    mut cfg: Config,
+    cfg: Config,
     args: &SearchArgs,
     control: &RunControl,
     stdout: &mut dyn Write,
@@ -71,14 +71,14 @@ pub fn run(
     let quiet = cfg.run.output == crate::config::OutputMode::Quiet;
     let out: &mut dyn Write = if to_stdout { &mut sink } else { stdout };
     session::prepare(&cfg)?;
-    let (watch, masters) = server_watches(&mut cfg)?;
+    let (watch, masters, local_servers) = server_watches(&cfg)?;
     // Built once: the probe and every step are phases of it, each with its own rate and length.
     let cfg = std::sync::Arc::new(cfg);
     if cfg.run.threads > 1
         && let (_, Some(w)) = engine::plan_cores(
             cfg.run.threads.min(cfg.run.clients),
             cfg.run.cpus.as_deref(),
-            cfg.run.local_servers,
+            local_servers,
         )
     {
         let _ = writeln!(stderr, "ringbench: {w}");
@@ -93,6 +93,7 @@ pub fn run(
         control,
         watch,
         quiet,
+        local_servers,
     };
     let mut records: Vec<Record> = Vec::new();
     let mut searches: Vec<Searched> = Vec::new();
@@ -157,12 +158,12 @@ fn check_config(cfg: &Config) -> Result<(), RunError> {
 }
 
 /// The server's view during each step: its one node, or with `--cluster` every master (the same opening
-/// as a normal run: a node that is not a cluster, or fewer clients than masters, ends here; `cfg` learns
-/// which masters are local). Returns the watches and the number of masters (0 without `--cluster`).
-fn server_watches(cfg: &mut Config) -> Result<(Watches, usize), RunError> {
+/// as a normal run: a node that is not a cluster, or fewer clients than masters, ends here). Returns the
+/// watches, the number of masters (0 without `--cluster`) and how many of the servers are local.
+fn server_watches(cfg: &Config) -> Result<(Watches, usize, usize), RunError> {
     let (opened, _) = session::connect(cfg)?;
-    let masters = opened.masters.len();
-    Ok((session::watch_server(cfg, opened), masters))
+    let (masters, local) = (opened.masters.len(), opened.local_servers);
+    Ok((session::watch_server(cfg, opened), masters, local))
 }
 
 /// The search's opening lines: what it searches with which flags against which objectives, how each step

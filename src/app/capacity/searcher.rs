@@ -32,6 +32,8 @@ pub(super) struct Searcher<'a> {
     pub(super) control: &'a RunControl,
     pub(super) watch: Watches,
     pub(super) quiet: bool,
+    /// The run's servers on this machine (the session's `Opened::local_servers`).
+    pub(super) local_servers: usize,
 }
 
 /// One search as its steps run: its number, where its runs start in the records, what its steps added up
@@ -139,6 +141,7 @@ impl Searcher<'_> {
             requests: u64::MAX,
             duration: Some(secs),
             rps: None,
+            local_servers: self.local_servers,
         };
         let st = engine::run_phase(cfg, test, budget, control, stderr, |_| {})?;
         let r = TestResult::new(test.title.clone(), st.completed, st);
@@ -184,15 +187,22 @@ impl Searcher<'_> {
             if control.stopped() || p.failure.is_some() {
                 return None;
             }
-            let (r, warm, machine) =
-                match run_step(cfg, test, rate, args, control, &mut self.watch, stderr) {
-                    Ok(Some(x)) => x,
-                    Ok(None) => return None,
-                    Err(e) => {
-                        p.failure = Some(e);
-                        return None;
-                    }
-                };
+            let (r, warm, machine) = match run_step(
+                cfg,
+                test,
+                (rate, self.local_servers),
+                args,
+                control,
+                &mut self.watch,
+                stderr,
+            ) {
+                Ok(Some(x)) => x,
+                Ok(None) => return None,
+                Err(e) => {
+                    p.failure = Some(e);
+                    return None;
+                }
+            };
             let mut v = judge(&r, rate, &args.objectives, args.borderline, machine);
             let next = settle.feed(&v);
             if v.client_limited && client.is_none() {

@@ -29,12 +29,12 @@ pub(super) struct Record {
     pub(super) kind: RunKind,
 }
 
-/// Runs one step at `rate`: its warmup (dropped), then the measured open-loop run, with the machine's CPU
-/// steal share during it. `None` when stopped.
+/// Runs one step at `rate` (with the run's `local_servers`): its warmup (dropped), then the measured
+/// open-loop run, with the machine's CPU steal share during it. `None` when stopped.
 pub(super) fn run_step(
     cfg: &Arc<Config>,
     test: &crate::workload::TestSpec,
-    rate: f64,
+    (rate, local_servers): (f64, usize),
     args: &SearchArgs,
     control: &RunControl,
     watch: &mut Watches,
@@ -43,7 +43,13 @@ pub(super) fn run_step(
     // A phase of the run's one config: the step's rate and length are its budget's, not the config's.
     let mut warm = 0;
     if !args.warmup.is_zero() {
-        match session::warm_up(cfg, test, args.warmup, Some(rate), control, stderr)? {
+        let budget = Budget {
+            requests: u64::MAX,
+            duration: Some(args.warmup),
+            rps: Some(rate),
+            local_servers,
+        };
+        match session::warm_up(cfg, test, budget, control, stderr)? {
             Some((completed, _)) => warm = completed,
             None => return Ok(None),
         }
@@ -53,6 +59,7 @@ pub(super) fn run_step(
         requests: u64::MAX,
         duration: Some(args.step),
         rps: Some(rate),
+        local_servers,
     };
     let ticks = cpu_ticks();
     let st = engine::run_phase(cfg, test, budget, control, stderr, |_| watch.sample())?;

@@ -59,26 +59,30 @@ pub fn configure(args: &[OsString], out: &mut dyn Write, err: &mut dyn Write) ->
             return Start::Done(ExitCode::from(2));
         }
     };
+    // memtier's settings go in before the config is built (its one test included, so the memory
+    // checks see it); the config is not changed after.
+    let out_file = plan.out_file.clone();
     let resolved = Settings::parse(&plan.cli, &env)
         .map_err(ConfigError::from)
-        .and_then(|s| Config::resolve(s, &mut std::io::empty(), err));
-    let mut cfg = match resolved {
-        Ok(c) => c,
+        .and_then(|mut s| {
+            s.given_test = Some(plan.test(s.run.seed));
+            s.run.per_connection = plan.per_connection;
+            s.run.same_seed = !plan.distinct_seeds;
+            s.run.burst_rate = plan.burst_rate;
+            s.run.reconnect_every = plan.reconnect_every;
+            s.run.memtier = Some(Arc::new(plan.output));
+            if let Some(m) = s.run.metrics.as_mut().and_then(|m| m.statsd.as_mut()) {
+                m.flat = true;
+            }
+            Config::resolve(s, &mut std::io::empty(), err)
+        });
+    match resolved {
+        Ok(cfg) => Start::Run(Box::new(cfg), out_file),
         Err(e) => {
             let _ = writeln!(err, "ringbench memtier: {e}");
-            return Start::Done(ExitCode::from(e.exit_code()));
+            Start::Done(ExitCode::from(e.exit_code()))
         }
-    };
-    cfg.tests = vec![plan.test(cfg.run.seed)];
-    cfg.run.per_connection = plan.per_connection;
-    cfg.run.same_seed = !plan.distinct_seeds;
-    cfg.run.burst_rate = plan.burst_rate;
-    cfg.run.reconnect_every = plan.reconnect_every;
-    cfg.run.memtier = Some(Arc::new(plan.output));
-    if let Some(s) = cfg.run.metrics.as_mut().and_then(|m| m.statsd.as_mut()) {
-        s.flat = true;
     }
-    Start::Run(Box::new(cfg), plan.out_file)
 }
 
 /// `--help`: memtier's options, and where the differences are written down.
