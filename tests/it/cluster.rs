@@ -1707,11 +1707,24 @@ fn seven_failovers_each_promoting_a_new_replica_are_followed() {
         assert_eq!(l["node"], format!("127.0.0.1:{d}"), "{f:?}");
         assert!(l["new_master"].is_string(), "{f:?}");
     }
-    // The last master of the chain holds every SET of its slots (replicated along it).
+    // The last master of the chain holds every SET of its slots (replicated along it), but those a
+    // replica took while it was master for a moment, before another was promoted over it and it was
+    // made a replica again (a race of elections on a loaded machine): the server drops them, and
+    // ringbench counts them on that node, alive at the end and not a master.
     let (masters, _) = c.roles(seed);
     assert_eq!(masters.len(), 3, "{masters:?}");
+    let nodes = &t["cluster"]["nodes"];
+    let demoted: u64 = replicas
+        .iter()
+        .filter(|r| !dead.contains(r) && !masters.contains(r))
+        .map(|r| nodes[format!("127.0.0.1:{r}")].as_u64().unwrap_or(0))
+        .sum();
     let executed: u64 = masters.iter().map(|&p| c.calls_on(p, "set")).sum();
-    assert_eq!(executed, n, "{stdout}");
+    assert_eq!(
+        executed + demoted,
+        n,
+        "{demoted} on demoted nodes\n{stdout}"
+    );
 }
 
 /// A master that stops answering new connections (its SYNs dropped in a network namespace made here)
