@@ -45,6 +45,8 @@ struct Connector<'a> {
     slots: Vec<Option<Slot>>,
     targets: Vec<Target>,
     first_error: Option<ConnError>,
+    /// The completions of a turn (kept, so a turn allocates nothing for them).
+    cqes: Vec<Completion<Vec<u8>>>,
 }
 
 /// Opens one connection to each of `targets` (TLS and set-up included). Returns them in order, or
@@ -76,6 +78,7 @@ pub(crate) fn open_all(
         slots: (0..n).map(|_| None).collect(),
         targets,
         first_error: None,
+        cqes: Vec::new(),
     };
     let mut next = 0;
     let mut open = 0;
@@ -177,10 +180,10 @@ impl Connector<'_> {
 
     /// Handles the completions posted; returns the slots that became ready.
     fn reap(&mut self) -> Vec<usize> {
-        let mut cqes = Vec::new();
+        let mut cqes = std::mem::take(&mut self.cqes);
         self.ring.reap(&mut cqes);
         let mut ready = Vec::new();
-        for Completion { key, res, back, .. } in cqes {
+        for Completion { key, res, back, .. } in cqes.drain(..) {
             let i = key.slot as usize;
             let Some(s) = self.slots.get_mut(i).and_then(Option::as_mut) else {
                 continue;
@@ -243,6 +246,7 @@ impl Connector<'_> {
                 ready.push(i);
             }
         }
+        self.cqes = cqes;
         ready
     }
 

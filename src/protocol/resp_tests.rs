@@ -390,49 +390,34 @@ fn garbage_is_rejected() {
         "protocol error: unknown reply type byte (bytes: ?foo\\r\\n)"
     );
     assert_eq!(scan_err(b"\x00\xff").snippet, "\\x00\\xff");
-    assert_eq!(scan_err(b"$abc\r\n").reason, "invalid length");
-    assert_eq!(scan_err(b"$\r\n").reason, "invalid length");
-    assert_eq!(scan_err(b"*-2\r\n").reason, "invalid length");
-    assert_eq!(scan_err(b"%-1\r\n").reason, "invalid length");
-    assert_eq!(scan_err(b"$1x\r\n").reason, "invalid length");
-    assert_eq!(
-        scan_err(b"*99999999999999999999\r\n").reason,
-        "invalid length"
-    );
-    assert_eq!(
-        scan_err(b"$3\r\nfooXX").reason,
-        "bulk body not terminated by CRLF"
-    );
-    assert_eq!(
-        scan_err(b"$3\r\nfoo\rX").reason,
-        "bulk body not terminated by CRLF"
-    );
-    assert_eq!(scan_err(b"#x\r\n").reason, "invalid boolean");
-    assert_eq!(scan_err(b"#tt\r\n").reason, "invalid boolean");
-    assert_eq!(scan_err(b"#\r\n").reason, "invalid boolean");
-    assert_eq!(scan_err(b":12a\r\n").reason, "invalid integer");
-    assert_eq!(scan_err(b":-\r\n").reason, "invalid integer");
-    assert_eq!(scan_err(b",abc\r\n").reason, "invalid double");
-    assert_eq!(scan_err(b"(12.5\r\n").reason, "invalid big number");
-    assert_eq!(scan_err(b"_x\r\n").reason, "invalid null");
-    assert_eq!(
-        scan_err(b"=3\r\nab:\r\n").reason,
-        "verbatim string too short"
-    );
-    assert_eq!(scan_err(b"+OK\n").reason, "line not terminated by CRLF");
-    assert_eq!(scan_err(b"+\n").reason, "line not terminated by CRLF");
-    assert_eq!(
-        scan_err(b"$?\r\n").reason,
-        "streamed RESP3 types are not supported"
-    );
-    assert_eq!(
-        scan_err(b"*?\r\n").reason,
-        "streamed RESP3 types are not supported"
-    );
-    assert_eq!(
-        scan_err(b";4\r\nabcd\r\n").reason,
-        "streamed RESP3 types are not supported"
-    );
+    // Each input and the reason it is refused with (whole and byte by byte).
+    let refused: [(&[u8], &str); 22] = [
+        (b"$abc\r\n", "invalid length"),
+        (b"$\r\n", "invalid length"),
+        (b"*-2\r\n", "invalid length"),
+        (b"%-1\r\n", "invalid length"),
+        (b"$1x\r\n", "invalid length"),
+        (b"*99999999999999999999\r\n", "invalid length"),
+        (b"$3\r\nfooXX", "bulk body not terminated by CRLF"),
+        (b"$3\r\nfoo\rX", "bulk body not terminated by CRLF"),
+        (b"#x\r\n", "invalid boolean"),
+        (b"#tt\r\n", "invalid boolean"),
+        (b"#\r\n", "invalid boolean"),
+        (b":12a\r\n", "invalid integer"),
+        (b":-\r\n", "invalid integer"),
+        (b",abc\r\n", "invalid double"),
+        (b"(12.5\r\n", "invalid big number"),
+        (b"_x\r\n", "invalid null"),
+        (b"=3\r\nab:\r\n", "verbatim string too short"),
+        (b"+OK\n", "line not terminated by CRLF"),
+        (b"+\n", "line not terminated by CRLF"),
+        (b"$?\r\n", "streamed RESP3 types are not supported"),
+        (b"*?\r\n", "streamed RESP3 types are not supported"),
+        (b";4\r\nabcd\r\n", "streamed RESP3 types are not supported"),
+    ];
+    for (input, reason) in refused {
+        assert_eq!(scan_err(input).reason, reason, "{input:?}");
+    }
     // Garbage after a good reply: the good reply is still reported first.
     let (c, r) = feed_whole(b"+OK\r\n\x01");
     assert_eq!(c.summary(), vec![(OK, 5)]);

@@ -479,11 +479,6 @@ pub fn unix_seconds(t: SystemTime) -> f64 {
         .unwrap_or(0.0)
 }
 
-/// This machine's host name, or `unknown`.
-pub fn host_name() -> String {
-    crate::sys::os::host_name()
-}
-
 impl RunConfig {
     /// The target and the flags that shape the load, in one line (a chart's subtitle):
     /// `127.0.0.1:6379  -c 50 -P 1 -d 3 -n 100000`, then `-r`, `--threads`, `--rps`, ... when set.
@@ -645,7 +640,7 @@ impl TestEntry {
 impl RunFile {
     /// The file for a finished run.
     pub fn of_run(cfg: &Config, results: &[TestResult], stopped: bool) -> Self {
-        let host = host_name();
+        let host = crate::sys::os::host_name();
         let tests = results
             .iter()
             .map(|r| {

@@ -308,6 +308,7 @@ impl<S: AsRef<[u8]>> Ring<S> {
 
     /// Arms a multishot receive on `fd` into the provided buffers (timestamped when the ring is).
     pub fn recv_multi(&mut self, key: Key, fd: RawFd) {
+        assert!(self.bufs.is_some(), "a ring without provided buffers");
         let fixed = self.is_fixed(key.slot as usize);
         let sqe = match (&self.stamps, fixed) {
             (Some(h), true) => opcode::RecvMsgMulti::new(Fixed(key.slot), &**h, BGID).build(),
@@ -315,7 +316,6 @@ impl<S: AsRef<[u8]>> Ring<S> {
             (None, true) => opcode::RecvMulti::new(Fixed(key.slot), BGID).build(),
             (None, false) => opcode::RecvMulti::new(Fd(fd), BGID).build(),
         };
-        assert!(self.bufs.is_some(), "a ring without provided buffers");
         self.entry(key.slot as usize).armed = true;
         self.push(sqe.user_data(key.user_data()));
     }

@@ -32,9 +32,7 @@ pub use search::{Answer, Judged};
 use crate::app::session;
 use crate::config::Config;
 use crate::engine::{self, RunControl};
-use crate::report::result_file::{
-    CapacityEntry, ObjectiveEntry, RunFile, StepEntry, TestEntry, host_name,
-};
+use crate::report::result_file::{CapacityEntry, ObjectiveEntry, RunFile, StepEntry, TestEntry};
 use crate::stats::TestResult;
 use crate::stats::server_view::Watches;
 use crate::workload::TestSpec;
@@ -118,7 +116,7 @@ pub fn run(
     let median = median_index(&answers);
     let entry = capacity_entry(args, &records, &searches, &answers, median);
     if let Some(dest) = &cfg.run.json {
-        let host = host_name();
+        let host = crate::sys::os::host_name();
         let mut file = RunFile::of_run(&cfg, &[], stopped);
         file.tests = records
             .iter()

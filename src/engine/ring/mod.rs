@@ -471,7 +471,7 @@ impl<'a> Driver<'a> {
                 );
             }
             let want = self.completions_to_wait_for(now, &mut wait);
-            if let Err(e) = self.submit_and_wait(wait, want) {
+            if let Err(e) = self.ring.submit_and_wait(wait, want) {
                 let err = ConnError::Lost {
                     addr: self.addr.clone(),
                     reason: format!("io_uring_enter failed: {e}"),
@@ -553,11 +553,6 @@ impl<'a> Driver<'a> {
         self.failure.take()
     }
 
-    /// Submits what is queued and waits up to `wait` for `want` completions.
-    fn submit_and_wait(&mut self, wait: Duration, want: u32) -> io::Result<()> {
-        self.ring.submit_and_wait(wait, want)
-    }
-
     /// Handles every completion posted. Receive buffers go back to the kernel as their guards drop.
     fn reap(&mut self, cq: &mut Vec<Completion<lent::Lent>>, clock: Clock) {
         let now = clock.now;
@@ -601,7 +596,11 @@ impl<'a> Driver<'a> {
             .any(|c| c.recv_armed || c.send_pending || c.connect_pending)
             && Instant::now() < until
         {
-            if self.submit_and_wait(Duration::from_millis(10), 1).is_err() {
+            if self
+                .ring
+                .submit_and_wait(Duration::from_millis(10), 1)
+                .is_err()
+            {
                 break;
             }
             self.reap(cq, Clock::read(self.ring.stamped()));
