@@ -95,9 +95,13 @@ def code(text):
 
 PATH = re.compile(r"\bcrate::((?:[a-z_][a-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*)")
 BRACE = re.compile(r"\bcrate::((?:[a-z_][a-z0-9_]*::)*)\{([^}]*)\}")
+SUPER = re.compile(r"(?<!::)\bsuper::((?:[a-z_][a-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*)")
+SUPER_BRACE = re.compile(r"(?<!::)\bsuper::((?:[a-z_][a-z0-9_]*::)*)\{([^}]*)\}")
+# A visibility (`pub(in crate::engine::ring)`) names where an item is seen, not what a file uses.
+VISIBILITY = re.compile(r"\bpub\(in [a-z_:]+\)")
 edges = defaultdict(set)  # file -> files it uses
 for p, text in files.items():
-    body = code(text)
+    body = VISIBILITY.sub("pub", code(text))
     targets = []
     for m in PATH.finditer(body):
         targets.append(m.group(1).split("::"))
@@ -112,8 +116,15 @@ for p, text in files.items():
     for child in re.findall(r"^\s*(?:pub(?:\([a-z]+\))? )?mod ([a-z_0-9]+);", body, re.M):
         if re.search(r"(?<![:\w])" + child + r"::", body):
             targets.append(me + [child])
-    if re.search(r"\bsuper::(?!\*)", body) and not p.endswith("mod.rs"):
-        targets.append(me[:-1])
+    # `super::x::Y` names the sibling x (or the parent's own item Y): resolved like a `crate::` path.
+    for m in SUPER.finditer(body):
+        targets.append(me[:-1] + m.group(1).split("::"))
+    for m in SUPER_BRACE.finditer(body):
+        prefix = [x for x in m.group(1).split("::") if x]
+        for item in m.group(2).split(","):
+            item = item.strip().split(" ")[0]
+            if item and item != "*":
+                targets.append(me[:-1] + prefix + item.split("::"))
     for t in targets:
         f = file_of(t)
         if f != p:

@@ -1,76 +1,41 @@
 //! What a layer (`--cluster`) asks of the driver: connection slots added as nodes appear, each
 //! connection's state, and its send buffer (checked: never while the kernel reads it).
 
-use super::*;
+use super::conn::Phase;
+use super::{Driver, setup};
+use crate::net::ConnError;
+use crate::sys::ring::Op;
+use crate::workload::verify::Verifier;
+use std::time::Instant;
 
 impl Driver<'_> {
     /// Adds a connection slot with no socket (a layer's, for a node that appeared during the run) and
     /// returns its index; [`Self::open`] connects it.
     pub(crate) fn add_connection(&mut self) -> usize {
-        let now = Instant::now();
-        self.conns.push(Conn {
-            fd: None,
-            generation: 0,
-            phase: Phase::Done,
-            recv_armed: false,
-            send_pending: false,
-            out: Vec::new(),
-            sealed: Vec::new(),
-            out_len: 0,
-            out_at: 0,
-            requests: Requests::Raw,
-            due: 0,
-            batch_sent: now,
-            flights: VecDeque::new(),
-            reader: InPlaceScanner::default(),
-            left: u64::MAX,
-            verify: self
-                .values
-                .as_ref()
-                .map(|v| Box::new(Verifier::new(v.clone(), self.cfg.run.pipeline, true))),
-            keys: self.plan.keys(&self.plan.cursors(), 0),
-            rng: SmallRng::seed_from_u64(0),
-            pacing: None,
-            seq: 0,
-            next_due: None,
-            done_sending: false,
-            room_at: now,
-            last_progress: now,
-            restart_clock: false,
-            queued: false,
-            renew: false,
-            since_open: 0,
-            fresh: true,
-            refused: false,
-            tls: None,
-            attempt: 0,
-            retry_at: now,
-            opening: None,
-            connect_pending: false,
-            open_error: None,
-        });
+        let conn = setup::added(self.plan, &self.values, Instant::now());
+        self.conns.push(conn);
         self.done += 1;
         self.conns.len() - 1
     }
 
     /// True when connection `i` is connected and driven.
     pub(crate) fn is_live(&self, i: usize) -> bool {
-        self.conns[i].phase == Phase::Live
+        self.conns[i].io.phase() == Phase::Live
     }
 
     /// True when slot `i` has no socket and nothing in the kernel: [`Self::open`] may use it.
     pub(crate) fn is_closed(&self, i: usize) -> bool {
-        self.conns[i].phase == Phase::Done
+        self.conns[i].io.phase() == Phase::Done
     }
 
     /// True while connection `i` has a send in the kernel (its buffer must not change).
     pub(crate) fn is_sending(&self, i: usize) -> bool {
-        self.conns[i].send_pending
+        self.conns[i].io.holds(Op::Send)
     }
 
     /// Replies connection `i` still owes, and when it last sent or received.
     pub(crate) fn owed(&self, i: usize) -> (usize, Instant) {
-        (self.conns[i].due, self.conns[i].last_progress)
+        self.conns[i].flight.owed()
     }
 
     /// Connection `i`'s send buffer, for a layer to write `replies` more requests into before [`Self::send`].
@@ -80,17 +45,16 @@ impl Driver<'_> {
     pub(crate) fn out(&mut self, i: usize, replies: usize) -> &mut Vec<u8> {
         let c = &mut self.conns[i];
         assert!(
-            !c.send_pending,
+            !c.io.holds(Op::Send),
             "connection {i}'s send buffer is in the kernel"
         );
-        if c.out_len > 0 {
+        if c.io.send_len() > 0 {
             // The last send is done: its bytes go.
-            c.out.clear();
-            c.out_len = 0;
+            c.src.out().clear();
+            c.io.begin_send(0);
         }
-        c.restart_clock |= c.due == 0;
-        c.due += replies;
-        &mut c.out
+        c.flight.owe(replies);
+        c.src.out()
     }
 
     /// [`Self::out`], with connection `i`'s `--data-verify` comparator (`None` when the test checks
@@ -102,7 +66,7 @@ impl Driver<'_> {
     ) -> (&mut Vec<u8>, Option<&mut Verifier>) {
         self.out(i, replies);
         let c = &mut self.conns[i];
-        (&mut c.out, c.verify.as_deref_mut())
+        (c.src.out(), c.rx.verifier())
     }
 
     /// Sends connection `i`'s buffer; on failure the connection is shut and its requests are the
@@ -111,15 +75,13 @@ impl Driver<'_> {
     pub(crate) fn send(&mut self, i: usize, now: Instant) -> Result<(), ConnError> {
         let c = &mut self.conns[i];
         assert!(
-            !c.send_pending,
+            !c.io.holds(Op::Send),
             "connection {i}'s send buffer is in the kernel"
         );
-        if std::mem::take(&mut c.restart_clock) {
-            c.last_progress = now;
-        }
+        c.flight.sending(now);
         let r = self.start_send(i);
         if r.is_err() {
-            self.conns[i].due = 0;
+            self.conns[i].flight.clear();
             self.shut(i);
         }
         r

@@ -4,7 +4,18 @@
 //! backoff; and a layer's queries (`--cluster`'s slot-map re-reads), each on a connection of its own
 //! that closes once it is answered. Nothing here blocks the executor.
 
-use super::*;
+use super::Driver;
+use super::conn::Phase;
+use crate::engine::opening::Opening;
+use crate::engine::shared::RECONNECT_BACKOFF_MS;
+use crate::net::ConnError;
+use crate::net::target::Target;
+use crate::net::tls_session::TlsError;
+use crate::sys::ring::Op;
+use crate::sys::socket::{self, new_socket};
+use std::io;
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
 
 impl Driver<'_> {
     pub(super) fn tls_lost(&self, e: TlsError) -> ConnError {
@@ -18,7 +29,7 @@ impl Driver<'_> {
     /// completions are in.
     pub(super) fn lose(&mut self, i: usize, e: &ConnError) {
         let c = &mut self.conns[i];
-        if c.phase != Phase::Live {
+        if c.io.phase() != Phase::Live {
             return;
         }
         if self.idle {
@@ -32,14 +43,12 @@ impl Driver<'_> {
             return;
         }
         if let Some(l) = self.layer.as_mut() {
-            c.due = 0;
+            c.flight.clear();
             l.on_lost(i, e, Instant::now());
             self.shut(i);
             return;
         }
-        let lost = c.waiting() as u64;
-        c.due = 0;
-        c.flights.clear();
+        let lost = c.flight.clear() as u64;
         {
             let mut st = self.state.stats.borrow_mut();
             st.failed += lost;
@@ -55,10 +64,7 @@ impl Driver<'_> {
     /// completions are in.
     pub(crate) fn shut(&mut self, i: usize) {
         self.set_phase(i, Phase::Draining);
-        let c = &mut self.conns[i];
-        if let Some(fd) = &c.fd {
-            socket::shutdown(fd);
-        }
+        self.conns[i].io.shutdown();
         self.cancel_connect(i);
         self.maybe_reconnect(i);
     }
@@ -66,24 +72,20 @@ impl Driver<'_> {
     /// A drained connection (no operation left in the kernel) is replaced by a new one, or ends.
     pub(super) fn maybe_reconnect(&mut self, i: usize) {
         let c = &mut self.conns[i];
-        if c.phase != Phase::Draining || c.recv_armed || c.send_pending || c.connect_pending {
+        if c.io.phase() != Phase::Draining || !c.io.drained() {
             return;
         }
         // Nothing of this socket is in the kernel any more: its buffers may go.
-        c.opening = None;
-        c.fd = None;
-        c.reader.reset();
-        if let Some(v) = c.verify.as_mut() {
-            v.reset();
-        }
-        c.generation = c.generation.wrapping_add(1);
+        c.life.take_opening();
+        c.io.close();
+        c.rx.reset();
         // Drop the file table's reference too, so the socket really closes.
         let _ = self.ring.set_file(i, -1);
         let c = &mut self.conns[i];
         if self.layer.is_some() || self.idle {
             // A layer connects again when it has something to send there.
-            c.due = 0;
-            let failed = c.open_error.take();
+            c.flight.clear();
+            let failed = c.life.take_error();
             self.set_phase(i, Phase::Done);
             if let Some(l) = self.layer.as_mut() {
                 if let Some(e) = failed {
@@ -93,31 +95,30 @@ impl Driver<'_> {
             }
             return;
         }
-        let renew = std::mem::take(&mut c.renew);
-        let finished =
-            c.refused || c.waiting() == 0 && (c.done_sending || self.state.remaining.get() == 0);
+        let renew = c.life.take_renew();
+        let finished = c.life.refused()
+            || c.waiting() == 0 && (c.src.done_sending() || self.state.remaining.get() == 0);
         if finished || self.plan.control.stopped() {
             self.set_phase(i, Phase::Done);
             return;
         }
-        if let Some(e) = c.open_error.take() {
+        if let Some(e) = c.life.take_error() {
             // An opening attempt failed: the next waits the next backoff step.
             self.open_failed(i, e);
             return;
         }
         // `-k 0` connects again at once; a lost connection first waits the first backoff step.
-        c.attempt = 0;
-        c.retry_at = if renew {
+        c.life.retry_from(if renew {
             Instant::now()
         } else {
             Instant::now() + Duration::from_millis(RECONNECT_BACKOFF_MS[0])
-        };
+        });
         self.set_phase(i, Phase::Reconnecting);
     }
 
     /// Moves connection `i` to `phase`, keeping the counts the loop reads instead of scanning.
     pub(super) fn set_phase(&mut self, i: usize, phase: Phase) {
-        let old = std::mem::replace(&mut self.conns[i].phase, phase);
+        let old = self.conns[i].io.set_phase(phase);
         if old == phase {
             return;
         }
@@ -144,11 +145,11 @@ impl Driver<'_> {
         }
         for i in 0..self.conns.len() {
             let c = &self.conns[i];
-            if c.phase != Phase::Reconnecting || c.retry_at > now {
+            if c.io.phase() != Phase::Reconnecting || c.life.retry_at() > now {
                 continue;
             }
             // Stopped, or --duration is over while it waited: nothing more to send there.
-            if self.plan.control.stopped() || c.done_sending {
+            if self.plan.control.stopped() || c.src.done_sending() {
                 self.set_phase(i, Phase::Done);
                 continue;
             }
@@ -164,17 +165,18 @@ impl Driver<'_> {
     /// when the server refused its set-up).
     pub(super) fn open_failed(&mut self, i: usize, e: ConnError) {
         let setup_refused = matches!(e, ConnError::Setup { .. } | ConnError::Refused(_));
-        if self.conns[i].attempt == 0 {
+        if self.conns[i].life.attempt() == 0 {
             self.state
                 .stats
                 .borrow_mut()
                 .note_conn_error(&e.to_string());
         }
         let c = &mut self.conns[i];
-        c.attempt += 1;
-        match RECONNECT_BACKOFF_MS.get(c.attempt) {
+        let attempt = c.life.next_attempt();
+        match RECONNECT_BACKOFF_MS.get(attempt) {
             Some(ms) if !setup_refused => {
-                c.retry_at = Instant::now() + Duration::from_millis(*ms);
+                c.life
+                    .set_retry_at(Instant::now() + Duration::from_millis(*ms));
                 self.set_phase(i, Phase::Reconnecting);
             }
             _ => self.set_phase(i, Phase::Done),
@@ -208,18 +210,13 @@ impl Driver<'_> {
             now + cfg.run.connect_timeout,
         )?;
         let c = &mut self.conns[i];
-        let (connect, timeout) = (
-            key(i, c.generation, Op::Connect),
-            key(i, c.generation, Op::Timeout),
-        );
+        let (connect, timeout) = (c.io.key(i, Op::Connect), c.io.key(i, Op::Timeout));
         let raw = fd.as_raw_fd();
-        c.fd = Some(fd);
-        c.opening = Some(Box::new(opening));
-        c.connect_pending = true;
+        c.io.attach(fd);
+        c.life.set_opening(opening);
+        c.io.started(Op::Connect);
         // What the last socket had to send went with it (a layer routes its requests again).
-        c.out.clear();
-        c.out_len = 0;
-        c.out_at = 0;
+        c.src.out().clear();
         self.set_phase(i, Phase::Opening);
         // The ring holds the address until the `CONNECT` completes.
         self.ring.connect(connect, timeout, raw, args);
@@ -229,8 +226,8 @@ impl Driver<'_> {
     /// The `CONNECT` of connection `i` completed with `res`.
     pub(super) fn on_connect(&mut self, i: usize, res: i32) {
         let c = &mut self.conns[i];
-        c.connect_pending = false;
-        if c.phase != Phase::Opening {
+        c.io.ended(Op::Connect);
+        if c.io.phase() != Phase::Opening {
             self.maybe_reconnect(i);
             return;
         }
@@ -248,7 +245,7 @@ impl Driver<'_> {
             self.fail_open(i, e);
             return;
         }
-        let step = c.opening.as_mut().map(|o| o.connected());
+        let step = c.life.opening_mut().map(|o| o.connected());
         if let Some(Err(e)) = step {
             self.fail_open(i, e);
             return;
@@ -261,46 +258,42 @@ impl Driver<'_> {
     /// is set up.
     pub(super) fn open_progress(&mut self, i: usize) {
         let c = &mut self.conns[i];
-        if c.phase != Phase::Opening || c.send_pending {
+        if c.io.phase() != Phase::Opening || c.io.holds(Op::Send) {
             return;
         }
-        if c.opening.is_none() {
+        if c.life.opening().is_none() {
             return;
         }
-        if let Some(bytes) = self.lend(i) {
-            let c = &mut self.conns[i];
-            c.out_len = bytes.as_ref().len();
-            c.out_at = 0;
+        if let Some(bytes) = self.conns[i].lend() {
+            self.conns[i].io.begin_send(bytes.as_ref().len());
             self.send_rest(i, bytes);
             return;
         }
         let c = &mut self.conns[i];
-        let Some(o) = c.opening.as_mut() else { return };
+        let Some(o) = c.life.opening_mut() else {
+            return;
+        };
         if !o.ready() {
             return;
         }
         if let Some(answer) = o.take_answer() {
             // A query's connection: its answer goes to the layer and the connection closes.
-            c.opening = None;
+            c.life.take_opening();
             if let Some(l) = self.layer.as_mut() {
                 l.on_answer(i, answer);
             }
             self.set_phase(i, Phase::Draining);
-            let c = &mut self.conns[i];
-            if let Some(fd) = &c.fd {
-                socket::shutdown(fd);
-            }
+            self.conns[i].io.shutdown();
             self.maybe_reconnect(i);
             return;
         }
-        let o = c.opening.take().expect("an opening");
-        c.tls = o.into_tls().map(TlsSession::new);
-        c.out_len = 0;
-        c.out_at = 0;
-        c.fresh = true;
-        c.since_open = 0;
-        c.last_progress = Instant::now();
-        let done = c.done_sending;
+        let o = c.life.take_opening().expect("an opening");
+        c.io.set_tls(o.into_tls());
+        c.io.begin_send(0);
+        c.rx.opened();
+        c.src.opened();
+        c.flight.progress(Instant::now());
+        let done = c.src.done_sending();
         self.set_phase(i, Phase::Live);
         if let Some(l) = self.layer.as_mut() {
             // The layer sends what waited for this connection.
@@ -329,7 +322,7 @@ impl Driver<'_> {
         args: &[&[u8]],
     ) -> Result<(), ConnError> {
         self.start_open(i, target, Instant::now())?;
-        if let Some(o) = self.conns[i].opening.as_mut() {
+        if let Some(o) = self.conns[i].life.opening_mut() {
             o.ask(args);
         }
         Ok(())
@@ -337,17 +330,15 @@ impl Driver<'_> {
 
     /// True while connection `i` is being opened.
     pub(crate) fn is_opening(&self, i: usize) -> bool {
-        self.conns[i].phase == Phase::Opening
+        self.conns[i].io.phase() == Phase::Opening
     }
 
     /// The opening of connection `i` failed: its socket is shut, and once nothing of it is left in
     /// the kernel the next attempt waits its backoff step.
     pub(super) fn fail_open(&mut self, i: usize, e: ConnError) {
         let c = &mut self.conns[i];
-        c.open_error = Some(e);
-        if let Some(fd) = &c.fd {
-            socket::shutdown(fd);
-        }
+        c.life.failed(e);
+        c.io.shutdown();
         self.set_phase(i, Phase::Draining);
         self.maybe_reconnect(i);
     }
@@ -355,8 +346,8 @@ impl Driver<'_> {
     /// The address connection `i` is being opened to, as messages name it.
     fn opening_addr(&self, i: usize) -> String {
         self.conns[i]
-            .opening
-            .as_ref()
+            .life
+            .opening()
             .map_or_else(|| self.addr.clone(), |o| o.addr().to_string())
     }
 
@@ -364,11 +355,8 @@ impl Driver<'_> {
     /// an address that never answers.
     pub(super) fn cancel_connect(&mut self, i: usize) {
         let c = &self.conns[i];
-        if c.connect_pending {
-            let (connect, cancel) = (
-                key(i, c.generation, Op::Connect),
-                key(i, c.generation, Op::Timeout),
-            );
+        if c.io.holds(Op::Connect) {
+            let (connect, cancel) = (c.io.key(i, Op::Connect), c.io.key(i, Op::Timeout));
             self.ring.cancel(connect, cancel);
         }
     }
@@ -377,7 +365,8 @@ impl Driver<'_> {
     pub(super) fn check_openings(&mut self, now: Instant) {
         for i in 0..self.conns.len() {
             let c = &self.conns[i];
-            if c.phase == Phase::Opening && c.opening.as_ref().is_some_and(|o| now >= o.deadline) {
+            if c.io.phase() == Phase::Opening && c.life.opening().is_some_and(|o| now >= o.deadline)
+            {
                 let e = ConnError::Connect {
                     addr: self.opening_addr(i),
                     reason: format!(

@@ -7,8 +7,8 @@
 //! or composed requests), the open loop (`--rps`, paced by the wait's deadline, not by a timer per
 //! sleep), `-k 0`, `--timeout` and reconnects, over TCP and unix sockets.
 
+mod conn;
 mod layer_api;
-mod lent;
 mod lifecycle;
 mod memory;
 mod receive;
@@ -19,33 +19,25 @@ pub(crate) use memory::{request_memory, total_memory};
 
 use crate::config::Config;
 use crate::engine::clock::Clock;
-use crate::engine::opening::Opening;
-use crate::engine::schedule::{DueQueue, Pacing};
-use crate::engine::shared::{
-    RECONNECT_BACKOFF_MS, ShardPlan, ShardState, error_text, note_error_in,
-};
+use crate::engine::schedule::DueQueue;
+use crate::engine::shared::{ShardPlan, ShardState};
 use crate::net::ConnError;
-use crate::net::target::Target;
-use crate::net::tls_session::{TlsError, TlsSession};
-use crate::protocol::in_place::InPlaceScanner;
-use crate::protocol::resp::{Scanned, Value};
+use crate::protocol::resp::Value;
 use crate::stats::ShardStats;
 use crate::stats::live::{SNAPSHOT_EVERY, thread_cpu_total};
-use crate::sys::ring::{Back, Completion, Key, Op, RecvBuf, Ring, Setup};
+use crate::sys::ring::{Back, Completion, Op, Ring, Setup};
 pub(crate) use crate::sys::ring::{RingError, RingMode, probe};
-use crate::sys::socket::{self, new_socket};
+use crate::sys::socket;
 use crate::workload::PipelineBuffer;
 use crate::workload::compose::Composer;
-use crate::workload::keys::KeyGen;
-use crate::workload::replay::Replay;
-use crate::workload::verify::{Values, Verifier};
-use rand::SeedableRng;
-use rand::rngs::SmallRng;
+use crate::workload::verify::Values;
+pub(crate) use conn::Socket;
+use conn::{Conn, Lent, Phase};
 use setup::ConnSetup;
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::AsRawFd;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -62,33 +54,6 @@ const MAX_WAIT: Duration = Duration::from_millis(10);
 /// queue instead of waking the executor for each. Their arrival times come from the kernel's
 /// receive timestamps (`SO_TIMESTAMPNS`).
 const SLEEP_THROUGH: u32 = 1 << 16;
-
-/// A request waiting for its reply (composed requests and the open loop).
-#[derive(Debug, Clone, Copy)]
-struct Flight {
-    intended: Instant,
-    sent: Instant,
-    kind: usize,
-    /// The request's length in bytes.
-    len: u32,
-}
-
-/// What fills a connection's send buffer.
-enum Requests {
-    /// Fixed-layout requests, patched in place.
-    Fixed(PipelineBuffer),
-    /// Requests without placeholders: the same bytes for every connection, one buffer per executor.
-    Shared(Rc<PipelineBuffer>),
-    /// One request composed at a time (varying values, mixes, the open loop).
-    Composed(Arc<Composer>),
-    /// Bytes a [`Layer`] wrote into the connection's `out` (`--cluster`).
-    Raw,
-    /// The fixed-layout requests are in the kernel's send ([`lent::Lent::Pipe`]).
-    Lent,
-    /// `--replay`: the captured commands of this share (the run's connection number), copied from
-    /// the capture's arena one after the other; the connection's `seq` is its place in the share.
-    Replay(Arc<Replay>, usize),
-}
 
 /// What a driver layered on the ring does instead of the single-node closed and open loops: it decides
 /// what each connection sends and what each reply means (`--cluster` routes requests to node
@@ -127,101 +92,12 @@ pub(crate) trait Layer {
     fn live_latencies(&self, into: &mut hdrhistogram::Histogram<u64>);
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
-    /// Connected and driven.
-    Live,
-    /// Shut down after a failure or at `-k 0`; waits for its last completions before reconnecting.
-    Draining,
-    /// Waiting to connect again (attempt `attempt` of the backoff, at `retry_at`).
-    Reconnecting,
-    /// Being opened on the ring: its `CONNECT`, TLS handshake or set-up commands are in flight.
-    Opening,
-    /// Finished (or could not reconnect).
-    Done,
-}
-
-/// One connection's state.
-struct Conn {
-    fd: Option<OwnedFd>,
-    /// Bumped on every reconnect, so completions of an earlier socket are recognised and ignored.
-    generation: u16,
-    phase: Phase,
-    recv_armed: bool,
-    send_pending: bool,
-    /// How many bytes the send in the kernel (its bytes are in the ring's in-flight table) sends, and
-    /// how many went.
-    out_len: usize,
-    out_at: usize,
-    /// Composed requests (or a layer's) for the next send, and a buffer for TLS records.
-    out: Vec<u8>,
-    sealed: Vec<u8>,
-    requests: Requests,
-    /// Fixed closed loop: replies still due from the current batch, sent at `batch_sent`.
-    due: usize,
-    batch_sent: Instant,
-    /// Composed requests and the open loop: one entry per request waiting for its reply.
-    flights: VecDeque<Flight>,
-    reader: InPlaceScanner,
-    /// Requests this connection may still send (memtier's `-n` per client), else `u64::MAX`.
-    left: u64,
-    /// `--data-verify`'s read pass: checks each reply's value (fed the same bytes as `reader`).
-    verify: Option<Box<Verifier>>,
-    keys: KeyGen,
-    rng: SmallRng,
-    pacing: Option<Pacing>,
-    seq: u64,
-    next_due: Option<Instant>,
-    done_sending: bool,
-    /// Open loop: when a reply last made room in a connection that had `-P` waiting. A request due
-    /// before then was late because of the pipeline, not the client.
-    room_at: Instant,
-    /// What `--timeout` runs from: when the oldest request still unanswered was sent (under a layer,
-    /// the later of that batch's send and the last whole reply). Bytes that end no reply do not move it.
-    last_progress: Instant,
-    /// Set by [`Driver::out`] when the connection owed nothing: the layer's next send starts the clock.
-    restart_clock: bool,
-    /// Set while the connection waits in the ready list.
-    queued: bool,
-    /// Set when the connection is drained because of `-k 0` or memtier's `--reconnect-interval`.
-    renew: bool,
-    /// Requests sent since the connection (last) opened: `--reconnect-interval` renews it at its count.
-    since_open: u64,
-    /// Set until the connection's first reply: only then can an error be the server refusing it.
-    fresh: bool,
-    /// Set when the server refused the connection; it is not tried again.
-    refused: bool,
-    /// The TLS session, when the run uses TLS: requests are sealed into its buffer before they
-    /// are sent, and receive buffers are opened into the executor's plaintext buffer.
-    tls: Option<Box<TlsSession>>,
-    /// Reconnect attempts made since the connection was lost, and when the next one is due.
-    attempt: usize,
-    retry_at: Instant,
-    /// While [`Phase::Opening`]: the handshake and set-up (kept until the connection is live or
-    /// drained).
-    opening: Option<Box<Opening>>,
-    connect_pending: bool,
-    /// Why the last opening attempt failed, for the backoff once the attempt is drained.
-    open_error: Option<ConnError>,
-}
-
-impl Conn {
-    fn waiting(&self) -> usize {
-        self.due + self.flights.len()
-    }
-}
-
-/// The ring's name for operation `op` of connection `conn`'s socket `generation`.
-fn key(conn: usize, generation: u16, op: Op) -> Key {
-    Key::new(conn, generation, op)
-}
-
 /// One executor's ring and its connections, driven until the shard's share is done or the run stops.
 pub(crate) struct Driver<'a> {
     /// The executor's ring: what each operation's SQE points at is in its in-flight table until the
     /// completion gives it back. Connections added later ([`Driver::add_connection`]) beyond its
     /// registered file table use plain descriptors.
-    ring: Ring<lent::Lent>,
+    ring: Ring<Lent>,
     conns: Vec<Conn>,
     ready: VecDeque<usize>,
     plan: &'a ShardPlan,
@@ -322,7 +198,7 @@ impl<'a> Driver<'a> {
             .enumerate()
             .map(|(i, sock)| setup.conn(i, sock))
             .collect::<Vec<_>>();
-        let absent = conns.iter().filter(|c| c.phase == Phase::Done).count();
+        let absent = conns.iter().filter(|c| c.io.phase() == Phase::Done).count();
         let conns_len = conns.len();
         let idle = cfg.run.idle;
         Ok(Driver {
@@ -363,16 +239,13 @@ impl<'a> Driver<'a> {
 
     fn arm_recv(&mut self, i: usize) {
         let c = &mut self.conns[i];
-        let Some(fd) = c.fd.as_ref() else { return };
-        c.recv_armed = true;
-        let k = key(i, c.generation, Op::Recv);
-        self.ring.recv_multi(k, fd.as_raw_fd());
+        let Some(fd) = c.io.raw_fd() else { return };
+        c.io.started(Op::Recv);
+        self.ring.recv_multi(c.io.key(i, Op::Recv), fd);
     }
 
     fn make_ready(&mut self, i: usize) {
-        let c = &mut self.conns[i];
-        if !c.queued {
-            c.queued = true;
+        if self.conns[i].life.queue() {
             self.ready.push_back(i);
         }
     }
@@ -408,9 +281,9 @@ impl<'a> Driver<'a> {
                 // --duration is over: requests already sent may still answer.
                 self.deadline_passed = true;
                 for i in 0..self.conns.len() {
-                    self.conns[i].done_sending = true;
+                    self.conns[i].src.stop_sending();
                     self.finish_if_idle(i);
-                    if self.conns[i].phase == Phase::Opening {
+                    if self.conns[i].io.phase() == Phase::Opening {
                         // Nothing is left to send on it: its opening is abandoned.
                         self.shut(i);
                     }
@@ -429,7 +302,7 @@ impl<'a> Driver<'a> {
                     self.due_timers(now);
                 }
                 while let Some(i) = self.ready.pop_front() {
-                    self.conns[i].queued = false;
+                    self.conns[i].life.unqueue();
                     self.fill(i, now);
                 }
             }
@@ -451,9 +324,9 @@ impl<'a> Driver<'a> {
                 && let Some(r) = self
                     .conns
                     .iter()
-                    .filter_map(|c| match c.phase {
-                        Phase::Reconnecting => Some(c.retry_at),
-                        Phase::Opening => c.opening.as_ref().map(|o| o.deadline),
+                    .filter_map(|c| match c.io.phase() {
+                        Phase::Reconnecting => Some(c.life.retry_at()),
+                        Phase::Opening => c.life.opening().map(|o| o.deadline),
                         _ => None,
                     })
                     .min()
@@ -526,11 +399,11 @@ impl<'a> Driver<'a> {
         }
         // Requests still in flight when the loop ends failed, unless the run was stopped on purpose
         // (a signal, or the end of --duration).
-        if self.conns.iter().any(|c| c.verify.is_some()) {
+        if self.conns.iter().any(|c| c.rx.verified().is_some()) {
             let mut st = self.state.stats.borrow_mut();
             let counts = st.verify.get_or_insert_with(Default::default);
-            for v in self.conns.iter().filter_map(|c| c.verify.as_ref()) {
-                counts.merge(&v.counts);
+            for v in self.conns.iter().filter_map(|c| c.rx.verified()) {
+                counts.merge(v);
             }
         }
         let left: u64 = self.conns.iter().map(|c| c.waiting() as u64).sum();
@@ -554,12 +427,12 @@ impl<'a> Driver<'a> {
     }
 
     /// Handles every completion posted. Receive buffers go back to the kernel as their guards drop.
-    fn reap(&mut self, cq: &mut Vec<Completion<lent::Lent>>, clock: Clock) {
+    fn reap(&mut self, cq: &mut Vec<Completion<Lent>>, clock: Clock) {
         let now = clock.now;
         self.ring.reap(cq);
         for done in cq.drain(..) {
             let i = done.key.slot as usize;
-            let stale = self.conns[i].generation != done.key.generation;
+            let stale = !self.conns[i].io.is_current(done.key.generation);
             match (done.key.op, stale, done.back) {
                 (Op::Recv, false, back) => {
                     let buf = match back {
@@ -576,26 +449,18 @@ impl<'a> Driver<'a> {
     }
 
     /// Shuts every connection down and waits (briefly) for the kernel to finish with their buffers.
-    fn drain(&mut self, cq: &mut Vec<Completion<lent::Lent>>) {
+    fn drain(&mut self, cq: &mut Vec<Completion<Lent>>) {
         for i in 0..self.conns.len() {
             let c = &mut self.conns[i];
-            c.done_sending = true;
-            if let Some(fd) = &c.fd {
-                socket::shutdown(fd);
-            }
+            c.src.stop_sending();
+            c.io.shutdown();
             self.cancel_connect(i);
-            let c = &self.conns[i];
-            if matches!(c.phase, Phase::Live | Phase::Opening) {
+            if matches!(self.conns[i].io.phase(), Phase::Live | Phase::Opening) {
                 self.set_phase(i, Phase::Draining);
             }
         }
         let until = Instant::now() + Duration::from_millis(500);
-        while self
-            .conns
-            .iter()
-            .any(|c| c.recv_armed || c.send_pending || c.connect_pending)
-            && Instant::now() < until
-        {
+        while self.conns.iter().any(|c| !c.io.drained()) && Instant::now() < until {
             if self
                 .ring
                 .submit_and_wait(Duration::from_millis(10), 1)
@@ -612,6 +477,3 @@ impl<'a> Driver<'a> {
 fn is_refusal(raw: &[u8]) -> bool {
     raw.starts_with(b"-ERR max number of clients reached") || raw.starts_with(b"-DENIED ")
 }
-
-/// A connected, set-up socket, with its TLS session when the run uses TLS.
-pub(crate) type Socket = (OwnedFd, Option<rustls::ClientConnection>);

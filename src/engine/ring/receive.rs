@@ -1,7 +1,15 @@
 //! Replies: receive completions, the scan that counts and records every reply of a buffer in place,
 //! what a connection does once it has room again, and `--timeout`.
 
-use super::*;
+use super::conn::{Answered, Phase};
+use super::{Driver, is_refusal};
+use crate::engine::clock::Clock;
+use crate::engine::shared::{error_text, note_error_in};
+use crate::net::ConnError;
+use crate::protocol::in_place::InPlaceScanner;
+use crate::protocol::resp::Scanned;
+use crate::sys::ring::{Op, RecvBuf};
+use std::time::{Duration, Instant};
 
 impl Driver<'_> {
     /// Handles one receive completion of connection `i`; `buf` is the buffer it filled, given back to
@@ -30,14 +38,14 @@ impl Driver<'_> {
                     None => res = -libc::EPROTO,
                 }
             }
-            if res > 0 && self.conns[i].phase == Phase::Live {
+            if res > 0 && self.conns[i].io.phase() == Phase::Live {
                 let (at, len, arrived) = found;
                 self.scan(i, &buf.data()[at..at + len], now, arrived);
-            } else if res > 0 && self.conns[i].phase == Phase::Opening {
+            } else if res > 0 && self.conns[i].io.phase() == Phase::Opening {
                 let (at, len, _) = found;
                 let step = self.conns[i]
-                    .opening
-                    .as_mut()
+                    .life
+                    .opening_mut()
                     .map(|o| o.received(&buf.data()[at..at + len]));
                 drop(buf);
                 if let Some(Err(e)) = step {
@@ -47,8 +55,8 @@ impl Driver<'_> {
                 }
                 let c = &mut self.conns[i];
                 if !more {
-                    c.recv_armed = false;
-                    if c.phase == Phase::Opening {
+                    c.io.ended(Op::Recv);
+                    if c.io.phase() == Phase::Opening {
                         self.arm_recv(i);
                     } else {
                         self.maybe_reconnect(i);
@@ -59,11 +67,11 @@ impl Driver<'_> {
         }
         let c = &mut self.conns[i];
         if !more {
-            c.recv_armed = false;
+            c.io.ended(Op::Recv);
         }
-        if c.phase == Phase::Opening {
+        if c.io.phase() == Phase::Opening {
             let e = match res {
-                0 => c.opening.as_ref().map(|o| o.closed()),
+                0 => c.life.opening().map(|o| o.closed()),
                 r if r == -libc::ENOBUFS => None,
                 r if r < 0 => Some(self.io_lost(-r)),
                 _ => None,
@@ -77,7 +85,7 @@ impl Driver<'_> {
             }
             return;
         }
-        if c.phase != Phase::Live {
+        if c.io.phase() != Phase::Live {
             if !more {
                 self.maybe_reconnect(i);
             }
@@ -113,28 +121,26 @@ impl Driver<'_> {
         let layer_present = layer.is_some();
         let c = &mut self.conns[i];
         let mut closed = false;
-        if let Some(t) = c.tls.as_mut() {
-            match t.open(data, &mut self.plain) {
-                Ok(eof) => closed = eof,
-                Err(reason) => {
-                    let e = self.tls_lost(reason);
-                    self.lose(i, &e);
-                    return;
-                }
+        match c.io.open(data, &mut self.plain) {
+            Some(Ok(eof)) => {
+                closed = eof;
+                data = &self.plain;
             }
-            data = &self.plain;
+            Some(Err(reason)) => {
+                let e = self.tls_lost(reason);
+                self.lose(i, &e);
+                return;
+            }
+            None => {}
         }
-        if let Some(v) = c.verify.as_mut() {
-            v.feed(data);
-        }
-        let full = c.flights.len() >= self.cfg.run.pipeline;
+        let full = c.flight.queued() >= self.cfg.run.pipeline;
         // memtier's SCAN iteration (--pipeline 1): the reply's head holds the next cursor.
-        let mut scan = c.keys.scan.as_deref_mut();
+        let mut scan = c.src.scan_cursor();
         if let Some(s) = scan.as_mut() {
             s.receive(data);
         }
-        let (reader, flights, due, batch_sent) =
-            (&mut c.reader, &mut c.flights, &mut c.due, c.batch_sent);
+        let batch_sent = c.flight.batch_sent();
+        let (reader, flight) = (&mut c.rx, &mut c.flight);
         // The shard's figures are borrowed once per buffer (not under a layer, which records its
         // own), and replies with the same latency are recorded together: a batch is one record.
         let mut st = layer.is_none().then(|| state.figures(now));
@@ -144,7 +150,7 @@ impl Driver<'_> {
         let mut extra = false;
         let mut refused: Option<String> = None;
         let mut whole = 0u64;
-        let fresh = c.fresh;
+        let fresh = reader.is_fresh();
         // Under a layer: replies that are not errors, handed over together.
         let mut ok_run = 0u64;
         let (mut hits, mut misses, mut bytes_in) = (0u64, 0u64, 0u64);
@@ -177,11 +183,10 @@ impl Driver<'_> {
                 return;
             }
             if let Some(l) = layer.as_mut() {
-                if *due == 0 {
+                if !flight.answer_layered() {
                     extra = true;
                     return;
                 }
-                *due -= 1;
                 if error {
                     if ok_run > 0 {
                         l.on_replies(i, std::mem::take(&mut ok_run), now);
@@ -201,21 +206,23 @@ impl Driver<'_> {
                 return;
             };
             bytes_in += len;
-            if *due > 0 {
-                *due -= 1;
-                batch += 1;
-                if error {
-                    note_error_in(st, plan, raw);
-                } else if gets[0] {
-                    let nil = InPlaceScanner::is_nil(raw, len);
-                    hits += u64::from(!nil);
-                    misses += u64::from(nil);
+            let f = match flight.answer() {
+                Answered::Batch => {
+                    batch += 1;
+                    if error {
+                        note_error_in(st, plan, raw);
+                    } else if gets[0] {
+                        let nil = InPlaceScanner::is_nil(raw, len);
+                        hits += u64::from(!nil);
+                        misses += u64::from(nil);
+                    }
+                    return;
                 }
-                return;
-            }
-            let Some(f) = flights.pop_front() else {
-                extra = true;
-                return;
+                Answered::One(f) => f,
+                Answered::Extra => {
+                    extra = true;
+                    return;
+                }
             };
             if let Some(s) = scan.as_mut() {
                 s.replied(error, f.kind == 1);
@@ -279,18 +286,14 @@ impl Driver<'_> {
         if whole > 0 {
             // `--timeout` runs from the send of the oldest request still unanswered (a fixed batch's
             // all left at its start), not from the last byte: a reply that trickles in still times out.
-            if layer_present {
-                c.last_progress = now;
-            } else if let Some(f) = c.flights.front() {
-                c.last_progress = f.sent;
-            }
-            c.fresh = false;
+            c.flight.replied(now, layer_present);
+            c.rx.answered();
         }
-        if full && c.flights.len() < self.cfg.run.pipeline {
-            c.room_at = arrived;
+        if full && c.flight.queued() < self.cfg.run.pipeline {
+            c.flight.made_room(arrived);
         }
         if let Some(message) = refused {
-            c.refused = true;
+            c.life.refuse();
             let e = ConnError::Refused(message);
             self.lose(i, &e);
             return;
@@ -326,27 +329,23 @@ impl Driver<'_> {
             return;
         }
         let c = &mut self.conns[i];
-        if c.phase != Phase::Live || c.send_pending {
+        if c.io.phase() != Phase::Live || c.io.holds(Op::Send) {
             return;
         }
-        if c.pacing.is_some() && !c.done_sending {
+        if c.src.is_paced() && !c.src.done_sending() {
             self.schedule(i, now);
             return;
         }
         if c.waiting() > 0 {
             return;
         }
-        if c.done_sending {
+        if c.src.done_sending() {
             self.finish_if_idle(i);
             return;
         }
-        let interval_done = self
-            .cfg
-            .run
-            .reconnect_every
-            .is_some_and(|n| c.since_open >= n && c.left > 0);
-        if (!self.cfg.run.keepalive || interval_done) && c.pacing.is_none() {
-            c.renew = true;
+        let interval_done = c.src.interval_done(self.cfg.run.reconnect_every);
+        if (!self.cfg.run.keepalive || interval_done) && !c.src.is_paced() {
+            c.life.renew();
             self.shut(i);
             return;
         }
@@ -356,7 +355,11 @@ impl Driver<'_> {
     /// Closes a connection that will send no more and waits for nothing.
     pub(super) fn finish_if_idle(&mut self, i: usize) {
         let c = &self.conns[i];
-        if c.phase == Phase::Live && c.done_sending && c.waiting() == 0 && !c.send_pending {
+        if c.io.phase() == Phase::Live
+            && c.src.done_sending()
+            && c.waiting() == 0
+            && !c.io.holds(Op::Send)
+        {
             self.shut(i);
         }
     }
@@ -365,9 +368,9 @@ impl Driver<'_> {
     pub(super) fn check_timeouts(&mut self, now: Instant, timeout: Duration) {
         for i in 0..self.conns.len() {
             let c = &self.conns[i];
-            if c.phase == Phase::Live
+            if c.io.phase() == Phase::Live
                 && c.waiting() > 0
-                && now.saturating_duration_since(c.last_progress) > timeout
+                && now.saturating_duration_since(c.flight.last_progress()) > timeout
             {
                 let e = ConnError::Timeout {
                     addr: self.addr.clone(),

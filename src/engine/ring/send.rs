@@ -1,203 +1,134 @@
 //! What each connection sends: closed-loop batches patched in place or composed, the open loop's due
 //! requests on the wake-up grid, and the sends themselves (sealed first under TLS).
 
-use super::*;
+use super::conn::{Batch, Lent, Phase};
+use super::{Driver, SLEEP_THROUGH};
+use crate::net::ConnError;
+use crate::sys::ring::Op;
+use std::time::{Duration, Instant};
 
 impl Driver<'_> {
-    /// Sends `bytes[out_at..out_len]` on connection `i`; the ring holds the bytes until the send's
-    /// completion gives them back ([`Driver::on_send`]).
-    pub(super) fn send_rest(&mut self, i: usize, bytes: lent::Lent) {
+    /// Sends the rest of connection `i`'s send from `bytes`; the ring holds the bytes until the
+    /// send's completion gives them back ([`Driver::on_send`]).
+    pub(super) fn send_rest(&mut self, i: usize, bytes: Lent) {
         let c = &mut self.conns[i];
-        let Some(fd) = c.fd.as_ref() else {
+        let Some(fd) = c.io.raw_fd() else {
             // No socket to send on: the bytes go straight back.
-            return self.give_back(i, bytes);
+            return c.give_back(bytes);
         };
-        c.send_pending = true;
-        let k = key(i, c.generation, Op::Send);
-        self.ring
-            .send(k, fd.as_raw_fd(), bytes, c.out_at, c.out_len);
+        c.io.started(Op::Send);
+        let (at, len) = c.io.send_rest();
+        self.ring.send(c.io.key(i, Op::Send), fd, bytes, at, len);
     }
 
     /// Queues what connection `i` has to send now: a closed-loop batch, or the open loop's due requests.
-    // Long on purpose: the per-batch fill; each loop writes under one borrow of the connection.
     pub(super) fn fill(&mut self, i: usize, now: Instant) {
         if self.idle || self.layer.is_some() {
             return;
         }
-        let depth = self.cfg.run.pipeline;
-        let state = self.state;
         let c = &mut self.conns[i];
-        if c.phase != Phase::Live || c.send_pending || c.done_sending {
+        if c.io.phase() != Phase::Live || c.io.holds(Op::Send) || c.src.done_sending() {
             return;
         }
-        if c.pacing.is_none()
-            && c.waiting() == 0
-            && self
-                .cfg
-                .run
-                .reconnect_every
-                .is_some_and(|r| c.since_open >= r && c.left > 0)
-        {
+        let every = self.cfg.run.reconnect_every;
+        if !c.src.is_paced() && c.waiting() == 0 && c.src.interval_done(every) {
             // memtier's --reconnect-interval: this connection has sent its share; a new one sends on.
-            c.renew = true;
+            c.life.renew();
             self.shut(i);
             return;
         }
-        let past_deadline = |t: Instant| state.deadline.is_some_and(|d| t >= d);
-        let mut k = 0usize;
-        match &c.pacing {
-            None => {
-                if c.waiting() > 0 {
-                    return;
-                }
-                // A replayed connection sends its own share of the capture, no more.
-                let want = match &c.requests {
-                    Requests::Replay(r, s) => r.stream(*s).len().saturating_sub(c.seq as usize),
-                    _ => depth,
-                }
-                .min(depth)
-                .min(c.left.min(depth as u64) as usize)
-                // memtier's --reconnect-interval: no more on this connection than the interval allows.
-                .min(
-                    self.cfg
-                        .run
-                        .reconnect_every
-                        .map_or(usize::MAX, |r| r.saturating_sub(c.since_open) as usize),
-                );
-                let n = if past_deadline(now) || want == 0 {
-                    0
-                } else {
-                    state.claim(want)
-                };
-                c.left -= (n as u64).min(c.left);
-                c.since_open += n as u64;
-                if n == 0 {
-                    c.done_sending = true;
-                    self.finish_if_idle(i);
-                    return;
-                }
-                match &mut c.requests {
-                    Requests::Fixed(p) => {
-                        let (keys, rng, verify) = (&mut c.keys, &mut c.rng, &mut c.verify);
-                        c.out_len = match verify {
-                            None => p.fill(n, |g| keys.next_group(g, rng)).len(),
-                            // The read pass: each request's key is the one its reply must hold.
-                            Some(v) => p
-                                .fill(n, |g| {
-                                    let k = keys.next_group(g, rng);
-                                    v.expect(k);
-                                    k
-                                })
-                                .len(),
-                        };
-                        c.due = n;
-                        c.batch_sent = now;
-                        state.stats.borrow_mut().bytes_out += c.out_len as u64;
-                    }
-                    Requests::Shared(p) => {
-                        c.out_len = n * p.request_len();
-                        c.due = n;
-                        c.batch_sent = now;
-                        state.stats.borrow_mut().bytes_out += c.out_len as u64;
-                    }
-                    Requests::Raw | Requests::Lent => return,
-                    Requests::Replay(r, s) => {
-                        c.out.clear();
-                        for _ in 0..n {
-                            let at = c.out.len();
-                            let kind = r.write(*s, c.seq as usize, &mut c.out);
-                            c.seq += 1;
-                            c.flights.push_back(Flight {
-                                intended: now,
-                                sent: now,
-                                kind,
-                                len: (c.out.len() - at) as u32,
-                            });
-                        }
-                    }
-                    Requests::Composed(comp) => {
-                        c.out.clear();
-                        for _ in 0..n {
-                            let at = c.out.len();
-                            let kind =
-                                comp.write_request(&mut c.out, &mut c.keys, &mut c.rng, &self.turn);
-                            c.flights.push_back(Flight {
-                                intended: now,
-                                sent: now,
-                                kind,
-                                len: (c.out.len() - at) as u32,
-                            });
-                        }
-                    }
-                }
-                k = n;
-            }
-            Some(p) => {
-                if !matches!(c.requests, Requests::Composed(_) | Requests::Replay(..)) {
-                    return;
-                }
-                c.out.clear();
-                while c.flights.len() < depth {
-                    let due = c.next_due.unwrap_or(now);
-                    if past_deadline(due) || past_deadline(now) {
-                        c.done_sending = true;
-                        break;
-                    }
-                    if due > now {
-                        break;
-                    }
-                    if let Requests::Replay(r, s) = &c.requests
-                        && c.seq as usize >= r.stream(*s).len()
-                    {
-                        c.done_sending = true;
-                        break;
-                    }
-                    if c.left == 0 || state.claim(1) == 0 {
-                        c.done_sending = true;
-                        break;
-                    }
-                    c.left -= 1;
-                    if now.duration_since(due) > crate::engine::schedule::LATE {
-                        let mut st = state.stats.borrow_mut();
-                        if c.room_at > due {
-                            st.late_full += 1;
-                        } else {
-                            st.late_free += 1;
-                        }
-                    }
-                    let at = c.out.len();
-                    let kind = match &c.requests {
-                        Requests::Composed(comp) => {
-                            comp.write_request(&mut c.out, &mut c.keys, &mut c.rng, &self.turn)
-                        }
-                        Requests::Replay(r, s) => r.write(*s, c.seq as usize, &mut c.out),
-                        _ => 0,
-                    };
-                    c.flights.push_back(Flight {
-                        intended: due,
-                        sent: now,
-                        kind,
-                        len: (c.out.len() - at) as u32,
-                    });
-                    k += 1;
-                    c.seq += 1;
-                    c.next_due = Some(p.intended(c.seq));
-                }
-            }
-        }
+        let k = if c.src.is_paced() {
+            self.fill_paced(i, now)
+        } else {
+            self.fill_batch(i, now)
+        };
+        let Some(k) = k else { return };
+        let c = &mut self.conns[i];
         if k == 0 {
             self.finish_if_idle(i);
             self.schedule(i, now);
             return;
         }
         if c.waiting() == k {
-            c.last_progress = now;
+            c.flight.progress(now);
         }
         if let Err(e) = self.start_send(i) {
             self.lose(i, &e);
             return;
         }
         self.schedule(i, now);
+    }
+
+    /// Closed loop: writes connection `i`'s next batch (it waits for nothing) and returns its size;
+    /// `None` when there is nothing more to do.
+    fn fill_batch(&mut self, i: usize, now: Instant) -> Option<usize> {
+        let (state, depth) = (self.state, self.cfg.run.pipeline);
+        let c = &mut self.conns[i];
+        if c.waiting() > 0 {
+            return None;
+        }
+        let want = c.src.want(depth, self.cfg.run.reconnect_every);
+        let past_deadline = state.deadline.is_some_and(|d| now >= d);
+        let n = if past_deadline || want == 0 {
+            0
+        } else {
+            state.claim(want)
+        };
+        c.src.took(n);
+        if n == 0 {
+            c.src.stop_sending();
+            self.finish_if_idle(i);
+            return None;
+        }
+        match c
+            .src
+            .write_batch(n, now, &mut c.flight, c.rx.verifier(), &self.turn)
+        {
+            Batch::Fixed(len) => {
+                c.io.begin_send(len);
+                state.stats.borrow_mut().bytes_out += len as u64;
+            }
+            Batch::Written => {}
+            Batch::Nothing => return None,
+        }
+        Some(n)
+    }
+
+    /// Open loop: writes connection `i`'s requests that are due by `now`, as many as `-P` has room
+    /// for, and returns how many (`None` when its requests are not written one by one).
+    fn fill_paced(&mut self, i: usize, now: Instant) -> Option<usize> {
+        let (state, depth) = (self.state, self.cfg.run.pipeline);
+        let past_deadline = |t: Instant| state.deadline.is_some_and(|d| t >= d);
+        let c = &mut self.conns[i];
+        if !c.src.begin_paced() {
+            return None;
+        }
+        let mut k = 0;
+        while c.flight.queued() < depth {
+            let due = c.src.next_due().unwrap_or(now);
+            if past_deadline(due) || past_deadline(now) {
+                c.src.stop_sending();
+                break;
+            }
+            if due > now {
+                break;
+            }
+            if !c.src.has_more() || state.claim(1) == 0 {
+                c.src.stop_sending();
+                break;
+            }
+            if now.duration_since(due) > crate::engine::schedule::LATE {
+                let mut st = state.stats.borrow_mut();
+                if c.flight.room_at() > due {
+                    st.late_full += 1;
+                } else {
+                    st.late_free += 1;
+                }
+            }
+            c.src.write_paced(due, now, &mut c.flight, &self.turn);
+            k += 1;
+        }
+        Some(k)
     }
 
     /// Open loop: puts connection `i` where its next request will be found, if it has room for one: in
@@ -208,11 +139,11 @@ impl Driver<'_> {
         let depth = self.cfg.run.pipeline;
         let c = &mut self.conns[i];
         self.blocked.forget(i);
-        if c.pacing.is_none() || c.phase != Phase::Live || c.done_sending {
+        if !c.src.is_paced() || c.io.phase() != Phase::Live || c.src.done_sending() {
             return;
         }
-        let Some(due) = c.next_due else { return };
-        if c.flights.len() >= depth || (due <= now && c.send_pending) {
+        let Some(due) = c.src.next_due() else { return };
+        if c.flight.queued() >= depth || (due <= now && c.io.holds(Op::Send)) {
             // A completion lets it send: the wait must not sleep through that past `due`.
             self.blocked.set(i, due);
             return;
@@ -247,8 +178,7 @@ impl Driver<'_> {
     pub(super) fn due_timers(&mut self, now: Instant) {
         let (conns, ready) = (&mut self.conns, &mut self.ready);
         self.timers.pop_due(now, |i| {
-            if !conns[i].queued {
-                conns[i].queued = true;
+            if conns[i].life.queue() {
                 ready.push_back(i);
             }
         });
@@ -263,57 +193,47 @@ impl Driver<'_> {
         Some(self.began + Duration::from_nanos(since.div_ceil(q) * q))
     }
 
-    /// Sends what connection `i` has ready (`out_len` bytes of its requests, or all of `out`),
-    /// sealed first under TLS.
+    /// Sends what connection `i` has ready (the batch's bytes of its fixed-layout requests, or all it
+    /// wrote), sealed first under TLS.
     pub(super) fn start_send(&mut self, i: usize) -> Result<(), ConnError> {
         let c = &mut self.conns[i];
-        c.out_at = 0;
-        if let Requests::Composed(_) | Requests::Raw | Requests::Replay(..) = c.requests {
-            c.out_len = c.out.len();
+        let len = c.src.written_len().unwrap_or(c.io.send_len());
+        c.io.begin_send(len);
+        match c.io.seal(c.src.plain(len)) {
+            Some(Ok(n)) => c.io.begin_send(n),
+            Some(Err(e)) => return Err(self.tls_lost(e)),
+            None => {}
         }
-        if let Some(t) = c.tls.as_mut() {
-            let plain = match &c.requests {
-                Requests::Fixed(p) => &p.buffer()[..c.out_len],
-                Requests::Shared(p) => &p.buffer()[..c.out_len],
-                Requests::Composed(_) | Requests::Raw | Requests::Replay(..) => &c.out[..],
-                Requests::Lent => unreachable!("no send is in flight"),
-            };
-            match t.seal(plain, &mut c.sealed) {
-                Ok(n) => c.out_len = n,
-                Err(e) => return Err(self.tls_lost(e)),
-            }
-        }
-        if let Some(bytes) = self.lend(i) {
+        if let Some(bytes) = self.conns[i].lend() {
             self.send_rest(i, bytes);
         }
         Ok(())
     }
 
     /// Connection `i`'s send completed with `res`; `bytes` are what it sent from.
-    pub(super) fn on_send(&mut self, i: usize, res: i32, bytes: lent::Lent, now: Instant) {
+    pub(super) fn on_send(&mut self, i: usize, res: i32, bytes: Lent, now: Instant) {
         let c = &mut self.conns[i];
-        c.send_pending = false;
-        let partial = res >= 0 && c.out_at + (res as usize) < c.out_len;
-        if partial && matches!(c.phase, Phase::Opening | Phase::Live) {
+        c.io.ended(Op::Send);
+        let going = matches!(c.io.phase(), Phase::Opening | Phase::Live);
+        if res >= 0 && going && c.io.advance(res as usize) {
             // The rest goes from the same bytes.
-            c.out_at += res as usize;
             self.send_rest(i, bytes);
             return;
         }
         // The kernel is done with the bytes.
-        self.give_back(i, bytes);
+        self.conns[i].give_back(bytes);
         let c = &mut self.conns[i];
-        if c.phase == Phase::Opening {
+        if c.io.phase() == Phase::Opening {
             if res < 0 {
                 let e = self.io_lost(-res);
                 self.fail_open(i, e);
                 return;
             }
-            c.out_len = 0;
+            c.io.begin_send(0);
             self.open_progress(i);
             return;
         }
-        if c.phase != Phase::Live {
+        if c.io.phase() != Phase::Live {
             self.maybe_reconnect(i);
             return;
         }
@@ -322,7 +242,6 @@ impl Driver<'_> {
             self.lose(i, &e);
             return;
         }
-        c.out_at = c.out_len;
         self.after_progress(i, now);
     }
 }

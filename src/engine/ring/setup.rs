@@ -2,8 +2,17 @@
 //! verifier, built from the shard's plan and its socket when the driver takes them over
 //! ([`Driver::new`]); and which of the test's commands are GETs.
 
-use super::*;
+use super::conn::{Conn, InFlight, Life, Reader, Requests, Socket, Source, Transport};
+use crate::engine::shared::ShardPlan;
+use crate::workload::PipelineBuffer;
+use crate::workload::compose::Composer;
 use crate::workload::keys::Cursors;
+use crate::workload::verify::{Values, Verifier};
+use rand::SeedableRng;
+use rand::rngs::SmallRng;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Instant;
 
 /// Per command of the test (its mix's, else the test's own): whether it is a GET.
 pub(super) fn gets(plan: &ShardPlan, composer: &Option<Arc<Composer>>) -> Vec<bool> {
@@ -47,74 +56,47 @@ impl ConnSetup<'_> {
         } else {
             crate::workload::keys::connection_seed(cfg.run.seed, plan.index, i)
         };
-        let (requests, out, flights) = self.requests(i);
+        let (requests, out, capacity) = self.requests(i);
         // Under a layer (`--cluster`) redirected requests are sent again: their replies are no answer.
         let retried = self.layered;
         // A layer paces its own requests.
         let pacing = plan.pacing(began, i).filter(|_| !self.layered);
         Conn {
-            phase: if fd.is_some() {
-                Phase::Live
-            } else {
-                Phase::Done
-            },
-            fd,
-            generation: 0,
-            recv_armed: false,
-            send_pending: false,
-            out,
-            sealed: Vec::new(),
-            out_len: 0,
-            out_at: 0,
-            requests,
-            due: 0,
-            batch_sent: began,
-            flights,
-            reader: InPlaceScanner::default(),
-            left: cfg.run.per_connection.unwrap_or(u64::MAX),
-            verify: self
-                .values
-                .as_ref()
-                .map(|v| Box::new(Verifier::new(v.clone(), depth, retried))),
-            keys: plan.keys(&self.cursor, i),
-            rng: SmallRng::seed_from_u64(seed),
-            next_due: pacing.as_ref().map(|p| p.intended(0)),
-            pacing,
-            seq: 0,
-            done_sending: false,
-            room_at: began,
-            last_progress: began,
-            restart_clock: false,
-            queued: false,
-            renew: false,
-            since_open: 0,
-            attempt: 0,
-            retry_at: began,
-            fresh: true,
-            refused: false,
-            tls: tls.map(TlsSession::new),
-            opening: None,
-            connect_pending: false,
-            open_error: None,
+            io: Transport::new(fd, tls),
+            src: Source::new(
+                requests,
+                out,
+                plan.keys(&self.cursor, i),
+                SmallRng::seed_from_u64(seed),
+                cfg.run.per_connection.unwrap_or(u64::MAX),
+                pacing,
+            ),
+            flight: InFlight::new(capacity, began),
+            rx: Reader::new(
+                self.values
+                    .as_ref()
+                    .map(|v| Verifier::new(v.clone(), depth, retried)),
+            ),
+            life: Life::new(began),
         }
     }
 
-    /// What fills connection `i`'s sends, the buffer it writes them into, and its queue of requests
-    /// waiting for their replies.
-    fn requests(&self, i: usize) -> (Requests, Vec<u8>, VecDeque<Flight>) {
+    /// What fills connection `i`'s sends, the buffer it writes them into, and how many requests it
+    /// keeps one by one while they wait for their replies.
+    fn requests(&self, i: usize) -> (Requests, Vec<u8>, usize) {
         let plan = self.plan;
         let depth = plan.cfg.run.pipeline;
         match (&plan.test.replay, self.composer) {
-            _ if self.layered => (Requests::Raw, Vec::new(), VecDeque::new()),
+            _ if self.layered => (Requests::Raw, Vec::new(), 0),
             (Some(r), _) => (
                 Requests::Replay(r.clone(), plan.first_client + i),
                 Vec::with_capacity(depth * r.max_request_len()),
-                VecDeque::with_capacity(depth),
+                depth,
             ),
             (None, Some(c)) => (
                 Requests::Composed(c.clone()),
                 Vec::with_capacity(depth * c.max_request_len()),
-                VecDeque::with_capacity(depth),
+                depth,
             ),
             (None, None) => (
                 match self.shared {
@@ -122,8 +104,32 @@ impl ConnSetup<'_> {
                     None => Requests::Fixed(PipelineBuffer::new(&plan.test.template, depth)),
                 },
                 Vec::new(),
-                VecDeque::new(),
+                0,
             ),
         }
+    }
+}
+
+/// A slot a layer adds during the run (a node that appeared), closed until the layer opens it: its
+/// requests are the layer's (retried after redirects), its keys and draws unused.
+pub(super) fn added(plan: &ShardPlan, values: &Option<Rc<Values>>, now: Instant) -> Conn {
+    let depth = plan.cfg.run.pipeline;
+    Conn {
+        io: Transport::new(None, None),
+        src: Source::new(
+            Requests::Raw,
+            Vec::new(),
+            plan.keys(&plan.cursors(), 0),
+            SmallRng::seed_from_u64(0),
+            u64::MAX,
+            None,
+        ),
+        flight: InFlight::new(0, now),
+        rx: Reader::new(
+            values
+                .as_ref()
+                .map(|v| Verifier::new(v.clone(), depth, true)),
+        ),
+        life: Life::new(now),
     }
 }
