@@ -238,11 +238,11 @@ pub fn run(
     let (opened, header) = session::connect(&cfg)?;
     let local_servers = opened.local_servers;
     let cfg = Arc::new(cfg);
-    if cfg.run.idle {
+    if cfg.run.load.idle {
         return run_idle(&cfg, opened, control, stdout, stderr, progress);
     }
     // memtier's personality reads nothing from the server while it runs, as memtier does not.
-    let mut watch = if cfg.run.memtier.is_some() {
+    let mut watch = if cfg.run.results.memtier.is_some() {
         server_view::Watches::none()
     } else {
         session::watch_server(&cfg, opened)
@@ -289,7 +289,7 @@ fn run_idle(
     writeln!(
         stdout,
         "Creating {} idle connections and waiting forever (Ctrl+C when done)",
-        cfg.run.clients
+        cfg.run.load.clients
     )?;
     stdout.flush()?;
     let local_servers = opened.local_servers;
@@ -332,7 +332,7 @@ fn run_idle(
 
 /// `--start-at`: waits for its time; false when the run was stopped meanwhile.
 fn wait_for_start(cfg: &Config, control: &RunControl, progress: &mut ProgressSink<'_>) -> bool {
-    let Some(t) = cfg.run.start_at else {
+    let Some(t) = cfg.run.pace.start_at else {
         return true;
     };
     // Shown on a terminal only: a pod's or a host's log is its result (--json -), and a successful run
@@ -377,11 +377,16 @@ impl Runner<'_, '_> {
                 };
                 self.sinks.test(&result, stdout)?;
                 self.account(&result);
-                if !cfg.run.loop_forever || cfg.run.json.is_some() || cfg.run.plot.is_some() {
+                if !cfg.run.pace.loop_forever
+                    || cfg.run.results.json.is_some()
+                    || cfg.run.results.plot.is_some()
+                {
                     self.outcome.results.push(result);
                 }
             }
-            if self.control.stopped() || !cfg.run.loop_forever && iteration >= cfg.run.run_count {
+            if self.control.stopped()
+                || !cfg.run.pace.loop_forever && iteration >= cfg.run.pace.run_count
+            {
                 return Ok(());
             }
         }
@@ -397,11 +402,11 @@ impl Runner<'_, '_> {
         self.watch.begin();
         self.sinks.begin(&title);
         let mut warmed = None;
-        if let Some(warmup) = cfg.run.shape.warmup {
+        if let Some(warmup) = cfg.run.pace.shape.warmup {
             let budget = engine::Budget {
                 requests: u64::MAX,
                 duration: Some(warmup),
-                rps: cfg.run.shape.rps,
+                rps: cfg.run.pace.shape.rps,
                 local_servers: self.local_servers,
             };
             warmed = session::warm_up(cfg, test, budget, control, self.stderr)?;
@@ -443,7 +448,7 @@ impl Runner<'_, '_> {
         let stats = engine::run_test(
             cfg,
             test,
-            cfg.run.requests,
+            cfg.run.load.requests,
             self.local_servers,
             control,
             self.stderr,
@@ -456,25 +461,25 @@ impl Runner<'_, '_> {
         for e in &stats.conn_errors {
             let _ = writeln!(self.stderr, "ringbench: {}: {e}", test.title);
         }
-        let requested = if cfg.run.shape.duration.is_some() {
+        let requested = if cfg.run.pace.shape.duration.is_some() {
             // What was sent: answered, failed, or still in flight at the end.
             stats.completed + stats.failed + stats.in_flight
         } else {
-            cfg.run.requests
+            cfg.run.load.requests
         };
-        if cfg.run.output == OutputMode::Csv {
+        if cfg.run.results.output == OutputMode::Csv {
             csv_notes(self.stderr, &test.title, &stats, requested);
         }
         let mut result = TestResult::new(test.title.clone(), requested, stats);
         result.warmup = warmed;
-        result.timeout_ms = cfg.run.timeout.map(|t| t.as_millis() as u64);
-        result.rate = cfg.run.shape.rps.map(|rps| config::shape::RateTarget {
+        result.timeout_ms = cfg.run.connect.timeout.map(|t| t.as_millis() as u64);
+        result.rate = cfg.run.pace.shape.rps.map(|rps| config::shape::RateTarget {
             rps,
-            slots: cfg.run.clients * cfg.run.pipeline,
+            slots: cfg.run.load.clients * cfg.run.load.pipeline,
         });
         session::end_view(self.watch, &mut result, control.stopped());
         result.interrupted = control.stopped();
-        if result.interrupted && cfg.run.output == OutputMode::Csv {
+        if result.interrupted && cfg.run.results.output == OutputMode::Csv {
             let _ = writeln!(
                 self.stderr,
                 "ringbench: {}: interrupted after {} of {} requests",
@@ -493,11 +498,11 @@ impl Runner<'_, '_> {
         outcome.error_replies |= result.stats.errors > 0;
         if let Some(v) = result.stats.verify.as_ref().filter(|v| v.failed() > 0) {
             outcome.verify_failed = true;
-            if cfg.run.output == OutputMode::Csv {
+            if cfg.run.results.output == OutputMode::Csv {
                 let _ = write!(self.stderr, "ringbench: {}", report::verify::verify_text(v));
             }
         }
-        if !cfg.run.cluster
+        if !cfg.run.connect.cluster
             && !self.hinted
             && let Some(h) = redirect_hint(result)
         {

@@ -30,9 +30,9 @@ pub(crate) struct Opened {
 
 /// The machine's side: file and port limits, and io_uring.
 pub(crate) fn prepare(cfg: &Config) -> Result<(), RunError> {
-    limits::prepare(cfg.run.clients, cfg.run.threads)?;
-    if matches!(cfg.target, Target::Tcp { .. }) && !cfg.run.cluster {
-        limits::local_ports(cfg.run.clients)?;
+    limits::prepare(cfg.run.load.clients, cfg.run.connect.threads)?;
+    if matches!(cfg.target, Target::Tcp { .. }) && !cfg.run.connect.cluster {
+        limits::local_ports(cfg.run.load.clients)?;
     }
     ring::probe()?;
     Ok(())
@@ -46,25 +46,25 @@ pub(crate) fn connect(cfg: &Config) -> Result<(Opened, report::Header), RunError
         &cfg.target,
         cfg.tls.as_ref(),
         &cfg.setup,
-        cfg.run.connect_timeout,
+        cfg.run.connect.connect_timeout,
     )?;
     let mut header = report::Header {
-        clients: cfg.run.clients,
-        data_size: cfg.run.data_size,
-        data_min: Some(cfg.run.shape.value.min),
-        keepalive: cfg.run.keepalive,
+        clients: cfg.run.load.clients,
+        data_size: cfg.run.load.data_size,
+        data_min: Some(cfg.run.pace.shape.value.min),
+        keepalive: cfg.run.load.keepalive,
         // One question is enough to learn that the server refuses us (memtier's personality asks no more).
         save: ctl.config_get("save")?,
-        appendonly: match cfg.run.memtier {
+        appendonly: match cfg.run.results.memtier {
             None => ctl.config_get("appendonly")?,
             Some(_) => None,
         },
-        multi_thread: cfg.run.multi_thread,
-        threads: cfg.run.threads.min(cfg.run.clients),
+        multi_thread: cfg.run.connect.multi_thread,
+        threads: cfg.run.connect.threads.min(cfg.run.load.clients),
         threads_note: threads_note(cfg),
         tls: cfg.tls.as_ref().map(|t| t.checks.clone()),
         cluster_nodes: None,
-        expiry: cfg.run.shape.expiry.map(|e| (e.min, e.max)),
+        expiry: cfg.run.pace.shape.expiry.map(|e| (e.min, e.max)),
         replay: cfg
             .tests
             .iter()
@@ -76,14 +76,15 @@ pub(crate) fn connect(cfg: &Config) -> Result<(Opened, report::Header), RunError
     if let Some(msg) = ctl.refused.take() {
         return Err(RunError::Server(msg));
     }
-    let yield_slot = if cfg.run.cluster || cfg.run.idle || cfg.run.memtier.is_some() {
-        false
-    } else {
-        check_room(&mut ctl, cfg.run.clients as u64)?
-    };
+    let yield_slot =
+        if cfg.run.connect.cluster || cfg.run.load.idle || cfg.run.results.memtier.is_some() {
+            false
+        } else {
+            check_room(&mut ctl, cfg.run.load.clients as u64)?
+        };
     let mut masters = Vec::new();
     let mut local_servers = usize::from(cfg.target.is_local());
-    if cfg.run.cluster {
+    if cfg.run.connect.cluster {
         let (configs, targets) = cluster_header(cfg)?;
         header.cluster_nodes = Some(configs);
         local_servers = local_masters(&targets);
@@ -120,13 +121,13 @@ fn check_room(ctl: &mut control::ControlClient, clients: u64) -> Result<bool, Ru
 /// The bracket after `threads: N` in the header: fewer executors than `--threads` asked (one per client
 /// at most), and executors sharing cores. It belongs to the report, not to stderr.
 fn threads_note(cfg: &Config) -> Option<String> {
-    let ran = cfg.run.threads.min(cfg.run.clients);
+    let ran = cfg.run.connect.threads.min(cfg.run.load.clients);
     let mut parts = Vec::new();
-    if ran < cfg.run.threads {
-        parts.push(format!("{} asked, one per client", cfg.run.threads));
+    if ran < cfg.run.connect.threads {
+        parts.push(format!("{} asked, one per client", cfg.run.connect.threads));
     }
     if ran > 1 {
-        let cores = match &cfg.run.cpus {
+        let cores = match &cfg.run.connect.cpus {
             Some(list) => list.len(),
             None => cpus::usable_cores().len(),
         };
@@ -152,7 +153,7 @@ fn cluster_header(cfg: &Config) -> Result<(Vec<discovery::NodeConfig>, Vec<Targe
         &cfg.target,
         cfg.tls.as_ref(),
         &cfg.setup,
-        cfg.run.connect_timeout,
+        cfg.run.connect.connect_timeout,
     )
     .map_err(|e| match e {
         DiscoveryError::Conn(c) => RunError::Conn(c),
@@ -160,14 +161,19 @@ fn cluster_header(cfg: &Config) -> Result<(Vec<discovery::NodeConfig>, Vec<Targe
         DiscoveryError::Cluster(other) => RunError::Cluster(other),
     })?;
     let masters = map.masters().len();
-    if cfg.run.clients < masters {
+    if cfg.run.load.clients < masters {
         return Err(RunError::Usage(config::UsageError(format!(
             "invalid value '{}' for '-c': the cluster has {masters} masters and each needs at least one client",
-            cfg.run.clients
+            cfg.run.load.clients
         ))));
     }
     Ok((
-        discovery::node_configs(&map, cfg.tls.as_ref(), &cfg.setup, cfg.run.connect_timeout),
+        discovery::node_configs(
+            &map,
+            cfg.tls.as_ref(),
+            &cfg.setup,
+            cfg.run.connect.connect_timeout,
+        ),
         discovery::master_targets(&map),
     ))
 }
@@ -187,13 +193,13 @@ pub(crate) fn watch_server(cfg: &Config, opened: Opened) -> server_view::Watches
             target,
             cfg.tls.as_ref(),
             &cfg.setup,
-            cfg.run.connect_timeout,
+            cfg.run.connect.connect_timeout,
         )
     };
     if masters.is_empty() {
         let mut w = watch_of(Some(ctl), &cfg.target);
         if yield_slot {
-            w.yield_slot(cfg.run.clients as u64);
+            w.yield_slot(cfg.run.load.clients as u64);
         }
         server_view::Watches::one(w)
     } else {
@@ -205,7 +211,7 @@ pub(crate) fn watch_server(cfg: &Config, opened: Opened) -> server_view::Watches
                 .collect(),
             cfg.tls.as_ref(),
             &cfg.setup,
-            cfg.run.connect_timeout,
+            cfg.run.connect.connect_timeout,
         )
     }
 }

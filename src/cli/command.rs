@@ -19,7 +19,7 @@ Examples:
   ringbench -t set,get -n 1000000 -q                 SET and GET against 127.0.0.1:6379, one line each
   ringbench -h 10.0.0.5 -a secret -c 200 -P 16 --threads 4 -t get -r 1000000
   ringbench -r 100000 lpush mylist ele:__rand_int__  a command of your own instead of the suite
-  ringbench --rps 50000 --duration 30 --warmup 5 -t get -r 1000000 --json run.json
+  ringbench --rps 50000 --duration 30 --warmup 5 -t get -r 1000000 --json run.results.json
   ringbench -u rediss://cache.example:6380 --cacert ca.crt -t set -q
   ringbench --cluster -p 7000 -t set,get -r 100000
   ringbench compare before.json after.json --plot latency.svg

@@ -10,6 +10,7 @@ pub(crate) mod memtier;
 pub(crate) mod metrics;
 pub mod paths;
 pub mod replay;
+pub mod run;
 pub mod settings;
 pub(crate) mod shape;
 pub(crate) mod shard;
@@ -26,7 +27,8 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, ToSocketAddrs};
 
 pub use error::{ConfigError, ResolveError, UsageError};
-pub use settings::{Env, OutputMode, ReadFrom, RunSettings, Settings, parse_uri};
+pub use run::{OutputMode, ReadFrom, RunSettings};
+pub use settings::{Env, Settings, parse_uri};
 pub use shape::command_title;
 
 /// Everything a run needs, validated.
@@ -220,7 +222,7 @@ fn build_tests(
     stdin: &mut dyn Read,
     stderr: &mut dyn Write,
 ) -> Result<Vec<TestSpec>, ConfigError> {
-    if let Some(v) = s.run.verify {
+    if let Some(v) = s.run.load.verify {
         let spec = workload::verify::VerifySpec {
             value: shape.value,
             ..v
@@ -230,12 +232,12 @@ fn build_tests(
     let input = SuiteInput {
         flags: &s.suite,
         shape,
-        keyspace: s.run.keyspace,
-        cluster: s.run.cluster,
-        seed: s.run.seed,
+        keyspace: s.run.load.keyspace,
+        cluster: s.run.connect.cluster,
+        seed: s.run.load.seed,
     };
     let mut tests = build_suite(&input, stdin, stderr)?;
-    shape.attach_composers(&mut tests, s.run.keyspace.is_some(), s.run.seed);
+    shape.attach_composers(&mut tests, s.run.load.keyspace.is_some(), s.run.load.seed);
     Ok(tests)
 }
 
@@ -253,23 +255,23 @@ fn load_replay(s: &mut Settings) -> Result<Option<TestSpec>, ConfigError> {
     let Some(flags) = &s.suite.replay else {
         return Ok(None);
     };
-    let test = replay::load(flags, s.run.clients)?;
+    let test = replay::load(flags, s.run.load.clients)?;
     if let Some(r) = &test.replay {
-        s.run.requests = r.len() as u64;
-        s.run.shape.rps = replay::target_rate(r);
+        s.run.load.requests = r.len() as u64;
+        s.run.pace.shape.rps = replay::target_rate(r);
     }
     Ok(Some(test))
 }
 
 /// `--json`, `--plot` and `--report`: each file can be written.
 fn check_output_files(run: &RunSettings) -> Result<(), ConfigError> {
-    if let Some(j) = run.json.as_deref().filter(|j| *j != "-") {
+    if let Some(j) = run.results.json.as_deref().filter(|j| *j != "-") {
         check_writable("--json", j, j)?;
     }
-    if let Some(p) = run.plot.as_ref().and_then(|p| p.to_str()) {
+    if let Some(p) = run.results.plot.as_ref().and_then(|p| p.to_str()) {
         check_writable("--plot", p, p)?;
     }
-    if let Some(p) = run.report.as_ref().and_then(|p| p.to_str()) {
+    if let Some(p) = run.results.report.as_ref().and_then(|p| p.to_str()) {
         check_writable("--report", p, p)?;
     }
     Ok(())
@@ -285,9 +287,9 @@ fn check_value_memory(
     load: limits::Load,
     room: &limits::MemoryRoom,
 ) -> Result<(), ConfigError> {
-    let value = s.run.shape.value;
+    let value = s.run.pace.shape.value;
     let small = |d: usize| {
-        let mut shape = s.run.shape.clone();
+        let mut shape = s.run.pace.shape.clone();
         shape.value = workload::compose::ValueSpec {
             min: d,
             max: d,
@@ -346,23 +348,23 @@ impl Config {
         let replayed = load_replay(&mut s)?;
         check_output_files(&s.run)?;
         let room = limits::MemoryRoom::of_process();
-        let per_request = s.run.shape.rps.is_some();
+        let per_request = s.run.pace.shape.rps.is_some();
         let load = limits::Load {
-            data_size: s.run.data_size,
-            clients: s.run.clients,
-            pipeline: s.run.pipeline,
-            executors: s.run.threads.min(s.run.clients),
+            data_size: s.run.load.data_size,
+            clients: s.run.load.clients,
+            pipeline: s.run.load.pipeline,
+            executors: s.run.connect.threads.min(s.run.load.clients),
         };
-        if replayed.is_none() && s.suite.command.is_empty() && s.run.shape.value.max > 2 {
+        if replayed.is_none() && s.suite.command.is_empty() && s.run.pace.shape.value.max > 2 {
             check_value_memory(&s, per_request, load, &room)?;
         }
         let tests = match replayed.or_else(|| s.given_test.take()) {
             Some(t) => vec![t],
-            None => build_tests(&s, &s.run.shape, stdin, stderr)?,
+            None => build_tests(&s, &s.run.pace.shape, stdin, stderr)?,
         };
         let held = tests.iter().map(|t| t.template.bytes().len() as u64).sum();
         limits::check_memory(&sizes(&tests, per_request), held, load, &room)?;
-        if let Some(p) = &s.run.hdr_out {
+        if let Some(p) = &s.run.results.hdr_out {
             check_hdr_logs(p, &tests)?;
         }
         let tls = match &s.tls {
@@ -386,7 +388,7 @@ impl Config {
                 dbnum: s.dbnum,
                 resp3: s.resp3,
                 tracking: s.tracking,
-                readonly: run.cluster && run.read_from != ReadFrom::Masters,
+                readonly: run.connect.cluster && run.connect.read_from != ReadFrom::Masters,
             },
             tests,
             tls,
@@ -578,10 +580,10 @@ mod tests {
         ];
         let s = Settings::parse(&cli(&args), &quiet_env()).unwrap();
         assert_eq!(s.host, "no-such-host.invalid");
-        assert_eq!(s.run.start_at, Some(1_700_000_010.0));
+        assert_eq!(s.run.pace.start_at, Some(1_700_000_010.0));
         // The same flags against the same environment give the same settings (the seed is the clock's).
         let again = Settings::parse(&cli(&args), &quiet_env()).unwrap();
-        assert_eq!(s.run.seed, again.run.seed);
+        assert_eq!(s.run.load.seed, again.run.load.seed);
         // The environment is an argument: the shard index and the password come from it alone.
         let env = Env {
             shard_index: Some("2".into()),
@@ -589,7 +591,7 @@ mod tests {
             ..quiet_env()
         };
         let s = Settings::parse(&cli(&["--shards", "3", "--user", "u"]), &env).unwrap();
-        assert_eq!(s.run.shard.map(|sh| sh.index), Some(2));
+        assert_eq!(s.run.load.shard.map(|sh| sh.index), Some(2));
         assert_eq!(s.password.as_deref(), Some("from-env"));
         assert!(!format!("{s:?}").contains("from-env"));
         let e = Settings::parse(&cli(&["--shards", "3"]), &quiet_env()).unwrap_err();

@@ -3,6 +3,7 @@
 //! error it finds can be tested without a server or files. [`Config::resolve`](crate::config::Config::resolve)
 //! does the I/O afterwards.
 
+use super::run::{Connecting, Load, OutputMode, Pace, ReadFrom, Results, RunSettings};
 use crate::cli::{Cli, CommandFlag};
 use crate::config::error::{UsageError, usage};
 use crate::config::paths::check_extension;
@@ -19,17 +20,6 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 pub const MAX_THREADS: i64 = 1024;
 /// Most connections `-c` accepts.
 pub const MAX_CLIENTS: i64 = 1_000_000;
-
-/// How results are printed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OutputMode {
-    /// The full per-test block.
-    Normal,
-    /// `-q`: one line per test.
-    Quiet,
-    /// `--csv`.
-    Csv,
-}
 
 /// What the flags are read against besides themselves: the process's environment variables, the time and
 /// the cores it may use. [`Env::of_process`] reads them; a test gives its own.
@@ -102,90 +92,6 @@ pub struct Settings {
     pub run: RunSettings,
     /// A test its caller built (the memtier personality's one test), run instead of the suite's.
     pub given_test: Option<TestSpec>,
-}
-
-/// `--rfr`: where a `--cluster` run sends its reads (commands that only read; writes always go to
-/// the slot's master).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ReadFrom {
-    /// `no`: to the master.
-    #[default]
-    Masters,
-    /// `yes`: to the master's replicas (to the master when it has none).
-    Replicas,
-    /// `all`: spread over the master and its replicas.
-    All,
-}
-
-/// How the run goes once connected: load, pacing, timeouts, output. Decided by [`Settings::parse`] alone
-/// and carried unchanged into the resolved [`Config`](crate::config::Config).
-#[derive(Debug, Clone)]
-pub struct RunSettings {
-    pub clients: usize,
-    pub requests: u64,
-    /// `--shard`: where this process's share of `-n` starts among all the shards' (0 without), so
-    /// composed requests (mix cycles, dataset rows) go on where the shard before it stops.
-    pub first_request: u64,
-    pub data_size: usize,
-    pub keyspace: Option<u64>,
-    pub pipeline: usize,
-    /// Executors to start (1 without `--threads`).
-    pub threads: usize,
-    /// Whether `--threads` was given (the header says `multi-thread: yes`).
-    pub multi_thread: bool,
-    /// `--cpus`: the cores executors are pinned to, in order (`None`: the usable cores in order).
-    pub cpus: Option<Vec<usize>>,
-    pub keepalive: bool,
-    pub output: OutputMode,
-    pub loop_forever: bool,
-    /// `--run-count`: how many times the suite runs (1: once).
-    pub run_count: u64,
-    pub idle: bool,
-    pub seed: u64,
-    pub precision: u8,
-    pub show_errors: bool,
-    /// `--cluster`: route every request to the master that owns its key's slot.
-    pub cluster: bool,
-    /// `--rfr`: with `--cluster`, where reads go.
-    pub read_from: ReadFrom,
-    /// `--failover-timeout`: with `--cluster`, how long a request for a slot that no master answers
-    /// (its master lost, no replica promoted yet) is retried before the run gives up.
-    pub failover_timeout: Duration,
-    /// `--timeout`: how long a request may wait for its reply.
-    pub timeout: Option<Duration>,
-    /// `--connect-timeout`: how long connecting (and setup) may take.
-    pub connect_timeout: Duration,
-    /// `--json`: a file, or `-` for stdout.
-    pub json: Option<String>,
-    /// `--hdr-out`: interval logs go to `<prefix><test>.hlog`.
-    pub hdr_out: Option<String>,
-    /// `--plot`: an SVG file.
-    pub plot: Option<PathBuf>,
-    /// `--report`: an HTML page of the run.
-    pub report: Option<PathBuf>,
-    /// `--start-at`: Unix time to wait for before the first test.
-    pub start_at: Option<f64>,
-    /// Pacing and request shape: `--rps`, `--duration`, `--warmup`, distributions, values, mixes.
-    pub shape: Shape,
-    /// `--shard` / `--shards`: this process's place in a run of several; `clients`, `requests`, the rate,
-    /// the seed and the sequential key slice above are already this shard's share.
-    pub shard: Option<crate::config::shard::Shard>,
-    /// `--data-verify` / `--verify-only`: the suite is the verification's passes.
-    pub verify: Option<crate::workload::verify::VerifySpec>,
-    /// `--metrics-listen` / `--statsd`: where live figures go while the run lasts.
-    pub metrics: Option<crate::config::metrics::MetricsSettings>,
-    /// memtier's `-n`: each connection sends exactly this many requests (the total is its multiple).
-    pub per_connection: Option<u64>,
-    /// memtier without `--distinct-client-seed`: every connection draws from the same seed.
-    pub same_seed: bool,
-    /// memtier's `--rate-limiting`: each connection's rate, sent in memtier's bursts (with `shape.rps`
-    /// the whole run's rate).
-    pub burst_rate: Option<u64>,
-    /// memtier's `--reconnect-interval`: each connection is closed and opened again (its set-up
-    /// included) after this many requests, as `-k 0` does after each batch.
-    pub reconnect_every: Option<u64>,
-    /// memtier's personality: its results (tables, JSON, HDR files) instead of ringbench's.
-    pub memtier: Option<std::sync::Arc<crate::config::memtier::output::MemtierOutput>>,
 }
 
 impl std::fmt::Debug for Settings {
@@ -728,42 +634,50 @@ impl Settings {
             tls: conn.tls_on.then_some(tls_options),
             suite,
             run: RunSettings {
-                clients: w.clients,
-                requests: w.requests,
-                first_request: w.first_request,
-                data_size,
-                keyspace: w.keyspace,
-                pipeline,
-                threads: pace.threads,
-                multi_thread: cli.threads.is_some(),
-                cpus: pace.cpus,
-                keepalive: pace.keepalive,
-                output,
-                loop_forever: cli.loop_forever,
-                run_count: pace.run_count,
-                idle: cli.idle,
-                seed,
-                precision: pace.precision,
-                show_errors: cli.show_errors,
-                cluster: cli.cluster,
-                read_from: pace.read_from,
-                failover_timeout: pace.failover_timeout,
-                timeout: pace.timeout,
-                connect_timeout: pace.connect_timeout,
-                json: cli.json.clone(),
-                hdr_out: cli.hdr_out.clone(),
-                plot: cli.plot.as_ref().map(PathBuf::from),
-                report: cli.report.as_ref().map(PathBuf::from),
-                start_at,
-                shape: w.shape,
-                shard: w.shard,
-                verify: w.verify,
-                metrics: pace.metrics,
-                per_connection: None,
-                same_seed: false,
-                burst_rate: None,
-                reconnect_every: None,
-                memtier: None,
+                load: Load {
+                    clients: w.clients,
+                    requests: w.requests,
+                    first_request: w.first_request,
+                    data_size,
+                    keyspace: w.keyspace,
+                    pipeline,
+                    seed,
+                    same_seed: false,
+                    per_connection: None,
+                    idle: cli.idle,
+                    verify: w.verify,
+                    keepalive: pace.keepalive,
+                    reconnect_every: None,
+                    shard: w.shard,
+                },
+                pace: Pace {
+                    shape: w.shape,
+                    burst_rate: None,
+                    start_at,
+                    loop_forever: cli.loop_forever,
+                    run_count: pace.run_count,
+                },
+                connect: Connecting {
+                    threads: pace.threads,
+                    multi_thread: cli.threads.is_some(),
+                    cpus: pace.cpus,
+                    cluster: cli.cluster,
+                    read_from: pace.read_from,
+                    failover_timeout: pace.failover_timeout,
+                    timeout: pace.timeout,
+                    connect_timeout: pace.connect_timeout,
+                },
+                results: Results {
+                    output,
+                    precision: pace.precision,
+                    show_errors: cli.show_errors,
+                    json: cli.json.clone(),
+                    hdr_out: cli.hdr_out.clone(),
+                    plot: cli.plot.as_ref().map(PathBuf::from),
+                    report: cli.report.as_ref().map(PathBuf::from),
+                    metrics: pace.metrics,
+                    memtier: None,
+                },
             },
             given_test: None,
         })

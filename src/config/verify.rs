@@ -112,27 +112,27 @@ mod tests {
     #[test]
     fn each_pass_is_one_request_per_key_in_order() {
         let s = parse(&["--data-verify", "-r", "500"]).unwrap();
-        assert_eq!(s.run.requests, 500);
+        assert_eq!(s.run.load.requests, 500);
         assert_eq!(
-            s.run.shape.distribution,
+            s.run.pace.shape.distribution,
             Distribution::Sequential { part: 0, parts: 1 }
         );
-        let v = s.run.verify.unwrap();
+        let v = s.run.load.verify.unwrap();
         assert!(v.write);
         assert_eq!(v.seed, 0);
         let s = parse(&["--verify-only", "-r", "500", "-n", "500", "--seed", "4"]).unwrap();
-        let v = s.run.verify.unwrap();
+        let v = s.run.load.verify.unwrap();
         assert!(!v.write);
         assert_eq!(v.seed, 4);
         // A shard's share of the keyspace, and its own slice of the keys.
         let s = parse(&["--data-verify", "-r", "501", "--shard", "1/2"]).unwrap();
-        assert_eq!(s.run.requests, 250);
+        assert_eq!(s.run.load.requests, 250);
         assert_eq!(
-            s.run.shape.distribution,
+            s.run.pace.shape.distribution,
             Distribution::Sequential { part: 1, parts: 2 }
         );
-        assert_eq!(s.run.verify.unwrap().seed, 0);
-        assert!(parse(&["-r", "5"]).unwrap().run.verify.is_none());
+        assert_eq!(s.run.load.verify.unwrap().seed, 0);
+        assert!(parse(&["-r", "5"]).unwrap().run.load.verify.is_none());
     }
 
     #[test]

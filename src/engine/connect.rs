@@ -105,7 +105,7 @@ pub(crate) fn open_all(
                         addr: c.targets[i].display(),
                         reason: format!(
                             "no answer within {} ms",
-                            cfg.run.connect_timeout.as_millis()
+                            cfg.run.connect.connect_timeout.as_millis()
                         ),
                     });
                 }
@@ -140,7 +140,7 @@ impl Connector<'_> {
         let cfg = self.cfg;
         let target = self.targets[i].clone();
         let addr = target.display();
-        let (fd, args) = match socket::new_socket(target.peer(), cfg.run.connect_timeout) {
+        let (fd, args) = match socket::new_socket(target.peer(), cfg.run.connect.connect_timeout) {
             Ok(x) => x,
             Err(e) => {
                 return self.fail(ConnError::Connect {
@@ -153,7 +153,7 @@ impl Connector<'_> {
             addr,
             cfg.tls.as_ref(),
             &cfg.setup,
-            Instant::now() + cfg.run.connect_timeout,
+            Instant::now() + cfg.run.connect.connect_timeout,
         ) {
             Ok(o) => o,
             Err(e) => return self.fail(e),
@@ -299,7 +299,7 @@ impl Connector<'_> {
         }
         // Cancelled and shut, every operation ends at once; should one not, the ring leaks what it
         // uses rather than freeing it under the kernel.
-        let until = Instant::now() + self.cfg.run.connect_timeout + Duration::from_secs(1);
+        let until = Instant::now() + self.cfg.run.connect.connect_timeout + Duration::from_secs(1);
         let mut cqes = Vec::new();
         while (0..self.slots.len()).any(|i| self.ring.slot_busy(i)) && Instant::now() < until {
             self.wait(Duration::from_millis(10));

@@ -137,13 +137,13 @@ pub fn run_test(
     on_tick: impl FnMut(&LiveView),
 ) -> Result<ShardStats, EngineError> {
     let budget = Budget {
-        requests: if cfg.run.shape.duration.is_some() {
+        requests: if cfg.run.pace.shape.duration.is_some() {
             u64::MAX
         } else {
             requests
         },
-        duration: cfg.run.shape.duration,
-        rps: cfg.run.shape.rps,
+        duration: cfg.run.pace.shape.duration,
+        rps: cfg.run.pace.shape.rps,
         local_servers,
     };
     run_phase(cfg, test, budget, control, stderr, on_tick)
@@ -160,11 +160,15 @@ pub fn run_phase(
 ) -> Result<ShardStats, EngineError> {
     let requests = budget.requests;
     // A shard with no connection could not send its share, so there are never more shards than connections.
-    let shards = cfg.run.threads.min(cfg.run.clients);
-    let (cores, _) = plan_cores(shards, cfg.run.cpus.as_deref(), budget.local_servers);
+    let shards = cfg.run.connect.threads.min(cfg.run.load.clients);
+    let (cores, _) = plan_cores(
+        shards,
+        cfg.run.connect.cpus.as_deref(),
+        budget.local_servers,
+    );
     check_memory(cfg, test, shards, budget.rps)?;
     let base_rss = crate::stats::ClientMemory::start();
-    let clients = split(cfg.run.clients as u64, shards);
+    let clients = split(cfg.run.load.clients as u64, shards);
     let shares = shares(cfg, test, requests, &clients);
     let gate = Arc::new(StartGate::default());
     let error_clock = Arc::new(AtomicU64::new(0));
@@ -236,10 +240,10 @@ pub fn run_phase(
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
     }
-    let joined = join_all(handles, cfg.run.precision);
+    let joined = join_all(handles, cfg.run.results.precision);
     relay(stderr);
     let mut merged = joined?;
-    merged.client_memory = crate::stats::ClientMemory::finish(base_rss, cfg.run.clients);
+    merged.client_memory = crate::stats::ClientMemory::finish(base_rss, cfg.run.load.clients);
     if let Some(e) = first_error.lock().unwrap_or_else(|p| p.into_inner()).take() {
         return Err(e.into());
     }
@@ -260,9 +264,9 @@ fn check_memory(
         return Err(EngineError::Executor(format!(
             "{}: -d {} with -P {} and -c {} needs {:.1} GB of request buffers, more than half of this machine's {:.1} GB; lower -c, -P or -d",
             test.title,
-            cfg.run.data_size,
-            cfg.run.pipeline,
-            cfg.run.clients,
+            cfg.run.load.data_size,
+            cfg.run.load.pipeline,
+            cfg.run.load.clients,
             need as f64 / 1e9,
             total as f64 / 1e9
         )));
@@ -274,7 +278,7 @@ fn check_memory(
 /// connection, or a replay's commands of the shard's connections.
 fn shares(cfg: &Config, test: &TestSpec, requests: u64, clients: &[u64]) -> Vec<u64> {
     let mut shares = split(requests, clients.len());
-    if let Some(n) = cfg.run.per_connection.filter(|_| requests != u64::MAX) {
+    if let Some(n) = cfg.run.load.per_connection.filter(|_| requests != u64::MAX) {
         // memtier's -n: each connection sends its own n, so a shard's share is n per connection.
         for (share, c) in shares.iter_mut().zip(clients) {
             *share = n.saturating_mul(*c);
@@ -331,7 +335,7 @@ impl Launch<'_> {
             requests: shares[i],
             first_request: shares[..i]
                 .iter()
-                .fold(self.cfg.run.first_request, |a, &b| a.saturating_add(b)),
+                .fold(self.cfg.run.load.first_request, |a, &b| a.saturating_add(b)),
             duration: self.duration,
             rps: self.rps,
             gate: self.gate.clone(),
@@ -391,7 +395,7 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
     let cfg = plan.cfg.clone();
     // Phase 1: open this shard's connections (neither counted nor timed), all driven by the
     // executor's ring: one per client, or under `--cluster` one per client and master.
-    let opened = if cfg.run.cluster {
+    let opened = if cfg.run.connect.cluster {
         cluster::open(&cfg, plan.clients, &|| plan.control.stopped())
     } else {
         let targets = vec![cfg.target.clone(); plan.clients];
@@ -401,18 +405,18 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
         plan.gate.abort.store(true, Ordering::Release);
     }
     // Phase 2: every shard starts sending at the same moment, or none does.
-    let shards = cfg.run.threads.min(cfg.run.clients);
+    let shards = cfg.run.connect.threads.min(cfg.run.load.clients);
     let go = plan.gate.wait(shards).await;
     guard.passed = true;
     let (sockets, topology) = opened?;
     if !go {
-        return Ok(ShardStats::new(cfg.run.precision));
+        return Ok(ShardStats::new(cfg.run.results.precision));
     }
 
     // Phase 3: drive the connections.
     let cpu_start = thread_cpu_seconds();
     let began = Instant::now();
-    let mut stats = ShardStats::new(cfg.run.precision);
+    let mut stats = ShardStats::new(cfg.run.results.precision);
     stats.start = Some(began);
     schedule::prepare_stats(&mut stats, &cfg, &plan.test, plan.rps);
     // One-second intervals for `--hdr-out` and the JSON's per-second series (cut once a second, off
@@ -427,7 +431,9 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
     };
     let composer = schedule::composer_for(&cfg, &plan.test, plan.rps);
     let layer = match topology {
-        Some(t) if !cfg.run.idle => Some(cluster::layer(&plan, &state, t, composer.clone(), began)),
+        Some(t) if !cfg.run.load.idle => {
+            Some(cluster::layer(&plan, &state, t, composer.clone(), began))
+        }
         _ => None,
     };
     let (io, failure) = match ring::Driver::new(&plan, &state, sockets, composer, began, layer) {
@@ -445,8 +451,8 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
     if let Some(e) = failure {
         return Err(e);
     }
-    if cfg.run.idle {
-        return Ok(ShardStats::new(cfg.run.precision));
+    if cfg.run.load.idle {
+        return Ok(ShardStats::new(cfg.run.results.precision));
     }
     Ok(finish_shard(&plan, &state, cpu_start, began, io))
 }

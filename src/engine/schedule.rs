@@ -192,10 +192,10 @@ pub(crate) fn composer_for(
                 &test.command,
                 &test.template,
             )],
-            cfg.run.keyspace.is_some(),
-            cfg.run.shape.value,
-            cfg.run.shape.expiry,
-            cfg.run.seed,
+            cfg.run.load.keyspace.is_some(),
+            cfg.run.pace.shape.value,
+            cfg.run.pace.shape.expiry,
+            cfg.run.load.seed,
         ))),
         (None, None) => None,
     }
@@ -210,7 +210,7 @@ pub(crate) fn prepare_stats(
     rps: Option<f64>,
 ) {
     if rps.is_some() {
-        stats.service = Some(new_histogram(cfg.run.precision));
+        stats.service = Some(new_histogram(cfg.run.results.precision));
     }
     if let Some(c) = &test.compose
         && c.counts_each_command()
@@ -218,7 +218,13 @@ pub(crate) fn prepare_stats(
         stats.parts = c
             .variants()
             .iter()
-            .map(|v| PartStats::new(v.title.clone(), v.command.clone(), cfg.run.precision))
+            .map(|v| {
+                PartStats::new(
+                    v.title.clone(),
+                    v.command.clone(),
+                    cfg.run.results.precision,
+                )
+            })
             .collect();
     }
     if let Some(r) = &test.replay {
@@ -226,7 +232,13 @@ pub(crate) fn prepare_stats(
             .names()
             .iter()
             // A replay's titles are its command names.
-            .map(|name| PartStats::new(name.clone(), name.to_ascii_uppercase(), cfg.run.precision))
+            .map(|name| {
+                PartStats::new(
+                    name.clone(),
+                    name.to_ascii_uppercase(),
+                    cfg.run.results.precision,
+                )
+            })
             .collect();
     }
 }

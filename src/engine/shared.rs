@@ -68,10 +68,10 @@ impl ShardPlan {
             .map(|c| c.patterns())
             .unwrap_or_default();
         let keys = KeyGen::new(
-            cfg.run.shape.distribution,
-            cfg.run.keyspace.unwrap_or(1),
+            cfg.run.pace.shape.distribution,
+            cfg.run.load.keyspace.unwrap_or(1),
             self.index,
-            cfg.run.threads.min(cfg.run.clients),
+            cfg.run.connect.threads.min(cfg.run.load.clients),
             cursors,
             &own,
         );
@@ -101,16 +101,16 @@ impl ShardPlan {
                 .map(|d| Pacing::replay(began, d.clone()));
         }
         let cfg = &self.cfg;
-        if let Some(rate) = cfg.run.burst_rate {
+        if let Some(rate) = cfg.run.pace.burst_rate {
             return Some(Pacing::bursts(
                 began,
                 self.first_client + i,
-                cfg.run.clients,
+                cfg.run.load.clients,
                 rate,
             ));
         }
         self.rps
-            .map(|rps| Pacing::new(began, self.first_client + i, cfg.run.clients, rps))
+            .map(|rps| Pacing::new(began, self.first_client + i, cfg.run.load.clients, rps))
     }
 }
 
@@ -206,7 +206,7 @@ pub(crate) fn note_error_in(st: &mut ShardStats, plan: &ShardPlan, raw: &[u8]) {
     if st.first_error.is_none() {
         st.first_error = Some(text());
     }
-    if plan.cfg.run.show_errors {
+    if plan.cfg.run.results.show_errors {
         let now_ms = plan.epoch.elapsed().as_millis() as u64 + 1000;
         let last = plan.error_clock.load(Ordering::Relaxed);
         if now_ms >= last + 1000

@@ -520,26 +520,27 @@ impl RunConfig {
             dbnum: cfg.setup.dbnum,
             resp3: cfg.setup.resp3,
             tracking: cfg.setup.tracking,
-            clients: cfg.run.clients as u64,
-            requests: cfg.run.requests,
-            data_size: cfg.run.data_size as u64,
-            keyspace: cfg.run.keyspace,
-            pipeline: cfg.run.pipeline as u64,
-            threads: cfg.run.threads.min(cfg.run.clients) as u64,
-            keepalive: cfg.run.keepalive,
-            seed: cfg.run.seed,
-            precision: cfg.run.precision,
-            start_at: cfg.run.start_at,
+            clients: cfg.run.load.clients as u64,
+            requests: cfg.run.load.requests,
+            data_size: cfg.run.load.data_size as u64,
+            keyspace: cfg.run.load.keyspace,
+            pipeline: cfg.run.load.pipeline as u64,
+            threads: cfg.run.connect.threads.min(cfg.run.load.clients) as u64,
+            keepalive: cfg.run.load.keepalive,
+            seed: cfg.run.load.seed,
+            precision: cfg.run.results.precision,
+            start_at: cfg.run.pace.start_at,
             tests: cfg.tests.iter().map(|t| t.title.clone()).collect(),
-            shard: cfg.run.shard,
-            rps: cfg.run.shape.rps,
+            shard: cfg.run.load.shard,
+            rps: cfg.run.pace.shape.rps,
             pacing_quantum_us: cfg
                 .run
+                .pace
                 .shape
                 .rps
                 .map(|_| crate::engine::QUANTUM.as_secs_f64() * 1e6),
-            cluster: cfg.run.cluster,
-            expiry_range: cfg.run.shape.expiry.map(|e| [e.min, e.max]),
+            cluster: cfg.run.connect.cluster,
+            expiry_range: cfg.run.pace.shape.expiry.map(|e| [e.min, e.max]),
         }
     }
 }
@@ -664,7 +665,8 @@ impl RunFile {
             merged_from: Vec::new(),
             tests,
             capacity: None,
-            repeats: (cfg.run.run_count > 1).then(|| crate::report::repeats::summarize(results)),
+            repeats: (cfg.run.pace.run_count > 1)
+                .then(|| crate::report::repeats::summarize(results)),
         }
     }
 

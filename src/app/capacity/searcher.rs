@@ -96,7 +96,7 @@ impl Searcher<'_> {
             &answer,
             &args.objectives,
             to,
-            self.cfg.run.threads,
+            self.cfg.run.connect.threads,
             stopped,
         );
         out.write_all(text.as_bytes())?;

@@ -76,7 +76,7 @@ pub(super) fn run_step(
     r.warmup = (!args.warmup.is_zero()).then_some((warm, args.warmup.as_secs_f64()));
     r.rate = Some(RateTarget {
         rps: rate,
-        slots: cfg.run.clients * cfg.run.pipeline,
+        slots: cfg.run.load.clients * cfg.run.load.pipeline,
     });
     session::end_view(watch, &mut r, false);
     Ok(Some((r, warm, machine)))

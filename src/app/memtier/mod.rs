@@ -65,13 +65,19 @@ pub fn configure(args: &[OsString], out: &mut dyn Write, err: &mut dyn Write) ->
     let resolved = Settings::parse(&plan.cli, &env)
         .map_err(ConfigError::from)
         .and_then(|mut s| {
-            s.given_test = Some(plan.test(s.run.seed));
-            s.run.per_connection = plan.per_connection;
-            s.run.same_seed = !plan.distinct_seeds;
-            s.run.burst_rate = plan.burst_rate;
-            s.run.reconnect_every = plan.reconnect_every;
-            s.run.memtier = Some(Arc::new(plan.output));
-            if let Some(m) = s.run.metrics.as_mut().and_then(|m| m.statsd.as_mut()) {
+            s.given_test = Some(plan.test(s.run.load.seed));
+            s.run.load.per_connection = plan.per_connection;
+            s.run.load.same_seed = !plan.distinct_seeds;
+            s.run.pace.burst_rate = plan.burst_rate;
+            s.run.load.reconnect_every = plan.reconnect_every;
+            s.run.results.memtier = Some(Arc::new(plan.output));
+            if let Some(m) = s
+                .run
+                .results
+                .metrics
+                .as_mut()
+                .and_then(|m| m.statsd.as_mut())
+            {
                 m.flat = true;
             }
             Config::resolve(s, &mut std::io::empty(), err)

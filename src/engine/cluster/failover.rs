@@ -76,7 +76,7 @@ impl ClusterLayer<'_> {
                 .map_or(self.map.owner[slot as usize], |l| l.node) as usize
         });
         let owner = self.map.nodes.get(o).map(|n| n.name.clone());
-        let secs = self.cfg.run.failover_timeout.as_secs_f64();
+        let secs = self.cfg.run.connect.failover_timeout.as_secs_f64();
         let what = match (silent, owner) {
             (Some(_), Some(n)) => format!("{n} sent no reply for {secs} s"),
             (None, Some(n)) => {
@@ -111,6 +111,7 @@ impl ClusterLayer<'_> {
         let limit_ms = self
             .cfg
             .run
+            .connect
             .failover_timeout
             .as_millis()
             .min(u32::MAX as u128) as u32;
@@ -201,7 +202,7 @@ impl ClusterLayer<'_> {
             return;
         }
         self.next_watch = now + WATCH_EVERY;
-        let limit = self.cfg.run.failover_timeout;
+        let limit = self.cfg.run.connect.failover_timeout;
         for j in 0..self.owed.len() {
             let (due, last) = d.owed(j);
             if due > 0 && d.is_live(j) && now.saturating_duration_since(last) >= limit {

@@ -378,7 +378,7 @@ pub(crate) fn open(
         &cfg.target,
         cfg.tls.as_ref(),
         &cfg.setup,
-        cfg.run.connect_timeout,
+        cfg.run.connect.connect_timeout,
     )
     .map_err(cluster_to_conn)?;
     let stride = map.nodes.len();
@@ -415,8 +415,8 @@ pub(crate) fn layer<'a>(
 ) -> Box<dyn Layer + 'a> {
     let cfg = &*plan.cfg;
     let Topology { map, stride } = topology;
-    let depth = cfg.run.pipeline;
-    let read_from = cfg.run.read_from;
+    let depth = cfg.run.load.pipeline;
+    let read_from = cfg.run.connect.read_from;
     let shape = Shape::of(plan, &map, &composer, began);
     let cursor = plan.cursors();
     let clients = (0..plan.clients)
@@ -438,7 +438,7 @@ pub(crate) fn layer<'a>(
         .iter()
         .map(|&i| map.nodes[i as usize].name.clone())
         .collect();
-    let (parts, service, interval_total) = empty_tallies(state, cfg.run.precision);
+    let (parts, service, interval_total) = empty_tallies(state, cfg.run.results.precision);
     Box::new(ClusterLayer {
         plan,
         state,
@@ -528,9 +528,9 @@ impl Shape {
         composer: &Option<Arc<Composer>>,
         began: Instant,
     ) -> Shape {
-        let depth = plan.cfg.run.pipeline;
+        let depth = plan.cfg.run.load.pipeline;
         let (reads, gets) = kinds(plan, composer);
-        let masters = serving(map, plan.cfg.run.read_from, &reads);
+        let masters = serving(map, plan.cfg.run.connect.read_from, &reads);
         // Room for a batch in flight and one waiting on every master, plus one more batch: what is in
         // flight and every node's partial batch never fill it, so a closed-loop batch always completes.
         let pool = (depth * (2 * masters.len().max(1) + 1)).min(FRESH as usize - 1);
@@ -607,6 +607,7 @@ impl Client {
         let seed = plan
             .cfg
             .run
+            .load
             .seed
             .wrapping_add((plan.index as u64) << 32)
             .wrapping_add(i as u64)

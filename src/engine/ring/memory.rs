@@ -11,14 +11,14 @@ pub(crate) fn request_memory(
     shards: usize,
     rps: Option<f64>,
 ) -> u64 {
-    let depth = cfg.run.pipeline as u64;
+    let depth = cfg.run.load.pipeline as u64;
     if let Some(r) = &test.replay {
-        return cfg.run.clients as u64 * depth * r.max_request_len() as u64;
+        return cfg.run.load.clients as u64 * depth * r.max_request_len() as u64;
     }
     match crate::engine::schedule::composer_for(cfg, test, rps) {
-        Some(c) => cfg.run.clients as u64 * depth * c.max_request_len() as u64,
+        Some(c) => cfg.run.load.clients as u64 * depth * c.max_request_len() as u64,
         None if test.template.has_placeholders() => {
-            cfg.run.clients as u64 * depth * test.template.bytes().len() as u64
+            cfg.run.load.clients as u64 * depth * test.template.bytes().len() as u64
         }
         None => shards as u64 * depth * test.template.bytes().len() as u64,
     }

@@ -36,12 +36,12 @@ pub enum MetricsError {
 impl LiveMetrics {
     /// Starts the outputs `cfg` asks for (`None` when it asks for none).
     pub fn start(cfg: &Config) -> Result<Option<LiveMetrics>, MetricsError> {
-        let Some(m) = cfg.run.metrics.as_ref() else {
+        let Some(m) = cfg.run.results.metrics.as_ref() else {
             return Ok(None);
         };
         let board = Arc::new(Board::new(run_labels(cfg)));
         let statsd = match &m.statsd {
-            Some(s) => Some(statsd::Statsd::connect(s, cfg.run.clients)?),
+            Some(s) => Some(statsd::Statsd::connect(s, cfg.run.load.clients)?),
             None => None,
         };
         let endpoint = match m.listen {
@@ -53,7 +53,7 @@ impl LiveMetrics {
             endpoint,
             statsd,
             linger: m.linger,
-            announce: cfg.run.output == OutputMode::Normal
+            announce: cfg.run.results.output == OutputMode::Normal
                 && !crate::report::results::json_to_stdout(cfg),
         }))
     }
@@ -115,10 +115,10 @@ fn run_labels(cfg: &Config) -> Vec<(String, String)> {
     let mut l = vec![
         ("version", env!("CARGO_PKG_VERSION").to_string()),
         ("target", cfg.target.display()),
-        ("clients", r.clients.to_string()),
-        ("pipeline", r.pipeline.to_string()),
-        ("threads", r.threads.min(r.clients).to_string()),
-        ("data_size", r.data_size.to_string()),
+        ("clients", r.load.clients.to_string()),
+        ("pipeline", r.load.pipeline.to_string()),
+        ("threads", r.connect.threads.min(r.load.clients).to_string()),
+        ("data_size", r.load.data_size.to_string()),
         (
             "tests",
             cfg.tests
@@ -127,16 +127,16 @@ fn run_labels(cfg: &Config) -> Vec<(String, String)> {
                 .collect::<Vec<_>>()
                 .join(","),
         ),
-        ("cluster", r.cluster.to_string()),
+        ("cluster", r.connect.cluster.to_string()),
         ("tls", cfg.tls.is_some().to_string()),
     ];
-    if let Some(rps) = r.shape.rps {
+    if let Some(rps) = r.pace.shape.rps {
         l.push(("rps", rps.to_string()));
     }
-    if let Some(d) = r.shape.duration {
+    if let Some(d) = r.pace.shape.duration {
         l.push(("duration_s", d.as_secs_f64().to_string()));
     } else {
-        l.push(("requests", r.requests.to_string()));
+        l.push(("requests", r.load.requests.to_string()));
     }
     l.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
