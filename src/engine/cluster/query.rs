@@ -154,11 +154,15 @@ impl ClusterLayer<'_> {
                 };
                 if let Ok(fresh) = read(&answer, addr, &target.display(), &discovery::resolve_node)
                 {
+                    let before = self.map.owner.clone();
                     self.map.update_from(&fresh);
                     self.owners.rebuild(&self.map.owner);
                     self.masters = self.serving();
                     self.grow_nodes();
                     self.answered(question);
+                    if self.map.owner != before {
+                        self.wake_backed_off();
+                    }
                     return;
                 }
             }
@@ -176,6 +180,17 @@ impl ClusterLayer<'_> {
         }
         // Not an answer this question can use: the next node is asked.
         self.queries.move_on = true;
+    }
+
+    /// A re-read moved slots (a promoted replica took a lost master's, say): the clients waiting out
+    /// a backoff route their requests by the new map now, instead of after the backoff (which the
+    /// map they waited on set: up to [`super::BACKOFF_MAX`] more of a failover).
+    fn wake_backed_off(&mut self) {
+        for c in 0..self.clients.len() {
+            if self.clients[c].wake_at.take().is_some() {
+                self.mark(c);
+            }
+        }
     }
 
     /// The questions' connection could not be opened or set up: the next node is asked.
