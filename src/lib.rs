@@ -462,8 +462,9 @@ impl Runner<'_, '_> {
             let _ = writeln!(self.stderr, "ringbench: {}: {e}", test.title);
         }
         let requested = if cfg.run.pace.shape.duration.is_some() {
-            // What was sent: answered, failed, or still in flight at the end.
-            stats.completed + stats.failed + stats.in_flight
+            // What was sent (answered, failed, or still in flight at the end), and under --rps what
+            // fell due and was never sent: the schedule.
+            stats.completed + stats.failed + stats.in_flight + stats.late_unsent
         } else {
             cfg.run.load.requests
         };

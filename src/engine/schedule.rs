@@ -98,6 +98,31 @@ impl Pacing {
         };
         self.start + Duration::from_nanos((slot as f64 * self.ns_per_request) as u64)
     }
+
+    /// How many of requests `from`, `from + 1`, ... (at most `limit` of them) are due before `end`:
+    /// at the end of `--duration`, those a connection never sent. The schedule never goes back, so
+    /// the first request due at `end` or later is found by doubling steps, then halving them.
+    pub fn due_before(&self, from: u64, end: Instant, limit: u64) -> u64 {
+        let due = |n: u64| n > 0 && self.intended(from + n - 1) < end;
+        // Requests [from, from + n) are all due when the last of them is.
+        let mut lo = 0u64;
+        let mut step = 1u64;
+        while step <= limit - lo && due(lo + step) {
+            lo += step;
+            step = step.saturating_mul(2);
+        }
+        // The first one not due is within (lo, lo + step].
+        let mut hi = lo.saturating_add(step).min(limit);
+        while lo < hi {
+            let mid = lo + (hi - lo).div_ceil(2);
+            if due(mid) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        lo
+    }
 }
 
 /// Items of a driver (connections, clients) that wait for a moment, earliest first. Each item waits for
@@ -282,6 +307,36 @@ mod tests {
         q.forget(2);
         q.forget(1);
         assert_eq!(q.earliest(), None);
+    }
+
+    #[test]
+    fn requests_due_before_an_end_are_counted_from_any_point_of_the_schedule() {
+        let t0 = Instant::now();
+        let end = t0 + Duration::from_secs(2);
+        // 2000 rps over 50 connections: each has 80 requests due in the first 2 s.
+        let total: u64 = (0..50)
+            .map(|c| Pacing::new(t0, c, 50, 2000.0).due_before(0, end, u64::MAX))
+            .sum();
+        assert_eq!(total, 4000);
+        let p = Pacing::new(t0, 7, 50, 2000.0);
+        assert_eq!(p.due_before(30, end, u64::MAX), 50);
+        assert_eq!(p.due_before(79, end, u64::MAX), 1);
+        assert_eq!(p.due_before(80, end, u64::MAX), 0);
+        assert_eq!(p.due_before(500, end, u64::MAX), 0);
+        assert_eq!(p.due_before(30, end, 20), 20);
+        assert_eq!(p.due_before(0, t0, u64::MAX), 0);
+        // A replay's commands past its last are due at the last one's time: the limit bounds them.
+        let r = Pacing::replay(t0, Arc::from(vec![0, 10, 20, 3_000_000_000]));
+        assert_eq!(r.due_before(0, end, 4), 3);
+        assert_eq!(r.due_before(1, end, 3), 2);
+        let r = Pacing::replay(t0, Arc::from(vec![0, 10, 20]));
+        assert_eq!(r.due_before(0, end, 3), 3);
+        // memtier's bursts: 40 requests every 20 ms on every connection (2000 a second each).
+        let b = Pacing::bursts(t0, 0, 1, 2000);
+        assert_eq!(
+            b.due_before(0, t0 + Duration::from_millis(50), u64::MAX),
+            120
+        );
     }
 
     #[test]

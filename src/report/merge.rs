@@ -301,6 +301,7 @@ fn merge_latency(
         errors.timed_out += t.errors.timed_out;
         errors.not_sent += t.errors.not_sent;
         errors.in_flight += t.errors.in_flight;
+        errors.late_unsent += t.errors.late_unsent;
         errors.timeout_ms = errors.timeout_ms.or(t.errors.timeout_ms);
         for (k, v) in &t.errors.by_kind {
             *errors.by_kind.entry(k.clone()).or_default() += v;

@@ -372,6 +372,9 @@ fn summary_lines(s: &mut String, r: &TestResult) {
         if r.stats.in_flight > 0 {
             let _ = write!(s, ", {} in flight when stopped", r.stats.in_flight);
         }
+        if r.stats.late_unsent > 0 {
+            let _ = write!(s, ", {} fell due and were never sent", r.stats.late_unsent);
+        }
         s.push('\n');
     }
 }

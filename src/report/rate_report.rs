@@ -46,6 +46,11 @@ pub fn shortfall(r: &TestResult, t: &RateTarget) -> Option<String> {
              are busy; try more --threads",
             st.late_free
         )
+    } else if st.late_unsent > 0 {
+        format!(
+            "{} requests fell due and were never sent before the end: the client was behind its schedule",
+            st.late_unsent
+        )
     } else if st.failed > 0 {
         format!("{} requests failed", st.failed)
     } else {
@@ -84,6 +89,13 @@ pub fn summary_lines(r: &TestResult) -> String {
                 s,
                 "  late sends (over 1 ms after their intended time): {} with -P already waiting, {} with room",
                 r.stats.late_full, r.stats.late_free
+            );
+        }
+        if r.stats.late_unsent > 0 {
+            let _ = writeln!(
+                s,
+                "  never sent: {} requests fell due before the end of --duration and were not sent (the client was behind its schedule)",
+                r.stats.late_unsent
             );
         }
         if let Some(why) = shortfall(r, t) {

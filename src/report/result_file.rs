@@ -421,6 +421,10 @@ pub struct ErrorCounts {
     /// Requests whose replies had not come when a signal or the end of `--duration` stopped the run.
     #[serde(default)]
     pub in_flight: u64,
+    /// Open loop under `--duration`: requests that fell due before the end and were never sent (the
+    /// client was behind its schedule).
+    #[serde(default)]
+    pub late_unsent: u64,
 }
 
 /// Latency figures in milliseconds, read from the histogram.
@@ -564,6 +568,7 @@ impl TestEntry {
                 timeout_ms: r.timeout_ms,
                 not_sent: st.not_sent,
                 in_flight: st.in_flight,
+                late_unsent: st.late_unsent,
             },
             start_unix,
             end_unix: start_unix + r.seconds,
@@ -613,6 +618,7 @@ impl TestEntry {
         stats.timed_out = self.errors.timed_out;
         stats.not_sent = self.errors.not_sent;
         stats.in_flight = self.errors.in_flight;
+        stats.late_unsent = self.errors.late_unsent;
         stats.verify = self.data_verify.as_ref().map(|v| v.counts());
         stats.first_error = self.errors.first.clone();
         stats.parts = self

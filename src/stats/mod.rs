@@ -193,6 +193,9 @@ pub struct ShardStats {
     pub late_full: u64,
     /// Open loop: requests sent over 1 ms late although their connection had room (the client was busy).
     pub late_free: u64,
+    /// Open loop under `--duration`: requests that fell due before the end and were never sent (the
+    /// client was behind its schedule); the schedule is these and every request sent.
+    pub late_unsent: u64,
     /// `--data-verify`'s read pass: keys checked and what was wrong with them.
     pub verify: Option<crate::workload::verify::VerifyCounts>,
     /// GET replies that held a value (hits) and nil replies (misses), in every mode.
@@ -261,6 +264,7 @@ impl ShardStats {
             parts: Vec::new(),
             late_full: 0,
             late_free: 0,
+            late_unsent: 0,
             verify: None,
             hits: 0,
             misses: 0,
@@ -311,6 +315,7 @@ impl ShardStats {
         self.in_flight += other.in_flight;
         self.late_full += other.late_full;
         self.late_free += other.late_free;
+        self.late_unsent += other.late_unsent;
         self.hits += other.hits;
         self.misses += other.misses;
         self.bytes_out += other.bytes_out;

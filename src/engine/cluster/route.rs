@@ -259,6 +259,11 @@ impl ClusterLayer<'_> {
         let deadline = self.state.deadline;
         while !self.clients[c].done {
             let replay_done = self.replay_done(c);
+            // A replay's client has its share of the capture to send, no more.
+            let share = self.replay.as_deref().map_or(u64::MAX, |r| {
+                let left = r.stream(self.plan.first_client + c).len();
+                left.saturating_sub(self.clients[c].replayed) as u64
+            });
             let cl = &mut self.clients[c];
             let Some(at) = cl.pacing.as_ref().map(|p| p.intended(cl.seq)) else {
                 return;
@@ -267,8 +272,15 @@ impl ClusterLayer<'_> {
                 cl.done = true;
                 break;
             }
-            if deadline.is_some_and(|d| at >= d || now >= d) {
+            if let Some(d) = deadline.filter(|&d| at >= d || now >= d) {
+                // The end of --duration: what fell due before it and was never drawn is not sent.
+                let behind = cl
+                    .pacing
+                    .as_ref()
+                    .map_or(0, |p| p.due_before(cl.seq, d, share));
                 cl.done = true;
+                let behind = behind.min(self.state.remaining.get());
+                self.state.stats.borrow_mut().late_unsent += behind;
                 break;
             }
             if at > now {

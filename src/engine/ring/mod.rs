@@ -404,6 +404,15 @@ impl<'a> Driver<'a> {
                     now + (t / 10).clamp(Duration::from_millis(1), Duration::from_millis(10));
             }
         }
+        // Open loop under --duration: what fell due and was never sent is part of the schedule too.
+        if !layered
+            && !self.idle
+            && !self.plan.control.stopped()
+            && let Some(d) = self.state.deadline
+        {
+            let behind = self.due_unsent(d.min(Instant::now()));
+            self.state.stats.borrow_mut().late_unsent += behind;
+        }
         // Requests still in flight when the loop ends failed, unless the run was stopped on purpose
         // (a signal, or the end of --duration).
         if self.conns.iter().any(|c| c.rx.verified().is_some()) {

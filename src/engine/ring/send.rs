@@ -131,6 +131,15 @@ impl Driver<'_> {
         Some(k)
     }
 
+    /// Open loop, when the run ends at `end` (the end of `--duration`, or before it when every
+    /// connection ended first): the requests that fell due by then and were never sent, which nothing
+    /// else counts (the client was behind its schedule: off a CPU, or every connection had `-P`
+    /// waiting).
+    pub(super) fn due_unsent(&self, end: Instant) -> u64 {
+        let due: u64 = self.conns.iter().map(|c| c.src.unsent_before(end)).sum();
+        due.min(self.state.remaining.get())
+    }
+
     /// Open loop: puts connection `i` where its next request will be found, if it has room for one: in
     /// the ready list when it is due already, else in the timers at its due time. A full connection is
     /// scheduled again when a reply makes room, one with a send in the kernel when the send is done;

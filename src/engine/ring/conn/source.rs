@@ -244,6 +244,19 @@ impl Source {
         self.next_due = self.pacing.as_ref().map(|p| p.intended(self.seq));
     }
 
+    /// Open loop: how many requests of the schedule fell due before `end` and were never written
+    /// (at most what the connection's capture share and `-n` per client leave).
+    pub(in crate::engine::ring) fn unsent_before(&self, end: Instant) -> u64 {
+        let Some(p) = self.pacing.as_ref() else {
+            return 0;
+        };
+        let limit = match &self.requests {
+            Requests::Replay(r, s) => (r.stream(*s).len() as u64).saturating_sub(self.seq),
+            _ => u64::MAX,
+        };
+        p.due_before(self.seq, end, limit.min(self.left))
+    }
+
     /// The length of the next send when its requests were written into `out` (not fixed-layout).
     #[inline]
     pub(in crate::engine::ring) fn written_len(&self) -> Option<usize> {
