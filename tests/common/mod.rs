@@ -7,6 +7,7 @@ pub mod cluster;
 pub mod fault;
 pub mod lock;
 pub mod netns;
+pub mod probe;
 pub mod scratch;
 pub mod sys;
 

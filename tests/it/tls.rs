@@ -781,6 +781,8 @@ fn tls_at_a_fixed_rate() {
     let certs = Certs::make("rate");
     let s = TlsServer::start(&certs, false);
     s.server.reset();
+    let json = certs.path("rate.json");
+    let pressure = crate::common::probe::CpuPressure::now();
     let out = s.run_ok(&[
         "--tls",
         "--cacert",
@@ -791,13 +793,45 @@ fn tls_at_a_fixed_rate() {
         "2",
         "-t",
         "set",
+        "--json",
+        &json,
     ]);
-    let sets = s.server.calls("set") as f64;
-    eprintln!("TLS --rps 2000 --duration 2: the server saw {sets} SETs");
-    assert!(
-        (sets - 4000.0).abs() <= 200.0,
-        "server saw {sets} SETs\n{out}"
+    let starved = pressure.share_since();
+    let sets = s.server.calls("set");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let t = &v["tests"][0];
+    let count = |v: &serde_json::Value| v.as_u64().unwrap_or_else(|| panic!("{v}\n{out}"));
+    let (completed, e) = (count(&t["requests"]), &t["errors"]);
+    let (failed, in_flight) = (count(&e["failed"]), count(&e["in_flight"]));
+    let unsent = count(&e["late_unsent"]);
+    let cpu: f64 = t["executors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["cpu_user_s"].as_f64().unwrap() + x["cpu_sys_s"].as_f64().unwrap())
+        .sum();
+    eprintln!(
+        "TLS --rps 2000 --duration 2: the server saw {sets} SETs; ringbench completed {completed}, \
+         {unsent} fell due and were never sent, used {cpu:.2} s of CPU; some task waited for a CPU \
+         {starved:?} of the time"
     );
+    // What the server executed is what ringbench counted, and the schedule ringbench accounts for
+    // (what it sent, and what fell due and it never sent) is the one asked for: 2000 a second for 2 s.
+    assert_eq!((sets, failed, in_flight), (completed, 0, 0), "{out}");
+    assert_eq!(completed + unsent, 4000, "{out}");
+    assert_eq!(count(&t["requested"]), 4000, "{out}");
+    // A client that got the CPU it asked for kept its schedule. This debug build's TLS client needs
+    // about 0.9 s of CPU for the run: beside a second test suite (some task waiting for a CPU 99% of
+    // the time, load 9-11) it got a fraction of that, fell behind and said so (1000-3000 never
+    // sent); with a core free it sends all 4000.
+    if starved.is_none_or(|share| share < 0.75) {
+        assert!(
+            sets.abs_diff(4000) <= 200,
+            "server saw {sets} SETs, {unsent} never sent, while some task waited for a CPU \
+             {starved:?} of the time\n{out}"
+        );
+    }
 }
 
 /// The wrong kind of port ends the run at once with a hint: a plain client at the TLS port is told to
