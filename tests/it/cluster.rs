@@ -1656,6 +1656,17 @@ fn seven_failovers_each_promoting_a_new_replica_are_followed() {
             .copied()
             .filter(|&r| r != current && !dead.contains(&r))
             .collect();
+        // One candidate per failover: the others may not start an election. Up to seven replicas of
+        // one rank (all caught up) elect side by side, and a round whose votes split costs about 4 s
+        // more (no vote for that master's replicas for twice the node timeout, the next try after four
+        // times it; seen: 7.1 s for one failover at load 7): two such rounds take a failover past the
+        // run's --failover-timeout (10 s), where ringbench gives up, as it should.
+        let next = alive[0];
+        for &r in &alive {
+            let no = if r == next { "no" } else { "yes" };
+            let set = ["config", "set", "cluster-replica-no-failover", no];
+            assert_eq!(c.cli(r, &set), "OK");
+        }
         // Every replica left follows the current master and has all its writes before it dies.
         assert_eq!(c.cli(current, &["client", "pause", "10000", "write"]), "OK");
         let offset: u64 = c
@@ -1683,6 +1694,7 @@ fn seven_failovers_each_promoting_a_new_replica_are_followed() {
         current = loop {
             let (masters, _) = c.roles(seed);
             if let Some(&m) = alive.iter().find(|r| masters.contains(r)) {
+                assert_eq!(m, next, "{m} was promoted, not the one candidate {next}");
                 break m;
             }
             assert!(
@@ -1707,24 +1719,13 @@ fn seven_failovers_each_promoting_a_new_replica_are_followed() {
         assert_eq!(l["node"], format!("127.0.0.1:{d}"), "{f:?}");
         assert!(l["new_master"].is_string(), "{f:?}");
     }
-    // The last master of the chain holds every SET of its slots (replicated along it), but those a
-    // replica took while it was master for a moment, before another was promoted over it and it was
-    // made a replica again (a race of elections on a loaded machine): the server drops them, and
-    // ringbench counts them on that node, alive at the end and not a master.
+    // The last master of the chain holds every SET of its slots (replicated along it): with one
+    // candidate per failover no replica is master for a moment before another is promoted over it
+    // (a race of elections, whose SETs the server drops), so every SET of the run is there.
     let (masters, _) = c.roles(seed);
     assert_eq!(masters.len(), 3, "{masters:?}");
-    let nodes = &t["cluster"]["nodes"];
-    let demoted: u64 = replicas
-        .iter()
-        .filter(|r| !dead.contains(r) && !masters.contains(r))
-        .map(|r| nodes[format!("127.0.0.1:{r}")].as_u64().unwrap_or(0))
-        .sum();
     let executed: u64 = masters.iter().map(|&p| c.calls_on(p, "set")).sum();
-    assert_eq!(
-        executed + demoted,
-        n,
-        "{demoted} on demoted nodes\n{stdout}"
-    );
+    assert_eq!(executed, n, "{stdout}");
 }
 
 /// A master that stops answering new connections (its SYNs dropped in a network namespace made here)
