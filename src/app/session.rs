@@ -3,7 +3,7 @@
 //! of each test, and the parts of one measured phase both the benchmark's tests and capacity's steps
 //! are made of (the warmup, the server's view of the phase set on its result).
 
-use crate::RunError;
+use crate::app::outcome::RunError;
 use crate::config::{self, Config, cpus, limits};
 use crate::engine::{self, RunControl, ring};
 use crate::net::control;

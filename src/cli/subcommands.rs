@@ -1,5 +1,5 @@
 //! The flags of the `compare`, `merge` and `report` subcommands (subcommands of `command::Ringbench`):
-//! they read result files and never touch a server; `report::subcommands` runs them.
+//! they read result files and never touch a server; `app::files` runs them.
 
 use clap::{ArgAction, Args};
 use std::path::PathBuf;

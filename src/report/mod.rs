@@ -1,12 +1,12 @@
 //! Formats finished test results as text: the normal block, the `-q` line, CSV, and the live progress line.
 
-mod compare;
+pub(crate) mod compare;
 pub(crate) mod encoded_histogram;
 pub(crate) mod hdrlog;
 pub(crate) mod html;
 pub(crate) mod memtier;
 pub(crate) mod memtier_sink;
-mod merge;
+pub(crate) mod merge;
 pub(crate) mod metrics;
 pub(crate) mod per_second;
 pub(crate) mod plot;
@@ -17,7 +17,6 @@ pub(crate) mod results;
 mod significance;
 pub(crate) mod sink;
 pub(crate) mod sinks;
-pub(crate) mod subcommands;
 pub(crate) mod verify;
 
 use crate::stats::{TestResult, ns_to_ms};

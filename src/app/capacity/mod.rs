@@ -29,6 +29,7 @@ pub use judge::Verdict;
 pub use machine::Machine;
 pub use search::{Answer, Judged};
 
+use crate::app::outcome::{RunError, RunOutcome};
 use crate::app::session;
 use crate::config::Config;
 use crate::engine::{self, RunControl};
@@ -36,7 +37,6 @@ use crate::report::result_file::{CapacityEntry, ObjectiveEntry, RunFile, StepEnt
 use crate::stats::TestResult;
 use crate::stats::server_view::Watches;
 use crate::workload::TestSpec;
-use crate::{RunError, RunOutcome};
 use args::usage;
 use numbers::trim_number;
 use search::Searched;

@@ -2,13 +2,13 @@
 //! closed-loop probe), runs `search` with real steps, each settled from its runs (`settled_step`), prints a
 //! line per run and the answer, and keeps a `Record` of every run.
 
-use crate::RunError;
 use crate::app::capacity::args::{MAX_RATE, SearchArgs};
 use crate::app::capacity::judge::{Verdict, carry_client_limit, judge};
 use crate::app::capacity::numbers::{thousands, trim_number};
 use crate::app::capacity::search::{Searched, far_below, search};
 use crate::app::capacity::step::{Record, RunKind, Settle, run_step};
 use crate::app::capacity::text::{answer_text, notes_text, step_line};
+use crate::app::outcome::RunError;
 use crate::config::Config;
 use crate::engine::{self, Budget, RunControl};
 use crate::report::result_file::ProbeEntry;

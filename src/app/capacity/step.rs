@@ -2,10 +2,10 @@
 //! what the machine's CPUs did meanwhile), how its runs settle into the step's verdict (`Settle`: retries,
 //! confirmation, tiebreak; `RunKind`), and each run's `Record`.
 
-use crate::RunError;
 use crate::app::capacity::args::SearchArgs;
 use crate::app::capacity::judge::Verdict;
 use crate::app::capacity::machine::{Machine, cpu_ticks, machine_between};
+use crate::app::outcome::RunError;
 use crate::app::session;
 use crate::config::Config;
 use crate::config::shape::RateTarget;
