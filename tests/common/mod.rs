@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod alloc;
+pub mod bench;
 pub mod cluster;
 pub mod fault;
 pub mod lock;
@@ -191,22 +192,12 @@ pub fn parse_commandstats(info: &str) -> HashMap<String, u64> {
 
 /// Runs the ringbench binary with `args`.
 pub fn ringbench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ringbench"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
+    bench::Bench::new().args(args).output()
 }
 
 /// Starts ringbench in the background with piped output.
 pub fn spawn_ringbench(args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_ringbench"))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+    bench::Bench::new().args(args).spawn()
 }
 
 /// Runs `redis-cli -p port` with `args` and returns its trimmed stdout.
@@ -381,20 +372,10 @@ pub fn assert_interrupted_account(stdout: &str, requested: u64, executed: u64) {
     );
 }
 
-/// Runs ringbench against `server` (its port first, then `args`) and asserts success.
+/// Runs ringbench against `server` (its port first, then `args`) and asserts success: exit 0 and
+/// nothing on stderr.
 pub fn ringbench_ok(server: &RedisServer, args: &[&str]) -> String {
-    let mut all: Vec<String> = server.port_args();
-    all.extend(args.iter().map(|s| s.to_string()));
-    let refs: Vec<&str> = all.iter().map(|s| s.as_str()).collect();
-    let out = ringbench(&refs);
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(
-        out.status.success(),
-        "ringbench {args:?} failed: {:?}\nstdout:\n{stdout}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
+    bench::Bench::on(server).args(args).ok()
 }
 
 /// The first test's "N requests completed in S seconds" as (N, S).

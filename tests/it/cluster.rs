@@ -2,6 +2,7 @@
 //! replicas for the failover test), every figure checked from the nodes' side (DBSIZE, INFO
 //! commandstats, CLUSTER KEYSLOT, CLUSTER NODES).
 
+use crate::common::bench::Bench;
 use crate::common::cluster::Cluster;
 use crate::common::*;
 use std::collections::HashMap;
@@ -303,13 +304,7 @@ fn slots_migrated_during_a_run_are_followed() {
         .iter()
         .map(|s| s.to_string()),
     );
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ringbench"))
-        .args(&all)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = Bench::new().args(&all).spawn();
     // Finish the migration while the run goes: once the new owner has served asked-for requests, give it
     // the slots for good (the old owner then answers MOVED).
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -387,7 +382,7 @@ fn a_killed_master_fails_over_to_its_replica_and_every_request_is_counted_once()
     let json = c.dir.join("failover.json");
     let n = 150_000u64;
     let started = Instant::now();
-    let child = Command::new(env!("CARGO_BIN_EXE_ringbench"))
+    let child = Bench::new()
         .args([
             "-p",
             &seed.to_string(),
@@ -397,13 +392,9 @@ fn a_killed_master_fails_over_to_its_replica_and_every_request_is_counted_once()
             "-r",
             "100000",
         ])
-        .args(["-c", "20", "-n", &n.to_string(), "--json"])
-        .arg(&json)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .args(["-c", "20", "-n", &n.to_string()])
+        .json(&json)
+        .spawn();
     let deadline = Instant::now() + Duration::from_secs(60);
     let victim_sets = || {
         parse_commandstats(&c.cli(victim, &["info", "commandstats"]))
@@ -525,7 +516,7 @@ fn a_killed_master_without_a_replica_ends_the_run_within_the_bound() {
     let seed = c.ports[0];
     let victim = c.ports[1];
     let bound = 5u64;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ringbench"))
+    let mut child = Bench::new()
         .args([
             "-p",
             &seed.to_string(),
@@ -537,11 +528,7 @@ fn a_killed_master_without_a_replica_ends_the_run_within_the_bound() {
         ])
         .args(["-c", "20", "-n", "50000000", "--failover-timeout"])
         .arg(bound.to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .spawn();
     let deadline = Instant::now() + Duration::from_secs(60);
     while c.calls("set") < 3000 {
         assert!(Instant::now() < deadline, "no SETs reached the cluster");
@@ -626,7 +613,7 @@ fn a_frozen_master_ends_the_run_within_the_bound() {
     let _turn = crate::common::lock::shared();
     let c = Cluster::start();
     let (seed, victim) = (c.ports[0], c.ports[2]);
-    let child = Command::new(env!("CARGO_BIN_EXE_ringbench"))
+    let child = Bench::new()
         .args([
             "-p",
             &seed.to_string(),
@@ -637,11 +624,7 @@ fn a_frozen_master_ends_the_run_within_the_bound() {
             "100000",
         ])
         .args(["-c", "10", "-n", "50000000", "--failover-timeout", "2"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .spawn();
     let deadline = Instant::now() + Duration::from_secs(60);
     while c.calls("set") < 3000 {
         assert!(Instant::now() < deadline, "no SETs reached the cluster");
@@ -1249,8 +1232,8 @@ fn masters_added_by_resharding_during_a_run_are_routed_to_without_limit() {
     // Paced and long (100 s at most): the run goes on until every reshard is done and each new master
     // has answered SETs, however slow the reshards are on a loaded machine, and is then interrupted.
     let n = 300_000u64;
-    let child = Command::new(crate::common::cluster::bin())
-        .args(["-p", &initial[0].to_string(), "--cluster", "-t", "set"])
+    let child = Bench::cluster(initial[0])
+        .args(["-t", "set"])
         .args([
             "-r",
             "2000",
@@ -1261,13 +1244,8 @@ fn masters_added_by_resharding_during_a_run_are_routed_to_without_limit() {
             "-n",
             &n.to_string(),
         ])
-        .arg("--json")
-        .arg(&json)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .json(&json)
+        .spawn();
     let deadline = Instant::now() + Duration::from_secs(20);
     while c.calls("set") < 1000 {
         assert!(Instant::now() < deadline, "the run sent no SETs");
@@ -1348,8 +1326,8 @@ fn a_timeout_names_the_master_that_was_silent() {
     let victim = c.ports[1];
     let json = c.dir.join("timeout.json");
     let n = 20_000u64;
-    let child = Command::new(crate::common::cluster::bin())
-        .args(["-p", &seed.to_string(), "--cluster", "-t", "set"])
+    let child = Bench::cluster(seed)
+        .args(["-t", "set"])
         .args([
             "-r",
             "10000",
@@ -1360,13 +1338,9 @@ fn a_timeout_names_the_master_that_was_silent() {
             "-n",
             &n.to_string(),
         ])
-        .args(["--timeout", "300", "--json"])
-        .arg(&json)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .args(["--timeout", "300"])
+        .json(&json)
+        .spawn();
     let deadline = Instant::now() + Duration::from_secs(20);
     while c.calls_on(victim, "set") < 500 {
         assert!(Instant::now() < deadline, "the victim got no SETs");
@@ -1435,16 +1409,12 @@ fn a_master_lost_twice_is_reported_twice() {
     let json = c.dir.join("twice.json");
     let n = 40_000u64;
     // Paced: about 20 s, long enough for two failovers and a rejoin between them.
-    let child = Command::new(crate::common::cluster::bin())
-        .args(["-p", &seed.to_string(), "--cluster", "-t", "set"])
+    let child = Bench::cluster(seed)
+        .args(["-t", "set"])
         .args(["-r", "10000", "-c", "4", "--threads", "2", "--rps", "2000"])
-        .args(["-n", &n.to_string(), "--json"])
-        .arg(&json)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .args(["-n", &n.to_string()])
+        .json(&json)
+        .spawn();
     let deadline = Instant::now() + Duration::from_secs(40);
     while c.calls_on(victim, "set") < 500 {
         assert!(Instant::now() < deadline, "the victim got no SETs");
@@ -1518,13 +1488,11 @@ fn keepalive_0_opens_a_new_connection_for_each_batch_on_every_master() {
     };
     let before = connections(&c);
     let n = 3000u64;
-    let out = Command::new(crate::common::cluster::bin())
+    let out = Bench::new()
         .args(c.addr())
         .args(["-t", "set", "-r", "1000", "-c", "3", "-P", "1", "-k", "0"])
         .args(["-n", &n.to_string(), "-q"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+        .output();
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout).to_string(),
         String::from_utf8_lossy(&out.stderr).to_string(),
@@ -1549,8 +1517,8 @@ fn the_server_view_covers_a_master_that_took_slots_during_the_run() {
     c.reset_stats();
     let json = c.dir.join("view-grow.json");
     let n = 12_000u64;
-    let child = Command::new(crate::common::cluster::bin())
-        .args(["-p", &initial[0].to_string(), "--cluster", "-t", "set"])
+    let child = Bench::cluster(initial[0])
+        .args(["-t", "set"])
         .args([
             "-r",
             "2000",
@@ -1561,13 +1529,8 @@ fn the_server_view_covers_a_master_that_took_slots_during_the_run() {
             "-n",
             &n.to_string(),
         ])
-        .arg("--json")
-        .arg(&json)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .json(&json)
+        .spawn();
     let deadline = Instant::now() + Duration::from_secs(20);
     while c.calls("set") < 1000 {
         assert!(Instant::now() < deadline, "the run sent no SETs");
@@ -1616,8 +1579,8 @@ fn seven_failovers_each_promoting_a_new_replica_are_followed() {
     let json = c.dir.join("seven.json");
     // Paced: 25 s, the seven failovers take about 16.
     let n = 75_000u64;
-    let child = Command::new(crate::common::cluster::bin())
-        .args(["-p", &seed.to_string(), "--cluster", "-t", "set"])
+    let child = Bench::cluster(seed)
+        .args(["-t", "set"])
         .args([
             "-r",
             "10000",
@@ -1628,13 +1591,8 @@ fn seven_failovers_each_promoting_a_new_replica_are_followed() {
             "-n",
             &n.to_string(),
         ])
-        .arg("--json")
-        .arg(&json)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .json(&json)
+        .spawn();
     let deadline = Instant::now() + Duration::from_secs(50);
     let mut current = first;
     let mut dead = vec![];

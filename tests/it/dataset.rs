@@ -314,7 +314,7 @@ fn cluster_requests_go_to_their_keys_masters() {
     let dir = Scratch::new("dataset-cluster");
     let csv = write(&dir, "d.csv", "id,name\n1,Item1\n2,Item2\n3,Item3\n");
     let port = c.ports[0].to_string();
-    let out = std::process::Command::new(crate::common::cluster::bin())
+    let out = crate::common::bench::Bench::new()
         .args([
             "-p",
             &port,
@@ -336,8 +336,7 @@ fn cluster_requests_go_to_their_keys_masters() {
             "name",
             "__field:name__",
         ])
-        .output()
-        .unwrap();
+        .output();
     assert!(
         out.status.success() && out.stderr.is_empty(),
         "{out:?}\n{}",
@@ -373,7 +372,7 @@ fn cluster_tag_becomes_a_hash_tag_per_request() {
     let csv = write(&dir, "d.csv", "id,name\n1,Item1\n2,Item2\n");
     let port = c.ports[0].to_string();
     let run = |args: &[&str]| {
-        let out = std::process::Command::new(crate::common::cluster::bin())
+        let out = crate::common::bench::Bench::new()
             .args(
                 [
                     &["-p", &port, "--cluster", "-n", "3000", "-c", "6", "-P", "4"][..],
@@ -381,8 +380,7 @@ fn cluster_tag_becomes_a_hash_tag_per_request() {
                 ]
                 .concat(),
             )
-            .output()
-            .unwrap();
+            .output();
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         assert!(
             out.status.success() && out.stderr.is_empty(),
