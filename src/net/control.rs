@@ -1,8 +1,11 @@
-//! A small blocking client for the control path (CONFIG GET, INFO, topology), never the hot path.
+//! A small blocking client for the control path (CONFIG GET, INFO, topology), never the hot path. Its
+//! replies are decoded as they arrive and bounded (`protocol::bounded::CONTROL`): a server that sends
+//! without end, or announces a reply larger than any real one, ends with [`ConnError::TooLarge`].
 
 use crate::net::target::{Setup, Target};
 use crate::net::tls::TlsClient;
 use crate::net::{self, ConnError};
+use crate::protocol::bounded::{self, DecodeError, Decoder};
 use crate::protocol::resp::{self, Value};
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -47,7 +50,11 @@ impl Sock {
 /// A blocking connection with setup done.
 pub struct ControlClient {
     sock: Sock,
+    /// Bytes received and not yet taken by a whole reply: the start of the reply being decoded.
     buf: Vec<u8>,
+    decoder: Decoder,
+    /// The error of a reply over the limits: the connection is done, and every later command gets it.
+    failed: Option<ConnError>,
     addr: String,
     tls: Option<TlsClient>,
     /// The server's error when it refused a command in a way that every command would meet
@@ -96,6 +103,8 @@ impl ControlClient {
         let mut c = ControlClient {
             sock,
             buf: Vec::new(),
+            decoder: Decoder::new(bounded::CONTROL),
+            failed: None,
             addr,
             tls: tls.cloned(),
             refused: None,
@@ -111,6 +120,9 @@ impl ControlClient {
 
     /// Sends one command and returns its reply (push messages are skipped).
     pub fn command(&mut self, args: &[&[u8]]) -> Result<Value, ConnError> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
         let mut req = Vec::new();
         resp::encode_command(&mut req, args);
         let (addr, tls) = (&self.addr, self.tls.as_ref());
@@ -123,7 +135,7 @@ impl ControlClient {
         self.sock.write_all(&req).map_err(lost)?;
         let mut chunk = [0u8; 16 * 1024];
         loop {
-            match resp::decode(&self.buf) {
+            match self.decoder.decode(&self.buf) {
                 Ok(Some((v, used))) => {
                     self.answered = true;
                     self.buf.drain(..used);
@@ -133,13 +145,23 @@ impl ControlClient {
                     return Ok(v);
                 }
                 Ok(None) => {}
-                Err(e) if !self.answered => {
+                Err(DecodeError::TooLarge(t)) => {
+                    let e = ConnError::TooLarge {
+                        addr: self.addr.clone(),
+                        command: command_name(args),
+                        what: t.to_string(),
+                    };
+                    self.buf = Vec::new();
+                    self.failed = Some(e.clone());
+                    return Err(e);
+                }
+                Err(DecodeError::Protocol(e)) if !self.answered => {
                     return Err(ConnError::NotResp {
                         addr: self.addr.clone(),
                         what: not_resp(&self.buf, self.tls.is_some(), &e.to_string()),
                     });
                 }
-                Err(e) => return Err(ConnError::Protocol(e.to_string())),
+                Err(DecodeError::Protocol(e)) => return Err(ConnError::Protocol(e.to_string())),
             }
             let n = match self.sock.read(&mut chunk) {
                 Ok(n) => n,
@@ -174,7 +196,7 @@ impl ControlClient {
     }
 
     /// How full the server is: its `maxclients` and its `connected_clients` (this connection
-    /// included), when it says both.
+    /// included), when it says both. A reply over the limits is an error.
     pub fn clients_room(&mut self) -> Result<Option<(u64, u64)>, ConnError> {
         let Some(max) = self.config_get("maxclients")?.and_then(|v| v.parse().ok()) else {
             return Ok(None);
@@ -186,6 +208,7 @@ impl ControlClient {
                         .and_then(|n| n.trim().parse().ok())
                 })
             }),
+            Err(e @ ConnError::TooLarge { .. }) => return Err(e),
             Err(_) => None,
         };
         Ok(connected.map(|c| (max, c)))
@@ -223,12 +246,16 @@ impl ControlClient {
     }
 
     /// `CONFIG GET name`: the value, or `None` when the server refuses CONFIG or has no such parameter.
-    /// Only a TLS failure is an error: it is how a server that wants a client certificate answers the
-    /// first request under TLS 1.3, and every connection of the run would meet it.
+    /// Only a TLS failure, a server that does not speak RESP, and a reply over the limits are errors:
+    /// every connection of the run would meet the first two (a TLS 1.3 server that wants a client
+    /// certificate says so on the first request), and the third is no answer to go without.
     pub fn config_get(&mut self, name: &str) -> Result<Option<String>, ConnError> {
         let reply = match self.command(&[b"CONFIG", b"GET", name.as_bytes()]) {
             Ok(v) => v,
-            Err(e @ (ConnError::Tls { .. } | ConnError::NotResp { .. })) => return Err(e),
+            Err(
+                e
+                @ (ConnError::Tls { .. } | ConnError::NotResp { .. } | ConnError::TooLarge { .. }),
+            ) => return Err(e),
             Err(_) => return Ok(None),
         };
         if let Value::Error(msg) = &reply
@@ -244,6 +271,22 @@ impl ControlClient {
             _ => None,
         })
     }
+}
+
+/// How messages name the command `args`: its words, or only the first for AUTH and HELLO, whose
+/// arguments may hold a password.
+fn command_name(args: &[&[u8]]) -> String {
+    let first = args.first().map_or_else(String::new, |a| {
+        String::from_utf8_lossy(a).to_ascii_uppercase()
+    });
+    if matches!(first.as_str(), "AUTH" | "HELLO") {
+        return first;
+    }
+    let rest = args.iter().skip(1).map(|a| String::from_utf8_lossy(a));
+    std::iter::once(first.into())
+        .chain(rest)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// What a server whose first bytes (`first`) are not RESP seems to be, for [`ConnError::NotResp`].
@@ -302,4 +345,23 @@ fn handshake(
         })?;
     }
     Ok(rustls::StreamOwned::new(conn, sock))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_command_is_named_by_its_words_but_auth_and_hello_by_their_first() {
+        assert_eq!(
+            command_name(&[b"CONFIG", b"GET", b"save"]),
+            "CONFIG GET save"
+        );
+        assert_eq!(command_name(&[b"info"]), "INFO");
+        assert_eq!(command_name(&[b"AUTH", b"user", b"s3cret"]), "AUTH");
+        assert_eq!(
+            command_name(&[b"hello", b"3", b"AUTH", b"user", b"s3cret"]),
+            "HELLO"
+        );
+    }
 }

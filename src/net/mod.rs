@@ -42,6 +42,15 @@ pub enum ConnError {
     /// protected mode).
     #[error("Error from server: {0}")]
     Refused(String),
+    /// A reply on the control connection went past its size limits (`protocol::bounded::CONTROL`):
+    /// `command` names the command (without its arguments when they may hold a password), `what`
+    /// how the reply went past them.
+    #[error("the reply of {addr} to {command} is {what}")]
+    TooLarge {
+        addr: String,
+        command: String,
+        what: String,
+    },
     /// No reply came within `--timeout` (or setup within `--connect-timeout`).
     #[error("no reply from {addr} within {ms} ms")]
     Timeout { addr: String, ms: u128 },

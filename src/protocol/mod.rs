@@ -1,5 +1,6 @@
-//! The wire format, no I/O: the RESP reply scanner and decoder, cluster slots and redirects.
+//! The wire format, no I/O: the RESP reply scanner and decoders, cluster slots and redirects.
 
+pub(crate) mod bounded;
 pub(crate) mod cluster;
 pub(crate) mod commands;
 pub(crate) mod cursor;

@@ -8,6 +8,7 @@
 //! while setting up (HELLO, CONFIG GET, INFO, ...), not for measured traffic.
 //! Both share the same header validation, so they agree on what is well formed
 //! (the decoder is only stricter about verbatim formats and nesting depth).
+//! The control connection decodes with the bounded, incremental [`super::bounded::Decoder`] instead.
 
 use std::fmt::Write as _;
 
@@ -16,7 +17,7 @@ use std::fmt::Write as _;
 const MAX_LINE: usize = 64 * 1024;
 
 /// Deepest nesting [`decode`] accepts (it recurses; the scanner has no limit).
-const MAX_DECODE_DEPTH: usize = 256;
+pub(super) const MAX_DECODE_DEPTH: usize = 256;
 
 /// How many bytes of the offending input a [`ProtocolError`] shows.
 const SNIPPET_LEN: usize = 32;
@@ -32,7 +33,7 @@ pub struct ProtocolError {
 }
 
 impl ProtocolError {
-    fn new(reason: &'static str, at: &[u8]) -> Self {
+    pub(super) fn new(reason: &'static str, at: &[u8]) -> Self {
         Self {
             reason,
             snippet: escape_snippet(at),
@@ -229,7 +230,7 @@ impl ReplyScanner {
 
 /// What a complete header line means for the structure.
 #[derive(Debug, Clone, Copy)]
-enum Header {
+pub(super) enum Header {
     /// A line-only element (simple string, error, integer, double, ...).
     Done,
     /// A null element (`_`, `$-1`, `*-1`).
@@ -244,7 +245,7 @@ enum Header {
 
 /// Checks the type byte; returns whether its line is length-limited (every known type's is).
 #[inline]
-fn check_type(t: u8, at: &[u8]) -> Result<bool, ProtocolError> {
+pub(super) fn check_type(t: u8, at: &[u8]) -> Result<bool, ProtocolError> {
     match t {
         b'+' | b'-' | b':' | b',' | b'#' | b'(' | b'_' | b'$' | b'!' | b'=' | b'*' | b'~'
         | b'>' | b'%' | b'|' => Ok(true),
@@ -298,7 +299,7 @@ fn quick_reply(t: u8, b: &[u8]) -> Option<usize> {
 /// Finds the end of the line starting (with its type byte) at `pos`, searching
 /// from `pos + 1 + searched`. Returns (end of content, start of next line).
 #[inline]
-fn find_line(
+pub(super) fn find_line(
     buf: &[u8],
     pos: usize,
     searched: usize,
@@ -326,7 +327,7 @@ fn find_line(
 
 /// Validates a complete header line (`line` excludes the type byte and CRLF).
 #[inline]
-fn header(t: u8, line: &[u8], at: &[u8]) -> Result<Header, ProtocolError> {
+pub(super) fn header(t: u8, line: &[u8], at: &[u8]) -> Result<Header, ProtocolError> {
     let err = |reason| Err(ProtocolError::new(reason, at));
     match t {
         b'+' | b'-' => Ok(Header::Done),
@@ -533,7 +534,7 @@ fn decode_at(
 
 /// The value of a line-only element of type `t` (simple string, error, integer, double, boolean, big
 /// number); `at` is where it starts, for the error.
-fn line_value(t: u8, line: &[u8], at: &[u8]) -> Result<Value, ProtocolError> {
+pub(super) fn line_value(t: u8, line: &[u8], at: &[u8]) -> Result<Value, ProtocolError> {
     Ok(match t {
         b'+' => Value::Simple(lossy(line)),
         b'-' => Value::Error(lossy(line)),
@@ -573,8 +574,14 @@ fn decode_body(
     if buf.len() < body_end + 2 {
         return Ok(None);
     }
-    let body = &buf[next..body_end];
-    let value = match t {
+    let value = body_value(t, &buf[next..body_end], at)?;
+    Ok(Some((value, body_end + 2)))
+}
+
+/// The value of a bulk-like element of type `t` whose whole `body` is in (a verbatim string's is at
+/// least 4 bytes: [`header`] checked); `at` is where its header starts, for the error.
+pub(super) fn body_value(t: u8, body: &[u8], at: &[u8]) -> Result<Value, ProtocolError> {
+    Ok(match t {
         b'$' => Value::Bulk(body.to_vec()),
         b'!' => Value::Error(lossy(body)),
         _ => {
@@ -586,8 +593,7 @@ fn decode_body(
             }
             Value::Verbatim(lossy(&body[..3]), body[4..].to_vec())
         }
-    };
-    Ok(Some((value, body_end + 2)))
+    })
 }
 
 /// An aggregate of type `t` (array, set, push, map) whose `n` elements start at `next`, `depth`

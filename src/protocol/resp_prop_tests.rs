@@ -1,8 +1,10 @@
 //! Property tests of `protocol/resp.rs`: generated RESP3 values, encoded and cut at random points, give
-//! the scanner's events and the decoder's values they were made from.
+//! the scanner's events and the decoder's values they were made from; the control connection's bounded
+//! decoder (`protocol/bounded.rs`), fed the same pieces, agrees with the decoder.
 
 use super::tests::{Caller, ERR, OK, feed_chunks, feed_whole};
 use super::*;
+use crate::protocol::bounded::{self, DecodeError};
 use proptest::prelude::*;
 
 /// A generated RESP3 value, including encodings that decode alike.
@@ -194,6 +196,31 @@ fn feed_sized(bytes: &[u8], sizes: &[usize]) -> (Caller, Result<(), ProtocolErro
     feed_chunks(chunks)
 }
 
+/// Feeds `bytes` to a bounded decoder with the control connection's limits in pieces of `sizes`,
+/// decoding after each piece as the control connection does after each read: the replies (each with
+/// its length), then the error, if any.
+fn bounded_feed(bytes: &[u8], sizes: &[usize]) -> (Vec<(Value, usize)>, Option<DecodeError>) {
+    let mut d = bounded::Decoder::new(bounded::CONTROL);
+    let (mut buf, mut out) = (Vec::new(), Vec::new());
+    let (mut pos, mut i) = (0, 0);
+    while pos < bytes.len() {
+        let end = (pos + sizes[i % sizes.len()]).min(bytes.len());
+        buf.extend_from_slice(&bytes[pos..end]);
+        (pos, i) = (end, i + 1);
+        loop {
+            match d.decode(&buf) {
+                Ok(Some((v, used))) => {
+                    buf.drain(..used);
+                    out.push((v, used));
+                }
+                Ok(None) => break,
+                Err(e) => return (out, Some(e)),
+            }
+        }
+    }
+    (out, None)
+}
+
 /// Mutates a valid encoding: overwrite, insert or delete one byte.
 fn mutate(mut bytes: Vec<u8>, op: u8, at: usize, b: u8) -> Vec<u8> {
     let at = at % (bytes.len() + 1);
@@ -226,15 +253,27 @@ fn compare_on(bytes: &[u8], sizes: &[usize]) -> Result<(), TestCaseError> {
         chunked_r.map_err(|e| e.reason)
     );
     let first = whole.events.first().map(|e| e.1);
-    match decoded {
+    match &decoded {
         Ok(Some((v, used))) => {
-            prop_assert_eq!(first, Some(used));
+            prop_assert_eq!(first, Some(*used));
             prop_assert_eq!(matches!(v, Value::Error(_)), whole.events[0].0 == ERR);
         }
         // Incomplete for the decoder means no event from the scanner.
         Ok(None) => prop_assert!(first.is_none()),
         // The decoder may be stricter than the scanner (verbatim format, depth).
         Err(_) => {}
+    }
+    // The bounded decoder, fed in pieces, finds the same first reply or error; it refuses at its
+    // header a string or an aggregate larger than a whole reply, which the decoder awaits.
+    let (replies, err) = bounded_feed(bytes, sizes);
+    match (&decoded, replies.first(), &err) {
+        (Ok(Some((v, used))), Some((b, b_used)), _) => {
+            prop_assert!(same(v, b), "{:?} != {:?}", v, b);
+            prop_assert_eq!(used, b_used);
+        }
+        (Ok(None), None, None | Some(DecodeError::TooLarge(_))) => {}
+        (Err(e), None, Some(DecodeError::Protocol(b))) => prop_assert_eq!(e.reason, b.reason),
+        (d, b, e) => prop_assert!(false, "decode {:?}, bounded {:?} then {:?}", d, b, e),
     }
     Ok(())
 }
@@ -280,6 +319,16 @@ proptest! {
             let want = expected_value(v);
             prop_assert!(same(&value, &want), "{:?} != {:?}", value, want);
             prop_assert_eq!(decode(&stream[start..*end - 1]).unwrap(), None);
+            start = *end;
+        }
+        let (replies, err) = bounded_feed(&stream, &sizes);
+        prop_assert!(err.is_none(), "{:?}", err);
+        prop_assert_eq!(replies.len(), values.len());
+        let mut start = 0;
+        for ((value, used), (v, end)) in replies.iter().zip(values.iter().zip(&ends)) {
+            let want = expected_value(v);
+            prop_assert!(same(value, &want), "{:?} != {:?}", value, want);
+            prop_assert_eq!(start + used, *end);
             start = *end;
         }
     }
