@@ -1,9 +1,9 @@
 //! The tests' calls into the C library, and every `unsafe` line of the tests but the counting
-//! allocator's (`alloc.rs`): signals to processes the tests started, CPU affinity, and a child's
-//! address-space limit.
+//! allocator's (`alloc.rs`): signals to processes the tests started, CPU affinity, a child's
+//! address-space limit, and a child's peak memory.
 
-use std::os::unix::process::CommandExt;
-use std::process::Command;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Child, Command, ExitStatus};
 
 /// Sends `sig` to process `pid` (one the test started); true when it was sent.
 pub fn kill(pid: i32, sig: i32) -> bool {
@@ -52,5 +52,23 @@ pub fn limit_address_space(cmd: &mut Command, bytes: u64) {
             }
             Ok(())
         });
+    }
+}
+
+/// Waits for `child` (not waited for yet) to end; returns its exit status and its peak resident memory
+/// in KiB (`ru_maxrss` of wait4(2)).
+pub fn wait_with_peak_rss(child: Child) -> (ExitStatus, u64) {
+    let pid = child.id() as i32;
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid one (integers and timevals).
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: wait4 only writes the status and the rusage it is given.
+        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if r == pid {
+            return (ExitStatus::from_raw(status), usage.ru_maxrss as u64);
+        }
+        let e = std::io::Error::last_os_error();
+        assert_eq!(e.kind(), std::io::ErrorKind::Interrupted, "wait4: {e}");
     }
 }

@@ -10,6 +10,7 @@ mod common;
 mod capacity;
 mod cli;
 mod cluster;
+mod control;
 mod core;
 mod dataset;
 mod faults;
