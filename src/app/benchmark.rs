@@ -267,13 +267,7 @@ impl Runner<'_, '_> {
         for e in &stats.conn_errors {
             let _ = writeln!(self.stderr, "ringbench: {}: {e}", test.title);
         }
-        let requested = if cfg.run.pace.shape.duration.is_some() {
-            // What was sent (answered, failed, or still in flight at the end), and under --rps what
-            // fell due and was never sent: the schedule.
-            stats.completed + stats.failed + stats.in_flight + stats.late_unsent
-        } else {
-            cfg.run.load.requests
-        };
+        let requested = requested(cfg, &stats);
         if cfg.run.results.output == OutputMode::Csv {
             csv_notes(self.stderr, &test.title, &stats, requested);
         }
@@ -325,6 +319,16 @@ impl Runner<'_, '_> {
 }
 
 /// A CSV run's failures, said on stderr: its rows have no room for them.
+/// The requests a test was asked for: `-n`, or under `--duration` what was sent (answered, failed, or
+/// still in flight at the end) and, under `--rps`, what fell due and was never sent: the schedule.
+fn requested(cfg: &Config, stats: &stats::ShardStats) -> u64 {
+    if cfg.run.pace.shape.duration.is_some() {
+        stats.completed + stats.failed + stats.in_flight + stats.late_unsent
+    } else {
+        cfg.run.load.requests
+    }
+}
+
 fn csv_notes(stderr: &mut dyn Write, title: &str, stats: &stats::ShardStats, requested: u64) {
     if stats.errors > 0 {
         let _ = writeln!(

@@ -8,6 +8,7 @@
 use crate::net::target::Setup;
 use crate::net::tls::{self, TlsClient};
 use crate::net::{self, ConnError};
+use crate::protocol::bounded::{self, DecodeError, Decoder};
 use crate::protocol::resp::{self, Value};
 use std::collections::VecDeque;
 use std::io::{Read, Write};
@@ -28,8 +29,10 @@ pub(crate) struct Opening {
     sending: Vec<u8>,
     next: Vec<u8>,
     lent: bool,
-    /// Set-up replies received and not yet decoded (plaintext under TLS).
+    /// Set-up replies received and not yet decoded (plaintext under TLS), and the decoder that reads
+    /// them as they come, bounded as the control connection's replies are.
     inbox: Vec<u8>,
+    decoder: Decoder,
     /// The reply to the query asked after the set-up ([`Self::ask`]), once it is in.
     answer: Option<Value>,
 }
@@ -74,6 +77,7 @@ impl Opening {
             next: Vec::new(),
             lent: false,
             inbox: Vec::new(),
+            decoder: Decoder::new(bounded::CONTROL),
             answer: None,
         })
     }
@@ -210,10 +214,20 @@ impl Opening {
     /// Checks each whole set-up reply in the inbox.
     fn decode(&mut self) -> Result<(), ConnError> {
         loop {
-            let (v, used) = match resp::decode(&self.inbox) {
+            let (v, used) = match self.decoder.decode(&self.inbox) {
                 Ok(Some(x)) => x,
                 Ok(None) => return Ok(()),
-                Err(e) => return Err(ConnError::Protocol(format!("{}: {e}", self.addr))),
+                Err(DecodeError::TooLarge(t)) => {
+                    self.inbox = Vec::new();
+                    return Err(ConnError::TooLarge {
+                        addr: self.addr.clone(),
+                        command: self.names.front().copied().unwrap_or("set-up").to_string(),
+                        what: t.to_string(),
+                    });
+                }
+                Err(DecodeError::Protocol(e)) => {
+                    return Err(ConnError::Protocol(format!("{}: {e}", self.addr)));
+                }
             };
             self.inbox.drain(..used);
             if matches!(v, Value::Push(_)) {

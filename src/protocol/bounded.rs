@@ -1,12 +1,13 @@
-//! The control connection's reply decoder ([`Decoder`]): bounded and incremental.
+//! The reply decoder of the control connection and of openings ([`Decoder`]): bounded and incremental.
 //!
 //! It is fed the bytes of one reply as they arrive and resumes where the previous call stopped: each
 //! byte is read once, so a reply of many elements decodes in linear time (re-decoding the whole
 //! buffer on every read was quadratic). It refuses a reply past its [`Limits`] as soon as that shows:
 //! at the header that announces a string or an aggregate too large, or once more bytes than a whole
 //! reply may have came without its end, so a server that sends without end cannot grow the buffer.
-//! It reads RESP as [`resp::decode`] does (the data connections' one-shot decoder of set-up replies),
-//! with the same header checks.
+//! It reads RESP as `resp::decode` (the tests' one-shot reference) does, with the same header checks.
+//! The control connection uses it, and so does each data connection's opening on the ring (its set-up
+//! replies, and a cluster's slot-map re-reads asked on a connection of their own).
 
 use crate::protocol::resp::{self, Header, ProtocolError, Value};
 use std::fmt;
@@ -22,7 +23,7 @@ pub struct Limits {
     pub depth: usize,
 }
 
-/// The control connection's limits. Real replies are far smaller: an INFO is a few KB, `CONFIG GET *`
+/// The control connection's limits, and an opening's. Real replies are far smaller: an INFO is a few KB, `CONFIG GET *`
 /// a few hundred elements, `CLUSTER NODES` of a 1000-node cluster a few hundred KB, and `CLUSTER SLOTS`
 /// with each of the 16384 slots its own range, a master and a replica each, 213 thousand elements in
 /// 3.5 MB. A reply costs ringbench about twice its bytes (the buffer, then the decoded copy) and some 90

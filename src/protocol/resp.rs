@@ -484,6 +484,9 @@ impl Value {
 }
 
 /// Decodes one whole reply from the start of `buf`: Ok(None) when incomplete, Ok(Some((value, used))) otherwise. Attributes are skipped (the value they annotate is returned). Blob error `!` decodes to Value::Error.
+/// The one-shot reference the property tests hold [`crate::protocol::bounded::Decoder`] (what the
+/// connections use) to; the tests only.
+#[cfg(test)]
 pub fn decode(buf: &[u8]) -> Result<Option<(Value, usize)>, ProtocolError> {
     decode_at(buf, 0, 0)
 }
@@ -493,6 +496,7 @@ fn lossy(b: &[u8]) -> String {
 }
 
 /// Decodes the reply that starts at `pos` of `buf`, `depth` aggregates deep (see [`decode`]).
+#[cfg(test)]
 fn decode_at(
     buf: &[u8],
     mut pos: usize,
@@ -551,6 +555,7 @@ pub(super) fn line_value(t: u8, line: &[u8], at: &[u8]) -> Result<Value, Protoco
 
 /// A bulk-like element of type `t` (bulk string, blob error, verbatim string) whose body of `n` bytes
 /// starts at `next`; `at` is where its header starts.
+#[cfg(test)]
 fn decode_body(
     buf: &[u8],
     t: u8,
@@ -598,6 +603,7 @@ pub(super) fn body_value(t: u8, body: &[u8], at: &[u8]) -> Result<Value, Protoco
 
 /// An aggregate of type `t` (array, set, push, map) whose `n` elements start at `next`, `depth`
 /// aggregates deep.
+#[cfg(test)]
 fn decode_agg(
     buf: &[u8],
     t: u8,

@@ -1,6 +1,7 @@
-//! The control connection's replies are bounded. Fake servers (not Redis: a real one cannot send these
-//! replies) answer ringbench's first control command (`CONFIG GET save`) with a reply larger than any
-//! real one; ringbench refuses it at once, with one line naming the limit, in little memory.
+//! The control connection's replies, and the set-up replies of connections opened on the ring, are
+//! bounded. Fake servers (not Redis: a real one cannot send these replies) answer ringbench's first
+//! control command (`CONFIG GET save`), or a data connection's first set-up command, with a reply larger
+//! than any real one; ringbench refuses it at once, with one line naming the limit, in little memory.
 
 use crate::common::lock::shared;
 use crate::common::sys;
@@ -111,9 +112,8 @@ fn run_watched(args: &[&str], limit: Duration) -> Watched {
     }
 }
 
-/// The run's outcome: exit code 1 within a few seconds, nothing on stdout, `line` alone on stderr,
-/// and a peak resident memory under 100 MiB.
-fn assert_refused(w: &Watched, line: &str) {
+/// Shows how a run ended (with `--nocapture`).
+fn report(w: &Watched) {
     eprintln!(
         "exit {:?} in {:?}, peak {} MiB: {}",
         w.code,
@@ -121,6 +121,12 @@ fn assert_refused(w: &Watched, line: &str) {
         w.peak_mib,
         w.stderr.trim_end()
     );
+}
+
+/// The run's outcome: exit code 1 within a few seconds, nothing on stdout, `line` alone on stderr,
+/// and a peak resident memory under 100 MiB.
+fn assert_refused(w: &Watched, line: &str) {
+    report(w);
     assert_eq!(w.code, Some(1), "{}\n{}", w.stdout, w.stderr);
     assert_eq!(w.stderr, format!("{line}\n"));
     assert_eq!(w.stdout, "");
@@ -181,4 +187,101 @@ fn a_fake_server_answering_two_million_elements_is_refused_at_the_header() {
             "ringbench: the reply of 127.0.0.1:{port} to CONFIG GET save is over 500000 elements: it announces 2000000"
         ),
     );
+}
+
+/// Reads one RESP request (an array of bulk strings) from `conn` into `buf` (which keeps what followed
+/// it) and returns its words; `None` once the client has gone.
+fn next_request(conn: &mut TcpStream, buf: &mut Vec<u8>) -> Option<Vec<String>> {
+    loop {
+        if let Some((words, used)) = parse_request(buf) {
+            buf.drain(..used);
+            return Some(words);
+        }
+        let mut chunk = [0u8; 4096];
+        match conn.read(&mut chunk) {
+            Ok(n) if n > 0 => buf.extend_from_slice(&chunk[..n]),
+            _ => return None,
+        }
+    }
+}
+
+/// A whole request at the start of `buf`: its words and its length.
+fn parse_request(buf: &[u8]) -> Option<(Vec<String>, usize)> {
+    let line = |at: usize| -> Option<(&[u8], usize)> {
+        let end = buf[at..].windows(2).position(|w| w == b"\r\n")? + at;
+        Some((&buf[at..end], end + 2))
+    };
+    let (head, mut at) = line(0)?;
+    let n: usize = std::str::from_utf8(head.strip_prefix(b"*")?)
+        .ok()?
+        .parse()
+        .ok()?;
+    let mut words = Vec::with_capacity(n);
+    for _ in 0..n {
+        let (len, body) = line(at)?;
+        let len: usize = std::str::from_utf8(len.strip_prefix(b"$")?)
+            .ok()?
+            .parse()
+            .ok()?;
+        if buf.len() < body + len + 2 {
+            return None;
+        }
+        words.push(String::from_utf8_lossy(&buf[body..body + len]).into_owned());
+        at = body + len + 2;
+    }
+    Some((words, at))
+}
+
+/// A fake server (not Redis) whose first connection, ringbench's control connection, gets plain
+/// answers (`CONFIG GET`: none, `INFO`: empty, anything else `+OK`), while every later connection, a
+/// data connection being set up on the ring, gets a terabyte string header and bytes without end as the
+/// answer to its first set-up command (`SELECT` here). The opening decodes set-up replies with the same
+/// bounds as the control connection: it is refused at the header.
+#[test]
+fn a_set_up_reply_announcing_a_terabyte_string_is_refused_on_the_ring() {
+    let _turn = shared();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for (i, conn) in listener.incoming().enumerate() {
+            let Ok(mut conn) = conn else { continue };
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                while let Some(words) = next_request(&mut conn, &mut buf) {
+                    let cmd = words.first().map(|w| w.to_ascii_uppercase());
+                    let answer: &[u8] = match cmd.as_deref() {
+                        _ if i > 0 => {
+                            if conn.write_all(b"$1099511627776\r\n").is_err() {
+                                return;
+                            }
+                            let bytes = [b'x'; 64 * 1024];
+                            while conn.write_all(&bytes).is_ok() {}
+                            return;
+                        }
+                        Some("CONFIG") => b"*0\r\n",
+                        Some("INFO") => b"$0\r\n\r\n",
+                        _ => b"+OK\r\n",
+                    };
+                    if conn.write_all(answer).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    let port = port.to_string();
+    let w = run_watched(
+        &[
+            "-p", &port, "--dbnum", "1", "-t", "ping", "-n", "1", "-c", "1",
+        ],
+        Duration::from_secs(10),
+    );
+    report(&w);
+    let said = format!(
+        "the reply of 127.0.0.1:{port} to SELECT is over 16 MiB: it announces a string of 1099511627776 bytes"
+    );
+    assert_eq!(w.code, Some(1), "{}\n{}", w.stdout, w.stderr);
+    assert!(w.stderr.contains(&said), "{}\n{}", w.stdout, w.stderr);
+    assert!(w.took < Duration::from_secs(5), "{:?}", w.took);
+    assert!(w.peak_mib < 100, "peak {} MiB", w.peak_mib);
 }
