@@ -114,6 +114,12 @@ fn capacity(flags: &ringbench::SearchFlags, mut cli: Cli) -> ExitCode {
         Ok(_) if sigint.load(Ordering::Relaxed) => ExitCode::from(130),
         Ok(_) if sigterm.load(Ordering::Relaxed) => ExitCode::from(143),
         Ok(_) => ExitCode::SUCCESS,
+        // Stopped while the control connection waited, before the first step.
+        Err(e) if e.is_stop() => ExitCode::from(if sigterm.load(Ordering::Relaxed) {
+            143
+        } else {
+            130
+        }),
         Err(e) if e.exit_code() == 2 => {
             eprintln!("ringbench capacity: {e}");
             ExitCode::from(2)

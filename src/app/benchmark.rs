@@ -41,7 +41,16 @@ pub fn run(
     mut progress: ProgressSink<'_>,
 ) -> Result<RunOutcome, RunError> {
     session::prepare(&cfg)?;
-    let (opened, header) = session::connect(&cfg)?;
+    let (opened, header) = match session::connect(&cfg, control) {
+        // Stopped before the first test: nothing measured to report.
+        Err(RunError::Conn(ConnError::Stopped)) => {
+            return Ok(RunOutcome {
+                stopped: true,
+                ..RunOutcome::default()
+            });
+        }
+        other => other?,
+    };
     let local_servers = opened.local_servers;
     let cfg = Arc::new(cfg);
     if cfg.run.load.idle {

@@ -55,6 +55,12 @@ impl RunError {
             _ => 1,
         }
     }
+
+    /// True when the run was stopped (SIGINT, SIGTERM) while it waited for the server, before any
+    /// test: the signal's exit code, and nothing to say.
+    pub fn is_stop(&self) -> bool {
+        matches!(self, RunError::Conn(ConnError::Stopped))
+    }
 }
 
 impl From<EngineError> for RunError {

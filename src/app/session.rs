@@ -40,14 +40,25 @@ pub(crate) fn prepare(cfg: &Config) -> Result<(), RunError> {
 
 /// The control connection and what it reads for the report's header: the server's settings, its room
 /// for the run's clients (only if the control connection yields its slot), and with `--cluster` the
-/// masters (then `cfg` learns how many of them are on this machine).
-pub(crate) fn connect(cfg: &Config) -> Result<(Opened, report::Header), RunError> {
-    let mut ctl = control::ControlClient::connect(
-        &cfg.target,
-        cfg.tls.as_ref(),
-        &cfg.setup,
-        cfg.run.connect.connect_timeout,
-    )?;
+/// masters (then `cfg` learns how many of them are on this machine). Each reply must be whole within
+/// `--timeout` (else `--connect-timeout`): the first that is not ends the run with
+/// [`ConnError::NoReply`](crate::net::ConnError::NoReply); a stop of `control` ends a wait with
+/// [`ConnError::Stopped`](crate::net::ConnError::Stopped).
+pub(crate) fn connect(
+    cfg: &Config,
+    control: &RunControl,
+) -> Result<(Opened, report::Header), RunError> {
+    let wait = control::Wait {
+        connect: cfg.run.connect.connect_timeout,
+        reply: cfg
+            .run
+            .connect
+            .timeout
+            .unwrap_or(cfg.run.connect.connect_timeout),
+        stop: Some(control.stop.clone()),
+    };
+    let mut ctl =
+        control::ControlClient::connect_with(&cfg.target, cfg.tls.as_ref(), &cfg.setup, &wait)?;
     let mut header = report::Header {
         clients: cfg.run.load.clients,
         data_size: cfg.run.load.data_size,
@@ -179,14 +190,16 @@ fn cluster_header(cfg: &Config) -> Result<(Vec<discovery::NodeConfig>, Vec<Targe
 }
 
 /// The server's view of each test (INFO before and after); with `--cluster` of every master, each
-/// watch connecting when its first test begins. It takes the control connection over.
+/// watch connecting when its first test begins. It takes the control connection over, without its stop
+/// handle: the view reads the server after a stopped test too, with short bounds of its own.
 pub(crate) fn watch_server(cfg: &Config, opened: Opened) -> server_view::Watches {
     let Opened {
-        ctl,
+        mut ctl,
         masters,
         yield_slot,
         ..
     } = opened;
+    ctl.unstoppable();
     let watch_of = |ctl, target: &Target| {
         server_view::ServerWatch::new(
             ctl,

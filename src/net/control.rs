@@ -1,6 +1,9 @@
 //! A small blocking client for the control path (CONFIG GET, INFO, topology), never the hot path. Its
 //! replies are decoded as they arrive and bounded (`protocol::bounded::CONTROL`): a server that sends
 //! without end, or announces a reply larger than any real one, ends with [`ConnError::TooLarge`].
+//! Each reply must be whole within a bound ([`Wait::reply`]), however its bytes trickle in: a server
+//! that does not answer in time ends with [`ConnError::NoReply`]; and a stop handle ([`Wait::stop`])
+//! ends a wait within [`STOP_CHECK`] of being set, with [`ConnError::Stopped`].
 
 use crate::net::target::{Setup, Target};
 use crate::net::tls::TlsClient;
@@ -10,7 +13,44 @@ use crate::protocol::resp::{self, Value};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
-use std::time::Duration;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// How often a wait for a reply looks at the stop handle (a signal usually ends the wait at once:
+/// a socket read with a timeout is not restarted after a handler ran).
+pub const STOP_CHECK: Duration = Duration::from_millis(100);
+
+/// How long a control connection may wait, and what may stop it.
+#[derive(Debug, Clone)]
+pub struct Wait {
+    /// Connecting (and the TLS handshake).
+    pub connect: Duration,
+    /// One whole reply, from the request sent to its last byte.
+    pub reply: Duration,
+    /// Set when the run is to stop: a wait for a reply then ends with [`ConnError::Stopped`].
+    pub stop: Option<Arc<AtomicBool>>,
+}
+
+impl Wait {
+    /// `timeout` for connecting and for each reply; nothing stops it.
+    pub fn new(timeout: Duration) -> Self {
+        Wait {
+            connect: timeout,
+            reply: timeout,
+            stop: None,
+        }
+    }
+}
+
+/// Why [`Sock::read_by`] read nothing.
+enum ReadFail {
+    Io(std::io::Error),
+    /// The deadline passed.
+    Late,
+    /// The stop handle was set.
+    Stopped,
+}
 
 enum Sock {
     Tcp(TcpStream),
@@ -30,18 +70,49 @@ impl Sock {
         }
     }
 
-    /// Reads what is there. A signal that interrupts the wait (a socket with a read timeout is not
-    /// restarted after a handler ran) waits again: the handler decides whether the run stops.
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+    fn set_read_timeout(&self, timeout: Duration) -> std::io::Result<()> {
+        match self {
+            Sock::Tcp(s) => s.set_read_timeout(Some(timeout)),
+            Sock::Unix(s) => s.set_read_timeout(Some(timeout)),
+            Sock::Tls(s) => s.sock.set_read_timeout(Some(timeout)),
+        }
+    }
+
+    /// Reads what is there, waiting until `deadline` at most, and no longer than [`STOP_CHECK`] at a
+    /// time between looks at `stop`. A signal that interrupts the wait (a socket with a read timeout is
+    /// not restarted after a handler ran) looks at `stop` and waits again.
+    fn read_by(
+        &mut self,
+        buf: &mut [u8],
+        deadline: Instant,
+        stop: Option<&AtomicBool>,
+    ) -> Result<usize, ReadFail> {
         loop {
+            if stop.is_some_and(|s| s.load(Ordering::SeqCst)) {
+                return Err(ReadFail::Stopped);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(ReadFail::Late);
+            }
+            // A zero timeout would mean no timeout at all.
+            let slice = left.min(STOP_CHECK).max(Duration::from_millis(1));
+            self.set_read_timeout(slice).map_err(ReadFail::Io)?;
             let r = match self {
                 Sock::Tcp(s) => s.read(buf),
                 Sock::Unix(s) => s.read(buf),
                 Sock::Tls(s) => s.read(buf),
             };
             match r {
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                other => return other,
+                Ok(n) => return Ok(n),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::Interrupted
+                            | std::io::ErrorKind::WouldBlock
+                            | std::io::ErrorKind::TimedOut
+                    ) => {}
+                Err(e) => return Err(ReadFail::Io(e)),
             }
         }
     }
@@ -63,6 +134,9 @@ pub struct ControlClient {
     /// Set once the server sent a whole RESP reply: until then, bytes that are not RESP or a close
     /// say the port is not a RESP server's (or wants TLS), not that a reply went wrong.
     answered: bool,
+    /// How long a whole reply may take (see [`Self::set_read_timeout`]).
+    reply: Duration,
+    stop: Option<Arc<AtomicBool>>,
 }
 
 /// True for an error reply that the server gives to any command on this connection: authentication
@@ -72,13 +146,26 @@ pub fn refuses_everything(msg: &str) -> bool {
 }
 
 impl ControlClient {
-    /// Connects (with a TLS handshake when `tls` is set) and runs the setup commands.
+    /// Connects (with a TLS handshake when `tls` is set) and runs the setup commands, `timeout`
+    /// bounding the connect and each reply, with nothing to stop a wait.
     pub fn connect(
         target: &Target,
         tls: Option<&TlsClient>,
         setup: &Setup,
         timeout: Duration,
     ) -> Result<Self, ConnError> {
+        Self::connect_with(target, tls, setup, &Wait::new(timeout))
+    }
+
+    /// Connects (with a TLS handshake when `tls` is set) and runs the setup commands, waiting as `wait`
+    /// says.
+    pub fn connect_with(
+        target: &Target,
+        tls: Option<&TlsClient>,
+        setup: &Setup,
+        wait: &Wait,
+    ) -> Result<Self, ConnError> {
+        let timeout = wait.connect;
         let addr = target.display();
         let fail = |e: std::io::Error| ConnError::Connect {
             addr: addr.clone(),
@@ -109,6 +196,8 @@ impl ControlClient {
             tls: tls.cloned(),
             refused: None,
             answered: false,
+            reply: wait.reply,
+            stop: wait.stop.clone(),
         };
         for (name, args) in net::setup_commands(setup) {
             let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
@@ -133,6 +222,7 @@ impl ControlClient {
             })
         };
         self.sock.write_all(&req).map_err(lost)?;
+        let deadline = Instant::now() + self.reply;
         let mut chunk = [0u8; 16 * 1024];
         loop {
             match self.decoder.decode(&self.buf) {
@@ -163,16 +253,34 @@ impl ControlClient {
                 }
                 Err(DecodeError::Protocol(e)) => return Err(ConnError::Protocol(e.to_string())),
             }
-            let n = match self.sock.read(&mut chunk) {
+            let n = match self
+                .sock
+                .read_by(&mut chunk, deadline, self.stop.as_deref())
+            {
                 Ok(n) => n,
-                Err(e)
+                Err(ReadFail::Io(e))
                     if !self.answered
                         && self.tls.is_none()
                         && e.kind() == std::io::ErrorKind::ConnectionReset =>
                 {
                     0
                 }
-                Err(e) => return Err(lost(e)),
+                Err(ReadFail::Io(e)) => return Err(lost(e)),
+                // A late reply would answer the next command: the connection is done either way.
+                Err(why) => {
+                    let e = match why {
+                        ReadFail::Stopped => ConnError::Stopped,
+                        _ => ConnError::NoReply {
+                            addr: self.addr.clone(),
+                            command: command_name(args),
+                            ms: self.reply.as_millis(),
+                            got: self.buf.len(),
+                        },
+                    };
+                    self.buf = Vec::new();
+                    self.failed = Some(e.clone());
+                    return Err(e);
+                }
             };
             if n == 0 && !self.answered {
                 // A TLS port closes a connection whose first bytes are not a TLS hello.
@@ -208,13 +316,17 @@ impl ControlClient {
                         .and_then(|n| n.trim().parse().ok())
                 })
             }),
-            Err(e @ ConnError::TooLarge { .. }) => return Err(e),
+            Err(
+                e @ (ConnError::TooLarge { .. } | ConnError::NoReply { .. } | ConnError::Stopped),
+            ) => {
+                return Err(e);
+            }
             Err(_) => None,
         };
         Ok(connected.map(|c| (max, c)))
     }
 
-    /// Closes the connection and waits (up to the read timeout) until the server has closed its
+    /// Closes the connection and waits (up to the reply bound) until the server has closed its
     /// side too, so the slot it held under `maxclients` is free when this returns. Sends no command.
     pub fn close(mut self) {
         use std::net::Shutdown;
@@ -228,33 +340,44 @@ impl ControlClient {
             }
         };
         let mut chunk = [0u8; 4096];
-        while let Ok(n) = self.sock.read(&mut chunk) {
+        let deadline = Instant::now() + self.reply;
+        while let Ok(n) = self
+            .sock
+            .read_by(&mut chunk, deadline, self.stop.as_deref())
+        {
             if n == 0 {
                 break;
             }
         }
     }
 
-    /// Changes how long a reply may take (the server view uses short waits so a stalled server cannot
-    /// hold up the run).
+    /// Changes how long a whole reply may take (the server view uses short waits so a stalled server
+    /// cannot hold up the run).
     pub fn set_read_timeout(&mut self, timeout: Duration) {
-        let _ = match &self.sock {
-            Sock::Tcp(s) => s.set_read_timeout(Some(timeout)),
-            Sock::Unix(s) => s.set_read_timeout(Some(timeout)),
-            Sock::Tls(s) => s.sock.set_read_timeout(Some(timeout)),
-        };
+        self.reply = timeout;
+    }
+
+    /// Drops the stop handle: a wait for a reply then ends only at its bound (the server view reads
+    /// the server after a stopped test, with short bounds of its own).
+    pub fn unstoppable(&mut self) {
+        self.stop = None;
     }
 
     /// `CONFIG GET name`: the value, or `None` when the server refuses CONFIG or has no such parameter.
-    /// Only a TLS failure, a server that does not speak RESP, and a reply over the limits are errors:
-    /// every connection of the run would meet the first two (a TLS 1.3 server that wants a client
-    /// certificate says so on the first request), and the third is no answer to go without.
+    /// Only a TLS failure, a server that does not speak RESP, a reply over the limits, no reply within
+    /// the bound and a stop are errors: every connection of the run would meet the first two (a TLS
+    /// 1.3 server that wants a client certificate says so on the first request), the third and fourth
+    /// are no answer to go without (a server that stalls the control connection stalls the test), and
+    /// the last ends the run. An error reply (a server that refuses CONFIG) is `None`.
     pub fn config_get(&mut self, name: &str) -> Result<Option<String>, ConnError> {
         let reply = match self.command(&[b"CONFIG", b"GET", name.as_bytes()]) {
             Ok(v) => v,
             Err(
-                e
-                @ (ConnError::Tls { .. } | ConnError::NotResp { .. } | ConnError::TooLarge { .. }),
+                e @ (ConnError::Tls { .. }
+                | ConnError::NotResp { .. }
+                | ConnError::TooLarge { .. }
+                | ConnError::NoReply { .. }
+                | ConnError::Stopped),
             ) => return Err(e),
             Err(_) => return Ok(None),
         };

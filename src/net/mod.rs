@@ -54,6 +54,25 @@ pub enum ConnError {
     /// No reply came within `--timeout` (or setup within `--connect-timeout`).
     #[error("no reply from {addr} within {ms} ms")]
     Timeout { addr: String, ms: u128 },
+    /// A control connection's reply to `command` was not whole within `ms` (`got` bytes of it came).
+    #[error("no reply from {addr} to {command} within {ms} ms{}", partial(*got))]
+    NoReply {
+        addr: String,
+        command: String,
+        ms: u128,
+        got: usize,
+    },
+    /// The run was stopped (SIGINT, SIGTERM) while a control connection waited for a reply.
+    #[error("stopped while waiting for the server")]
+    Stopped,
+}
+
+/// What [`ConnError::NoReply`] adds when part of the reply came.
+fn partial(got: usize) -> String {
+    match got {
+        0 => String::new(),
+        n => format!(" (only {n} bytes of it came)"),
+    }
 }
 
 impl ConnError {

@@ -69,7 +69,7 @@ pub fn run(
     let quiet = cfg.run.results.output == crate::config::OutputMode::Quiet;
     let out: &mut dyn Write = if to_stdout { &mut sink } else { stdout };
     session::prepare(&cfg)?;
-    let (watch, masters, local_servers) = server_watches(&cfg)?;
+    let (watch, masters, local_servers) = server_watches(&cfg, control)?;
     // Built once: the probe and every step are phases of it, each with its own rate and length.
     let cfg = std::sync::Arc::new(cfg);
     if cfg.run.connect.threads > 1
@@ -158,8 +158,8 @@ fn check_config(cfg: &Config) -> Result<(), RunError> {
 /// The server's view during each step: its one node, or with `--cluster` every master (the same opening
 /// as a normal run: a node that is not a cluster, or fewer clients than masters, ends here). Returns the
 /// watches, the number of masters (0 without `--cluster`) and how many of the servers are local.
-fn server_watches(cfg: &Config) -> Result<(Watches, usize, usize), RunError> {
-    let (opened, _) = session::connect(cfg)?;
+fn server_watches(cfg: &Config, control: &RunControl) -> Result<(Watches, usize, usize), RunError> {
+    let (opened, _) = session::connect(cfg, control)?;
     let (masters, local) = (opened.masters.len(), opened.local_servers);
     Ok((session::watch_server(cfg, opened), masters, local))
 }
