@@ -1,6 +1,6 @@
 //! The tests' calls into the C library, and every `unsafe` line of the tests but the counting
 //! allocator's (`alloc.rs`): signals to processes the tests started, CPU affinity, a child's
-//! address-space limit, and a child's peak memory.
+//! address-space limit, a child's peak memory, and the bytes waiting in a pipe.
 
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, ExitStatus};
@@ -71,4 +71,15 @@ pub fn wait_with_peak_rss(child: Child) -> (ExitStatus, u64) {
         let e = std::io::Error::last_os_error();
         assert_eq!(e.kind(), std::io::ErrorKind::Interrupted, "wait4: {e}");
     }
+}
+
+/// The bytes waiting to be read in the pipe `pipe` (a child's stdout, say).
+pub fn pipe_waiting(pipe: &impl std::os::fd::AsRawFd) -> usize {
+    let mut n: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int, the bytes waiting in the pipe.
+    assert_eq!(
+        unsafe { libc::ioctl(pipe.as_raw_fd(), libc::FIONREAD, &mut n) },
+        0
+    );
+    n as usize
 }

@@ -2,6 +2,8 @@
 //! bounded. Fake servers (not Redis: a real one cannot send these replies) answer ringbench's first
 //! control command (`CONFIG GET save`), or a data connection's first set-up command, with a reply larger
 //! than any real one; ringbench refuses it at once, with one line naming the limit, in little memory.
+//! A control reply must also be whole within its bound (a paused server, a trickling fake), and a stop
+//! ends the wait for it.
 
 use crate::common::lock::shared;
 use crate::common::sys;
@@ -284,4 +286,191 @@ fn a_set_up_reply_announcing_a_terabyte_string_is_refused_on_the_ring() {
     assert!(w.stderr.contains(&said), "{}\n{}", w.stdout, w.stderr);
     assert!(w.took < Duration::from_secs(5), "{:?}", w.took);
     assert!(w.peak_mib < 100, "peak {} MiB", w.peak_mib);
+}
+
+/// A real server under `CLIENT PAUSE ... ALL` accepts connections and answers none of their commands:
+/// ringbench's first control command, `CONFIG GET save`, gets no reply. Three such commands each waited
+/// out --connect-timeout (and their timeouts were ignored), so the run started 15 s late with the
+/// defaults; now the first missing reply ends the run at its bound with one line.
+#[test]
+fn a_server_that_accepts_and_never_answers_ends_the_run_at_the_bound() {
+    let _turn = shared();
+    let s = crate::common::RedisServer::start();
+    let port = s.port.to_string();
+    assert_eq!(s.cli(&["client", "pause", "30000", "all"]), "OK");
+    let w = run_watched(
+        &[
+            "-p",
+            &port,
+            "--connect-timeout",
+            "2000",
+            "-t",
+            "ping",
+            "-n",
+            "1",
+            "-c",
+            "1",
+        ],
+        Duration::from_secs(15),
+    );
+    report(&w);
+    assert_eq!(w.code, Some(1), "{}\n{}", w.stdout, w.stderr);
+    assert_eq!(
+        w.stderr,
+        format!("ringbench: no reply from 127.0.0.1:{port} to CONFIG GET save within 2000 ms\n")
+    );
+    assert_eq!(w.stdout, "");
+    assert!(w.took < Duration::from_secs(4), "{:?}", w.took);
+    // The server is killed with the paused clients (an unpause would wait for the pause to end).
+}
+
+/// A fake server (not Redis: a real one cannot be made to trickle) that answers `CONFIG GET save` with
+/// a valid reply one byte every 200 ms (4.4 s in all): each byte restarted the per-read timeout, so the
+/// reply came whole however slow. Now the whole reply must come within the bound, `--timeout` here.
+#[test]
+fn a_trickling_reply_is_cut_off_at_the_bound() {
+    let _turn = shared();
+    let port = fake_server(|conn| {
+        for b in b"*2\r\n$4\r\nsave\r\n$0\r\n\r\n" {
+            std::thread::sleep(Duration::from_millis(200));
+            if conn.write_all(&[*b]).is_err() {
+                return;
+            }
+        }
+    })
+    .to_string();
+    let w = run_watched(
+        &[
+            "-p",
+            &port,
+            "--timeout",
+            "1000",
+            "-t",
+            "ping",
+            "-n",
+            "1",
+            "-c",
+            "1",
+        ],
+        Duration::from_secs(15),
+    );
+    report(&w);
+    assert_eq!(w.code, Some(1), "{}\n{}", w.stdout, w.stderr);
+    let want = format!(
+        "ringbench: no reply from 127.0.0.1:{port} to CONFIG GET save within 1000 ms (only "
+    );
+    assert!(
+        w.stderr.starts_with(&want)
+            && w.stderr.ends_with(" bytes of it came)\n")
+            && w.stderr.lines().count() == 1,
+        "{}",
+        w.stderr
+    );
+    assert_eq!(w.stdout, "");
+    assert!(w.took < Duration::from_secs(3), "{:?}", w.took);
+}
+
+/// SIGINT 1 s into a control read that gets no reply (a paused server, --connect-timeout 30000): the
+/// read loop retried after the signal without looking at the stop flag, so the process ran on until
+/// the waits ran out. Now it ends within a second of the signal, as an interrupted run: exit 130,
+/// nothing measured, nothing said.
+#[test]
+fn sigint_during_a_stalled_control_read_ends_the_run_within_a_second() {
+    let _turn = shared();
+    let s = crate::common::RedisServer::start();
+    let port = s.port.to_string();
+    assert_eq!(s.cli(&["client", "pause", "30000", "all"]), "OK");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ringbench"))
+        .args([
+            "-p",
+            &port,
+            "--connect-timeout",
+            "30000",
+            "-t",
+            "ping",
+            "-n",
+            "1",
+            "-c",
+            "1",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "ended before the signal"
+    );
+    let signalled = Instant::now();
+    assert!(sys::kill(child.id() as i32, libc::SIGINT));
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if signalled.elapsed() > Duration::from_secs(5) {
+            sys::kill(child.id() as i32, libc::SIGKILL);
+            let _ = child.wait();
+            panic!("still running 5 s after SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let took = signalled.elapsed();
+    let out = child.wait_with_output().unwrap();
+    eprintln!("exit {:?} {took:?} after SIGINT", status.code());
+    assert!(took < Duration::from_secs(1), "{took:?}");
+    assert_eq!(status.code(), Some(130));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    // The server is killed with the paused clients (an unpause would wait for the pause to end).
+}
+
+/// A server that refuses CONFIG with an error reply (renamed or disabled on managed services) answers:
+/// only a missing reply ends the run, so this one runs whole, and says nothing on stderr. (A guard
+/// for the fatal missing reply: it passes before and after it.)
+#[test]
+fn a_server_that_refuses_config_with_an_error_still_runs() {
+    let _turn = shared();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                while let Some(words) = next_request(&mut conn, &mut buf) {
+                    let answer: &[u8] = match words[0].to_ascii_uppercase().as_str() {
+                        "CONFIG" => {
+                            b"-ERR unknown command 'CONFIG', with args beginning with: \r\n"
+                        }
+                        "INFO" => b"$0\r\n\r\n",
+                        _ => b"+PONG\r\n",
+                    };
+                    if conn.write_all(answer).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    let port = port.to_string();
+    let w = run_watched(
+        &[
+            "-p",
+            &port,
+            "-t",
+            "ping_mbulk",
+            "-n",
+            "100",
+            "-c",
+            "1",
+            "-q",
+        ],
+        Duration::from_secs(10),
+    );
+    report(&w);
+    assert_eq!(w.code, Some(0), "{}\n{}", w.stdout, w.stderr);
+    assert_eq!(w.stderr, "");
+    assert!(w.stdout.starts_with("PING_MBULK: "), "{}", w.stdout);
 }
