@@ -96,7 +96,7 @@ pub(crate) fn connect(
     let mut masters = Vec::new();
     let mut local_servers = usize::from(cfg.target.is_local());
     if cfg.run.connect.cluster {
-        let (configs, targets) = cluster_header(cfg)?;
+        let (configs, targets) = cluster_header(cfg, &wait)?;
         header.cluster_nodes = Some(configs);
         local_servers = local_masters(&targets);
         masters = targets;
@@ -158,19 +158,19 @@ fn local_masters(masters: &[Target]) -> usize {
 }
 
 /// Reads the cluster's masters for `--cluster`: their configuration for the header, their addresses
-/// for the server view, and a check that `-c` gives every master at least one connection.
-fn cluster_header(cfg: &Config) -> Result<(Vec<discovery::NodeConfig>, Vec<Target>), RunError> {
-    let map = discovery::discover(
-        &cfg.target,
-        cfg.tls.as_ref(),
-        &cfg.setup,
-        cfg.run.connect.connect_timeout,
-    )
-    .map_err(|e| match e {
-        DiscoveryError::Conn(c) => RunError::Conn(c),
-        DiscoveryError::Cluster(e @ ClusterError::NotCluster { .. }) => RunError::NotCluster(e),
-        DiscoveryError::Cluster(other) => RunError::Cluster(other),
-    })?;
+/// for the server view, and a check that `-c` gives every master at least one connection. Each
+/// connection waits as `wait` says.
+fn cluster_header(
+    cfg: &Config,
+    wait: &control::Wait,
+) -> Result<(Vec<discovery::NodeConfig>, Vec<Target>), RunError> {
+    let map = discovery::discover(&cfg.target, cfg.tls.as_ref(), &cfg.setup, wait).map_err(
+        |e| match e {
+            DiscoveryError::Conn(c) => RunError::Conn(c),
+            DiscoveryError::Cluster(e @ ClusterError::NotCluster { .. }) => RunError::NotCluster(e),
+            DiscoveryError::Cluster(other) => RunError::Cluster(other),
+        },
+    )?;
     let masters = map.masters().len();
     if cfg.run.load.clients < masters {
         return Err(RunError::Usage(config::UsageError(format!(
@@ -179,12 +179,7 @@ fn cluster_header(cfg: &Config) -> Result<(Vec<discovery::NodeConfig>, Vec<Targe
         ))));
     }
     Ok((
-        discovery::node_configs(
-            &map,
-            cfg.tls.as_ref(),
-            &cfg.setup,
-            cfg.run.connect.connect_timeout,
-        ),
+        discovery::node_configs(&map, cfg.tls.as_ref(), &cfg.setup, wait)?,
         discovery::master_targets(&map),
     ))
 }

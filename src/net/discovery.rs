@@ -2,12 +2,11 @@
 //! master's address, and each master's configuration for the report header.
 
 use crate::net::ConnError;
-use crate::net::control::ControlClient;
+use crate::net::control::{ControlClient, Wait};
 use crate::net::target::{Setup, Target};
 use crate::net::tls::TlsClient;
 use crate::protocol::cluster::{ClusterError, SlotMap};
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
-use std::time::Duration;
 
 /// Why the cluster's layout could not be read: the connection, or the reply.
 #[derive(Debug, thiserror::Error)]
@@ -19,14 +18,14 @@ pub enum DiscoveryError {
 }
 
 /// Reads the cluster's layout over a blocking control connection to `target` (with the masters'
-/// replicas when the connections are to read from them).
+/// replicas when the connections are to read from them), waiting as `wait` says.
 pub fn discover(
     target: &Target,
     tls: Option<&TlsClient>,
     setup: &Setup,
-    timeout: Duration,
+    wait: &Wait,
 ) -> Result<SlotMap, DiscoveryError> {
-    let mut c = ControlClient::connect(target, tls, setup, timeout)?;
+    let mut c = ControlClient::connect_with(target, tls, setup, wait)?;
     let v = c.command(&[b"CLUSTER", b"SLOTS"])?;
     let seed = match target {
         Target::Tcp { addr, .. } => *addr,
@@ -64,25 +63,36 @@ pub fn master_targets(map: &SlotMap) -> Vec<Target> {
         .collect()
 }
 
-/// Reads each master's `save` and `appendonly` (left empty for a master that refuses CONFIG).
+/// Reads each master's `save` and `appendonly` (left empty for a master that refuses CONFIG or
+/// cannot be reached), waiting as `wait` says: a master that does not answer within its bound
+/// ([`ConnError::NoReply`]) and a stop ([`ConnError::Stopped`]) are errors.
 pub fn node_configs(
     map: &SlotMap,
     tls: Option<&TlsClient>,
     setup: &Setup,
-    timeout: Duration,
-) -> Vec<NodeConfig> {
-    master_targets(map)
-        .into_iter()
-        .map(
-            |target| match ControlClient::connect(&target, tls, setup, timeout) {
-                Ok(mut c) => NodeConfig {
-                    save: c.config_get("save").ok().flatten(),
-                    appendonly: c.config_get("appendonly").ok().flatten(),
-                },
-                Err(_) => NodeConfig::default(),
-            },
-        )
-        .collect()
+    wait: &Wait,
+) -> Result<Vec<NodeConfig>, ConnError> {
+    let fatal = |e: &ConnError| matches!(e, ConnError::NoReply { .. } | ConnError::Stopped);
+    let mut configs = Vec::new();
+    for target in master_targets(map) {
+        let mut c = match ControlClient::connect_with(&target, tls, setup, wait) {
+            Ok(c) => c,
+            Err(e) if fatal(&e) => return Err(e),
+            Err(_) => {
+                configs.push(NodeConfig::default());
+                continue;
+            }
+        };
+        let mut get = |name| match c.config_get(name) {
+            Err(e) if fatal(&e) => Err(e),
+            other => Ok(other.ok().flatten()),
+        };
+        configs.push(NodeConfig {
+            save: get("save")?,
+            appendonly: get("appendonly")?,
+        });
+    }
+    Ok(configs)
 }
 
 /// Resolves `host:port` as the cluster names a node; the blocking resolver runs only for names that are

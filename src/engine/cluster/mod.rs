@@ -378,7 +378,7 @@ pub(crate) fn open(
         &cfg.target,
         cfg.tls.as_ref(),
         &cfg.setup,
-        cfg.run.connect.connect_timeout,
+        &crate::net::control::Wait::new(cfg.run.connect.connect_timeout),
     )
     .map_err(cluster_to_conn)?;
     let stride = map.nodes.len();
