@@ -319,6 +319,36 @@ impl Decoder {
     }
 }
 
+/// Feeds `bytes` to a decoder of `limits` in pieces of the `sizes` given in turn, decoding after each
+/// piece as a connection does after each read: the replies (each with its length), then the error, if
+/// any. For the tests of this module and of `resp`.
+#[cfg(test)]
+pub(crate) fn feed_in_pieces(
+    limits: Limits,
+    bytes: &[u8],
+    sizes: &[usize],
+) -> (Vec<(Value, usize)>, Option<DecodeError>) {
+    let mut d = Decoder::new(limits);
+    let (mut buf, mut out) = (Vec::new(), Vec::new());
+    let (mut pos, mut i) = (0, 0);
+    while pos < bytes.len() {
+        let end = (pos + sizes[i % sizes.len()]).min(bytes.len());
+        buf.extend_from_slice(&bytes[pos..end]);
+        (pos, i) = (end, i + 1);
+        loop {
+            match d.decode(&buf) {
+                Ok(Some((v, used))) => {
+                    buf.drain(..used);
+                    out.push((v, used));
+                }
+                Ok(None) => break,
+                Err(e) => return (out, Some(e)),
+            }
+        }
+    }
+    (out, None)
+}
+
 #[cfg(test)]
 #[path = "bounded_tests.rs"]
 mod tests;

@@ -5,25 +5,9 @@
 use super::*;
 use std::time::{Duration, Instant};
 
-/// Feeds `bytes` in pieces of `piece` bytes, decoding after each as the control connection does:
-/// the replies (with their lengths), then the error, if any.
+/// Feeds `bytes` in pieces of `piece` bytes ([`feed_in_pieces`]).
 fn feed(limits: Limits, bytes: &[u8], piece: usize) -> (Vec<(Value, usize)>, Option<DecodeError>) {
-    let mut d = Decoder::new(limits);
-    let (mut buf, mut out) = (Vec::new(), Vec::new());
-    for chunk in bytes.chunks(piece) {
-        buf.extend_from_slice(chunk);
-        loop {
-            match d.decode(&buf) {
-                Ok(Some((v, used))) => {
-                    buf.drain(..used);
-                    out.push((v, used));
-                }
-                Ok(None) => break,
-                Err(e) => return (out, Some(e)),
-            }
-        }
-    }
-    (out, None)
+    feed_in_pieces(limits, bytes, &[piece])
 }
 
 fn too_large(limits: Limits, bytes: &[u8], piece: usize) -> TooLarge {

@@ -357,19 +357,23 @@ impl SlotMap {
         }))
     }
 
-    /// Takes a freshly read layout, keeping the indices of nodes already known.
-    pub fn update_from(&mut self, fresh: &SlotMap) {
+    /// Takes a freshly read layout, keeping the indices of nodes already known; true when a slot's
+    /// owner changed.
+    pub fn update_from(&mut self, fresh: &SlotMap) -> bool {
         let remap: Vec<u16> = fresh
             .nodes
             .iter()
             .map(|n| self.add_node(n.clone()))
             .collect();
+        let mut moved = false;
         for (mine, &theirs) in self.owner.iter_mut().zip(&fresh.owner) {
-            *mine = if theirs == UNASSIGNED {
+            let owner = if theirs == UNASSIGNED {
                 UNASSIGNED
             } else {
                 remap[theirs as usize]
             };
+            moved |= *mine != owner;
+            *mine = owner;
         }
         for r in self.replicas.iter_mut() {
             r.clear();
@@ -378,6 +382,7 @@ impl SlotMap {
             self.replicas[remap[theirs] as usize] =
                 reps.iter().map(|&r| remap[r as usize]).collect();
         }
+        moved
     }
 
     /// Indices of the nodes that own at least one slot, in node order.

@@ -196,29 +196,9 @@ fn feed_sized(bytes: &[u8], sizes: &[usize]) -> (Caller, Result<(), ProtocolErro
     feed_chunks(chunks)
 }
 
-/// Feeds `bytes` to a bounded decoder with the control connection's limits in pieces of `sizes`,
-/// decoding after each piece as the control connection does after each read: the replies (each with
-/// its length), then the error, if any.
+/// The bounded decoder fed `bytes` in pieces of `sizes` ([`bounded::feed_in_pieces`]).
 fn bounded_feed(bytes: &[u8], sizes: &[usize]) -> (Vec<(Value, usize)>, Option<DecodeError>) {
-    let mut d = bounded::Decoder::new(bounded::CONTROL);
-    let (mut buf, mut out) = (Vec::new(), Vec::new());
-    let (mut pos, mut i) = (0, 0);
-    while pos < bytes.len() {
-        let end = (pos + sizes[i % sizes.len()]).min(bytes.len());
-        buf.extend_from_slice(&bytes[pos..end]);
-        (pos, i) = (end, i + 1);
-        loop {
-            match d.decode(&buf) {
-                Ok(Some((v, used))) => {
-                    buf.drain(..used);
-                    out.push((v, used));
-                }
-                Ok(None) => break,
-                Err(e) => return (out, Some(e)),
-            }
-        }
-    }
-    (out, None)
+    bounded::feed_in_pieces(bounded::CONTROL, bytes, sizes)
 }
 
 /// Mutates a valid encoding: overwrite, insert or delete one byte.

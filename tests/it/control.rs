@@ -35,6 +35,14 @@ fn fake_server(answer: fn(&mut TcpStream)) -> u16 {
     port
 }
 
+/// One PING against 127.0.0.1:`port` with `extra` flags, watched as [`run_watched`] does.
+fn ping_once(port: &str, extra: &[&str], limit: Duration) -> Watched {
+    let mut args = vec!["-p", port];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["-t", "ping", "-n", "1", "-c", "1"]);
+    run_watched(&args, limit)
+}
+
 /// How a run of [`run_watched`] ended.
 struct Watched {
     code: Option<i32>,
@@ -149,10 +157,7 @@ fn a_fake_server_announcing_a_terabyte_string_is_refused_at_the_header() {
         while conn.write_all(&bytes).is_ok() {}
     })
     .to_string();
-    let w = run_watched(
-        &["-p", &port, "-t", "ping", "-n", "1", "-c", "1"],
-        Duration::from_secs(10),
-    );
+    let w = ping_once(&port, &[], Duration::from_secs(10));
     assert_refused(
         &w,
         &format!(
@@ -179,10 +184,7 @@ fn a_fake_server_answering_two_million_elements_is_refused_at_the_header() {
         }
     })
     .to_string();
-    let w = run_watched(
-        &["-p", &port, "-t", "ping", "-n", "1", "-c", "1"],
-        Duration::from_secs(20),
-    );
+    let w = ping_once(&port, &[], Duration::from_secs(20));
     assert_refused(
         &w,
         &format!(
@@ -272,12 +274,7 @@ fn a_set_up_reply_announcing_a_terabyte_string_is_refused_on_the_ring() {
         }
     });
     let port = port.to_string();
-    let w = run_watched(
-        &[
-            "-p", &port, "--dbnum", "1", "-t", "ping", "-n", "1", "-c", "1",
-        ],
-        Duration::from_secs(10),
-    );
+    let w = ping_once(&port, &["--dbnum", "1"], Duration::from_secs(10));
     report(&w);
     let said = format!(
         "the reply of 127.0.0.1:{port} to SELECT is over 16 MiB: it announces a string of 1099511627776 bytes"
@@ -298,19 +295,9 @@ fn a_server_that_accepts_and_never_answers_ends_the_run_at_the_bound() {
     let s = crate::common::RedisServer::start();
     let port = s.port.to_string();
     assert_eq!(s.cli(&["client", "pause", "30000", "all"]), "OK");
-    let w = run_watched(
-        &[
-            "-p",
-            &port,
-            "--connect-timeout",
-            "2000",
-            "-t",
-            "ping",
-            "-n",
-            "1",
-            "-c",
-            "1",
-        ],
+    let w = ping_once(
+        &port,
+        &["--connect-timeout", "2000"],
         Duration::from_secs(15),
     );
     report(&w);
@@ -339,21 +326,7 @@ fn a_trickling_reply_is_cut_off_at_the_bound() {
         }
     })
     .to_string();
-    let w = run_watched(
-        &[
-            "-p",
-            &port,
-            "--timeout",
-            "1000",
-            "-t",
-            "ping",
-            "-n",
-            "1",
-            "-c",
-            "1",
-        ],
-        Duration::from_secs(15),
-    );
+    let w = ping_once(&port, &["--timeout", "1000"], Duration::from_secs(15));
     report(&w);
     assert_eq!(w.code, Some(1), "{}\n{}", w.stdout, w.stderr);
     let want = format!(

@@ -154,13 +154,12 @@ impl ClusterLayer<'_> {
                 };
                 if let Ok(fresh) = read(&answer, addr, &target.display(), &discovery::resolve_node)
                 {
-                    let before = self.map.owner.clone();
-                    self.map.update_from(&fresh);
+                    let moved = self.map.update_from(&fresh);
                     self.owners.rebuild(&self.map.owner);
                     self.masters = self.serving();
                     self.grow_nodes();
                     self.answered(question);
-                    if self.map.owner != before {
+                    if moved {
                         self.wake_backed_off();
                     }
                     return;
