@@ -13,6 +13,8 @@
 #   SERVER_CPUS=    pin the server with taskset (e.g. 0); CLIENT_CPUS= pin the clients (e.g. 1)
 #   CASES="p1 p16 p64 t2p64"   which cases to run
 #   KEEP=1          keep the raw output directory
+#   RINGBENCH_BASE=path   also run this ringbench binary (the build before a change) as "ringbench-base",
+#                   alternating with the others, and add its CPU ratio (ringbench / base) to the table
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/server.sh
@@ -32,6 +34,10 @@ cargo build --release --quiet --bin ringbench
 RINGBENCH=$PWD/target/release/ringbench
 
 TOOLS="ringbench redis-benchmark"
+if [ -n "${RINGBENCH_BASE:-}" ]; then
+  [ -x "$RINGBENCH_BASE" ] || { echo "RINGBENCH_BASE=$RINGBENCH_BASE is not an executable" >&2; exit 2; }
+  TOOLS="ringbench ringbench-base redis-benchmark"
+fi
 command -v valkey-benchmark >/dev/null && TOOLS="$TOOLS valkey-benchmark"
 command -v memtier_benchmark >/dev/null && TOOLS="$TOOLS memtier_benchmark"
 
@@ -69,6 +75,7 @@ run_tool() {
   local t
   case $tool in
     ringbench) t=$(timed_run "$out" "${PIN[@]}" "$RINGBENCH" "${common[@]}" --csv) ;;
+    ringbench-base) t=$(timed_run "$out" "${PIN[@]}" "$RINGBENCH_BASE" "${common[@]}" --csv) ;;
     redis-benchmark | valkey-benchmark) t=$(timed_run "$out" "${PIN[@]}" "$tool" "${common[@]}" --csv) ;;
     memtier_benchmark)
       # memtier spells the same load differently: -c is per thread, -n per connection, SET:GET 1:1.
@@ -110,11 +117,14 @@ labels = {"p1": ("-P 1", n1), "p16": ("-P 16", n16), "p64": ("-P 64", n64), "t2p
 def med(case, tool, col):
     v = [float(r[col]) for r in rows if r[0] == case and r[1] == tool and r[col] != "nan"]
     return statistics.median(v) if v else float("nan")
-short = {"ringbench": "ringbench", "redis-benchmark": "redis-bm", "valkey-benchmark": "valkey-bm", "memtier_benchmark": "memtier"}
+short = {"ringbench": "ringbench", "ringbench-base": "rb-base", "redis-benchmark": "redis-bm", "valkey-benchmark": "valkey-bm", "memtier_benchmark": "memtier"}
 head = f"{'case (-t get,set -c 50)':<24} {'-n':>8}"
 for t in tools:
     head += f" | {short[t] + ' rps':>14} {'CPU ns/req':>10} {'server':>6}"
 head += f" | {'rps ratio':>9} {'CPU ratio':>9}"
+base = "ringbench-base" in tools
+if base:
+    head += f" | {'CPU vs base':>11}"
 print(f"medians of {rounds} rounds; CPU ns/req = client user+sys per request; server = redis-server CPU % of one core during the run")
 print(head)
 print("-" * len(head))
@@ -126,5 +136,7 @@ for case in [c for c in labels if any(r[0] == c for r in rows)]:
     rr = med(case, "ringbench", 3) / med(case, "redis-benchmark", 3)
     cr = med(case, "ringbench", 4) / med(case, "redis-benchmark", 4)
     line += f" | {rr:>8.2f}x {cr:>8.2f}x"
+    if base:
+        line += f" | {med(case, 'ringbench', 4) / med(case, 'ringbench-base', 4):>10.3f}x"
     print(line)
 PY
