@@ -53,11 +53,11 @@ pub fn run(
     };
     let local_servers = opened.local_servers;
     let cfg = Arc::new(cfg);
-    if cfg.run.load.idle {
+    if cfg.engine.load.idle {
         return run_idle(&cfg, opened, control, stdout, stderr, progress);
     }
     // memtier's personality reads nothing from the server while it runs, as memtier does not.
-    let mut watch = if cfg.run.results.memtier.is_some() {
+    let mut watch = if cfg.results.memtier.is_some() {
         server_view::Watches::none()
     } else {
         session::watch_server(&cfg, opened)
@@ -104,14 +104,14 @@ fn run_idle(
     writeln!(
         stdout,
         "Creating {} idle connections and waiting forever (Ctrl+C when done)",
-        cfg.run.load.clients
+        cfg.engine.load.clients
     )?;
     stdout.flush()?;
     let local_servers = opened.local_servers;
     drop(opened);
     let mut shown = None;
     let ran = engine::run_test(
-        cfg,
+        &cfg.engine,
         &cfg.tests[0],
         0,
         local_servers,
@@ -147,7 +147,7 @@ fn run_idle(
 
 /// `--start-at`: waits for its time; false when the run was stopped meanwhile.
 fn wait_for_start(cfg: &Config, control: &RunControl, progress: &mut ProgressSink<'_>) -> bool {
-    let Some(t) = cfg.run.pace.start_at else {
+    let Some(t) = cfg.engine.pace.start_at else {
         return true;
     };
     // Shown on a terminal only: a pod's or a host's log is its result (--json -), and a successful run
@@ -192,15 +192,15 @@ impl Runner<'_, '_> {
                 };
                 self.sinks.test(&result, stdout)?;
                 self.account(&result);
-                if !cfg.run.pace.loop_forever
-                    || cfg.run.results.json.is_some()
-                    || cfg.run.results.plot.is_some()
+                if !cfg.engine.pace.loop_forever
+                    || cfg.results.json.is_some()
+                    || cfg.results.plot.is_some()
                 {
                     self.outcome.results.push(result);
                 }
             }
             if self.control.stopped()
-                || !cfg.run.pace.loop_forever && iteration >= cfg.run.pace.run_count
+                || !cfg.engine.pace.loop_forever && iteration >= cfg.engine.pace.run_count
             {
                 return Ok(());
             }
@@ -217,11 +217,11 @@ impl Runner<'_, '_> {
         self.watch.begin();
         self.sinks.begin(&title);
         let mut warmed = None;
-        if let Some(warmup) = cfg.run.pace.shape.warmup {
+        if let Some(warmup) = cfg.engine.pace.shape.warmup {
             let budget = engine::Budget {
                 requests: u64::MAX,
                 duration: Some(warmup),
-                rps: cfg.run.pace.shape.rps,
+                rps: cfg.engine.pace.shape.rps,
                 local_servers: self.local_servers,
             };
             warmed = session::warm_up(cfg, test, budget, control, self.stderr)?;
@@ -261,9 +261,9 @@ impl Runner<'_, '_> {
             let _ = p.flush();
         };
         let stats = engine::run_test(
-            cfg,
+            &cfg.engine,
             test,
-            cfg.run.load.requests,
+            cfg.engine.load.requests,
             self.local_servers,
             control,
             self.stderr,
@@ -277,24 +277,24 @@ impl Runner<'_, '_> {
             let _ = writeln!(self.stderr, "ringbench: {}: {e}", test.title);
         }
         let requested = requested(cfg, &stats);
-        if cfg.run.results.output == OutputMode::Csv {
+        if cfg.results.output == OutputMode::Csv {
             csv_notes(self.stderr, &test.title, &stats, requested);
         }
         let mut result = TestResult::new(test.title.clone(), requested, stats);
         result.warmup = warmed;
-        result.timeout_ms = cfg.run.connect.timeout.map(|t| t.as_millis() as u64);
+        result.timeout_ms = cfg.engine.connect.timeout.map(|t| t.as_millis() as u64);
         result.rate = cfg
-            .run
+            .engine
             .pace
             .shape
             .rps
             .map(|rps| crate::config::shape::RateTarget {
                 rps,
-                slots: cfg.run.load.clients * cfg.run.load.pipeline,
+                slots: cfg.engine.load.clients * cfg.engine.load.pipeline,
             });
         session::end_view(self.watch, &mut result, control.stopped());
         result.interrupted = control.stopped();
-        if result.interrupted && cfg.run.results.output == OutputMode::Csv {
+        if result.interrupted && cfg.results.output == OutputMode::Csv {
             let _ = writeln!(
                 self.stderr,
                 "ringbench: {}: interrupted after {} of {} requests",
@@ -313,11 +313,11 @@ impl Runner<'_, '_> {
         outcome.error_replies |= result.stats.errors > 0;
         if let Some(v) = result.stats.verify.as_ref().filter(|v| v.failed() > 0) {
             outcome.verify_failed = true;
-            if cfg.run.results.output == OutputMode::Csv {
+            if cfg.results.output == OutputMode::Csv {
                 let _ = write!(self.stderr, "ringbench: {}", report::verify::verify_text(v));
             }
         }
-        if !cfg.run.connect.cluster
+        if !cfg.engine.connect.cluster
             && !self.hinted
             && let Some(h) = redirect_hint(result)
         {
@@ -331,10 +331,10 @@ impl Runner<'_, '_> {
 /// The requests a test was asked for: `-n`, or under `--duration` what was sent (answered, failed, or
 /// still in flight at the end) and, under `--rps`, what fell due and was never sent: the schedule.
 fn requested(cfg: &Config, stats: &stats::ShardStats) -> u64 {
-    if cfg.run.pace.shape.duration.is_some() {
+    if cfg.engine.pace.shape.duration.is_some() {
         stats.completed + stats.failed + stats.in_flight + stats.late_unsent
     } else {
-        cfg.run.load.requests
+        cfg.engine.load.requests
     }
 }
 

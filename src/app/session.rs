@@ -30,9 +30,9 @@ pub(crate) struct Opened {
 
 /// The machine's side: file and port limits, and io_uring.
 pub(crate) fn prepare(cfg: &Config) -> Result<(), RunError> {
-    limits::prepare(cfg.run.load.clients, cfg.run.connect.threads)?;
-    if matches!(cfg.target, Target::Tcp { .. }) && !cfg.run.connect.cluster {
-        limits::local_ports(cfg.run.load.clients)?;
+    limits::prepare(cfg.engine.load.clients, cfg.engine.connect.threads)?;
+    if matches!(cfg.engine.target, Target::Tcp { .. }) && !cfg.engine.connect.cluster {
+        limits::local_ports(cfg.engine.load.clients)?;
     }
     ring::probe()?;
     Ok(())
@@ -49,33 +49,37 @@ pub(crate) fn connect(
     control: &RunControl,
 ) -> Result<(Opened, report::Header), RunError> {
     let wait = control::Wait {
-        connect: cfg.run.connect.connect_timeout,
+        connect: cfg.engine.connect.connect_timeout,
         reply: cfg
-            .run
+            .engine
             .connect
             .timeout
-            .unwrap_or(cfg.run.connect.connect_timeout),
+            .unwrap_or(cfg.engine.connect.connect_timeout),
         stop: Some(control.stop.clone()),
     };
-    let mut ctl =
-        control::ControlClient::connect_with(&cfg.target, cfg.tls.as_ref(), &cfg.setup, &wait)?;
+    let mut ctl = control::ControlClient::connect_with(
+        &cfg.engine.target,
+        cfg.engine.tls.as_ref(),
+        &cfg.engine.setup,
+        &wait,
+    )?;
     let mut header = report::Header {
-        clients: cfg.run.load.clients,
-        data_size: cfg.run.load.data_size,
-        data_min: Some(cfg.run.pace.shape.value.min),
-        keepalive: cfg.run.load.keepalive,
+        clients: cfg.engine.load.clients,
+        data_size: cfg.engine.load.data_size,
+        data_min: Some(cfg.engine.pace.shape.value.min),
+        keepalive: cfg.engine.load.keepalive,
         // One question is enough to learn that the server refuses us (memtier's personality asks no more).
         save: ctl.config_get("save")?,
-        appendonly: match cfg.run.results.memtier {
+        appendonly: match cfg.results.memtier {
             None => ctl.config_get("appendonly")?,
             Some(_) => None,
         },
-        multi_thread: cfg.run.connect.multi_thread,
-        threads: cfg.run.connect.threads.min(cfg.run.load.clients),
+        multi_thread: cfg.engine.connect.multi_thread,
+        threads: cfg.engine.connect.threads.min(cfg.engine.load.clients),
         threads_note: threads_note(cfg),
-        tls: cfg.tls.as_ref().map(|t| t.checks.clone()),
+        tls: cfg.engine.tls.as_ref().map(|t| t.checks.clone()),
         cluster_nodes: None,
-        expiry: cfg.run.pace.shape.expiry.map(|e| (e.min, e.max)),
+        expiry: cfg.engine.pace.shape.expiry.map(|e| (e.min, e.max)),
         replay: cfg
             .tests
             .iter()
@@ -88,14 +92,14 @@ pub(crate) fn connect(
         return Err(RunError::Server(msg));
     }
     let yield_slot =
-        if cfg.run.connect.cluster || cfg.run.load.idle || cfg.run.results.memtier.is_some() {
+        if cfg.engine.connect.cluster || cfg.engine.load.idle || cfg.results.memtier.is_some() {
             false
         } else {
-            check_room(&mut ctl, cfg.run.load.clients as u64)?
+            check_room(&mut ctl, cfg.engine.load.clients as u64)?
         };
     let mut masters = Vec::new();
-    let mut local_servers = usize::from(cfg.target.is_local());
-    if cfg.run.connect.cluster {
+    let mut local_servers = usize::from(cfg.engine.target.is_local());
+    if cfg.engine.connect.cluster {
         let (configs, targets) = cluster_header(cfg, &wait)?;
         header.cluster_nodes = Some(configs);
         local_servers = local_masters(&targets);
@@ -132,13 +136,16 @@ fn check_room(ctl: &mut control::ControlClient, clients: u64) -> Result<bool, Ru
 /// The bracket after `threads: N` in the header: fewer executors than `--threads` asked (one per client
 /// at most), and executors sharing cores. It belongs to the report, not to stderr.
 fn threads_note(cfg: &Config) -> Option<String> {
-    let ran = cfg.run.connect.threads.min(cfg.run.load.clients);
+    let ran = cfg.engine.connect.threads.min(cfg.engine.load.clients);
     let mut parts = Vec::new();
-    if ran < cfg.run.connect.threads {
-        parts.push(format!("{} asked, one per client", cfg.run.connect.threads));
+    if ran < cfg.engine.connect.threads {
+        parts.push(format!(
+            "{} asked, one per client",
+            cfg.engine.connect.threads
+        ));
     }
     if ran > 1 {
-        let cores = match &cfg.run.connect.cpus {
+        let cores = match &cfg.engine.connect.cpus {
             Some(list) => list.len(),
             None => cpus::usable_cores().len(),
         };
@@ -164,22 +171,26 @@ fn cluster_header(
     cfg: &Config,
     wait: &control::Wait,
 ) -> Result<(Vec<discovery::NodeConfig>, Vec<Target>), RunError> {
-    let map = discovery::discover(&cfg.target, cfg.tls.as_ref(), &cfg.setup, wait).map_err(
-        |e| match e {
-            DiscoveryError::Conn(c) => RunError::Conn(c),
-            DiscoveryError::Cluster(e @ ClusterError::NotCluster { .. }) => RunError::NotCluster(e),
-            DiscoveryError::Cluster(other) => RunError::Cluster(other),
-        },
-    )?;
+    let map = discovery::discover(
+        &cfg.engine.target,
+        cfg.engine.tls.as_ref(),
+        &cfg.engine.setup,
+        wait,
+    )
+    .map_err(|e| match e {
+        DiscoveryError::Conn(c) => RunError::Conn(c),
+        DiscoveryError::Cluster(e @ ClusterError::NotCluster { .. }) => RunError::NotCluster(e),
+        DiscoveryError::Cluster(other) => RunError::Cluster(other),
+    })?;
     let masters = map.masters().len();
-    if cfg.run.load.clients < masters {
+    if cfg.engine.load.clients < masters {
         return Err(RunError::Usage(config::UsageError(format!(
             "invalid value '{}' for '-c': the cluster has {masters} masters and each needs at least one client",
-            cfg.run.load.clients
+            cfg.engine.load.clients
         ))));
     }
     Ok((
-        discovery::node_configs(&map, cfg.tls.as_ref(), &cfg.setup, wait)?,
+        discovery::node_configs(&map, cfg.engine.tls.as_ref(), &cfg.engine.setup, wait)?,
         discovery::master_targets(&map),
     ))
 }
@@ -199,15 +210,15 @@ pub(crate) fn watch_server(cfg: &Config, opened: Opened) -> server_view::Watches
         server_view::ServerWatch::new(
             ctl,
             target,
-            cfg.tls.as_ref(),
-            &cfg.setup,
-            cfg.run.connect.connect_timeout,
+            cfg.engine.tls.as_ref(),
+            &cfg.engine.setup,
+            cfg.engine.connect.connect_timeout,
         )
     };
     if masters.is_empty() {
-        let mut w = watch_of(Some(ctl), &cfg.target);
+        let mut w = watch_of(Some(ctl), &cfg.engine.target);
         if yield_slot {
-            w.yield_slot(cfg.run.load.clients as u64);
+            w.yield_slot(cfg.engine.load.clients as u64);
         }
         server_view::Watches::one(w)
     } else {
@@ -217,9 +228,9 @@ pub(crate) fn watch_server(cfg: &Config, opened: Opened) -> server_view::Watches
                 .iter()
                 .map(|t| (t.display(), watch_of(None, t)))
                 .collect(),
-            cfg.tls.as_ref(),
-            &cfg.setup,
-            cfg.run.connect.connect_timeout,
+            cfg.engine.tls.as_ref(),
+            &cfg.engine.setup,
+            cfg.engine.connect.connect_timeout,
         )
     }
 }
@@ -234,7 +245,7 @@ pub(crate) fn warm_up(
     control: &RunControl,
     stderr: &mut dyn Write,
 ) -> Result<Option<(u64, f64)>, RunError> {
-    let w = engine::run_phase(cfg, test, budget, control, stderr, |_| {})?;
+    let w = engine::run_phase(&cfg.engine, test, budget, control, stderr, |_| {})?;
     if control.stopped() {
         return Ok(None);
     }

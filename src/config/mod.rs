@@ -25,22 +25,21 @@ use crate::net::target::{Setup, Target};
 use crate::workload::{self, SuiteParams, TestSpec};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::Arc;
 
 pub use error::{ConfigError, ResolveError, UsageError};
-pub use run::{OutputMode, ReadFrom, RunSettings};
+pub use run::{EngineSettings, OutputMode, ReadFrom, Results, RunSettings};
 pub use settings::{Env, Settings, parse_uri};
 pub use shape::command_title;
 
 /// Everything a run needs, validated.
 #[derive(Debug, Clone)]
 pub struct Config {
-    pub target: Target,
-    pub setup: Setup,
     pub tests: Vec<TestSpec>,
-    /// TLS settings with `--tls` or `rediss://`.
-    pub tls: Option<crate::net::tls::TlsClient>,
-    /// How the run goes: load, timeouts, output (everything `Settings::parse` decides alone).
-    pub run: RunSettings,
+    /// Where results go (output mode, files, live metrics).
+    pub results: Results,
+    /// The server, the load, its pace and how to connect: the section the engine is handed.
+    pub engine: Arc<EngineSettings>,
 }
 
 fn lookup(host: &str, port: u16) -> Result<SocketAddr, ResolveError> {
@@ -381,18 +380,24 @@ impl Config {
         };
         let run = s.run;
         Ok(Config {
-            target,
-            setup: Setup {
-                user: s.user,
-                password: s.password,
-                dbnum: s.dbnum,
-                resp3: s.resp3,
-                tracking: s.tracking,
-                readonly: run.connect.cluster && run.connect.read_from != ReadFrom::Masters,
-            },
             tests,
-            tls,
-            run,
+            results: run.results,
+            engine: Arc::new(EngineSettings {
+                target,
+                setup: Setup {
+                    user: s.user,
+                    password: s.password,
+                    dbnum: s.dbnum,
+                    resp3: s.resp3,
+                    tracking: s.tracking,
+                    readonly: run.connect.cluster && run.connect.read_from != ReadFrom::Masters,
+                },
+                tls,
+                load: run.load,
+                pace: run.pace,
+                connect: run.connect,
+                record: run.record,
+            }),
         })
     }
 }
@@ -421,7 +426,7 @@ mod tests {
     #[test]
     fn a_bracketed_ipv6_host_is_unwrapped() {
         let c = config(&["-h", "[::1]", "-p", "7000"]).unwrap();
-        assert_eq!(c.target.display(), "[::1]:7000");
+        assert_eq!(c.engine.target.display(), "[::1]:7000");
     }
 
     fn cli(args: &[&str]) -> Cli {
@@ -528,23 +533,26 @@ mod tests {
     #[test]
     fn uri_sets_target_and_credentials() {
         let c = config(&["-u", "redis://u:p@127.0.0.1:7001/2"]).unwrap();
-        assert_eq!(c.target.display(), "127.0.0.1:7001");
-        assert_eq!(c.setup.user.as_deref(), Some("u"));
-        assert_eq!(c.setup.dbnum, 2);
+        assert_eq!(c.engine.target.display(), "127.0.0.1:7001");
+        assert_eq!(c.engine.setup.user.as_deref(), Some("u"));
+        assert_eq!(c.engine.setup.dbnum, 2);
         assert!(!format!("{c:?}").contains("\"p\""));
     }
 
     #[test]
     fn rediss_turns_tls_on_and_tls_flags_need_it() {
         let c = config(&["-u", "rediss://localhost:6380", "--insecure"]).unwrap();
-        let tls = c.tls.expect("rediss:// enables TLS");
+        let tls = c.engine.tls.as_ref().expect("rediss:// enables TLS");
         assert_eq!(tls.server_name.to_str(), "localhost");
         assert!(config(&["--insecure"]).is_err());
         assert!(usage_msg(&["--sni", "x"]).contains("'--sni' needs '--tls'"));
         assert!(usage_msg(&["--tls", "--insecure", "-s", "/tmp/r.sock"]).contains("'-s'"));
         let c = config(&["--tls", "--insecure", "--sni", "redis.example"]).unwrap();
-        assert_eq!(c.tls.unwrap().server_name.to_str(), "redis.example");
-        assert!(config(&[]).unwrap().tls.is_none());
+        assert_eq!(
+            c.engine.tls.as_ref().unwrap().server_name.to_str(),
+            "redis.example"
+        );
+        assert!(config(&[]).unwrap().engine.tls.is_none());
     }
 
     #[test]

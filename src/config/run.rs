@@ -1,6 +1,7 @@
 //! How a run goes once connected, decided by the command line alone, in sections: what to send
-//! ([`Load`]), how to pace it ([`Pace`]), how to connect ([`Connecting`]) and where results go
-//! ([`Results`]).
+//! ([`Load`]), how to pace it ([`Pace`]), how to connect ([`Connecting`]), how finely to record
+//! ([`Record`]) and where results go ([`Results`]); and [`EngineSettings`], the part of a resolved
+//! config the engine is handed.
 
 use super::shape::Shape;
 use std::path::PathBuf;
@@ -30,15 +31,42 @@ pub enum ReadFrom {
     All,
 }
 
-/// How the run goes once connected, in sections: what to send, how to pace, how to connect, and where
-/// results go. Decided by [`Settings::parse`] alone and carried unchanged into the resolved
-/// [`Config`](crate::config::Config).
+/// How the run goes once connected, in sections: what to send, how to pace, how to connect, how finely
+/// to record, and where results go. Decided by [`Settings::parse`](crate::config::Settings::parse) alone
+/// and carried unchanged into the resolved [`Config`](crate::config::Config): the first four into its
+/// [`EngineSettings`], the results beside them.
 #[derive(Debug, Clone)]
 pub struct RunSettings {
     pub load: Load,
     pub pace: Pace,
     pub connect: Connecting,
+    pub record: Record,
     pub results: Results,
+}
+
+/// The engine's section of a resolved config, and all of it the engine sees: where the server is and
+/// how each connection is set up, what to send, how to pace it, how to connect, and how finely to
+/// record. Which tests run and where their results go stay with the caller.
+#[derive(Debug)]
+pub struct EngineSettings {
+    pub target: crate::net::target::Target,
+    pub setup: crate::net::target::Setup,
+    /// TLS settings with `--tls` or `rediss://`.
+    pub tls: Option<crate::net::tls::TlsClient>,
+    pub load: Load,
+    pub pace: Pace,
+    pub connect: Connecting,
+    pub record: Record,
+}
+
+/// How the executors record: the histograms' significant digits (`--precision`), whether they print
+/// each error reply as it comes (`-e`), and whether live metrics (`--metrics-listen`, `--statsd`) copy
+/// their figures a few times a second.
+#[derive(Debug, Clone, Copy)]
+pub struct Record {
+    pub precision: u8,
+    pub show_errors: bool,
+    pub live: bool,
 }
 
 /// What to send: the connections, the requests and their share, the keys and values, and when a connection is renewed.
@@ -106,12 +134,10 @@ pub struct Connecting {
     pub connect_timeout: Duration,
 }
 
-/// Where results go: the output mode and its precision, the result files, live metrics, memtier's results.
+/// Where results go: the output mode, the result files, live metrics, memtier's results.
 #[derive(Debug, Clone)]
 pub struct Results {
     pub output: OutputMode,
-    pub precision: u8,
-    pub show_errors: bool,
     /// `--json`: a file, or `-` for stdout.
     pub json: Option<String>,
     /// `--hdr-out`: interval logs go to `<prefix><test>.hlog`.

@@ -3,7 +3,7 @@
 //! error it finds can be tested without a server or files. [`Config::resolve`](crate::config::Config::resolve)
 //! does the I/O afterwards.
 
-use super::run::{Connecting, Load, OutputMode, Pace, ReadFrom, Results, RunSettings};
+use super::run::{Connecting, Load, OutputMode, Pace, ReadFrom, Record, Results, RunSettings};
 use crate::cli::{Cli, CommandFlag};
 use crate::config::error::{UsageError, usage};
 use crate::config::paths::check_extension;
@@ -667,10 +667,13 @@ impl Settings {
                     timeout: pace.timeout,
                     connect_timeout: pace.connect_timeout,
                 },
-                results: Results {
-                    output,
+                record: Record {
                     precision: pace.precision,
                     show_errors: cli.show_errors,
+                    live: pace.metrics.is_some(),
+                },
+                results: Results {
+                    output,
                     json: cli.json.clone(),
                     hdr_out: cli.hdr_out.clone(),
                     plot: cli.plot.as_ref().map(PathBuf::from),

@@ -4,7 +4,7 @@
 //! (Ctrl+C) ends the wait at once. The sockets are then handed to the executor's driver
 //! ([`crate::engine::ring::Driver`]).
 
-use crate::config::Config;
+use crate::config::EngineSettings;
 use crate::engine::opening::Opening;
 use crate::engine::ring::Socket;
 use crate::net::ConnError;
@@ -40,7 +40,7 @@ fn key(i: usize, op: Op) -> Key {
 }
 
 struct Connector<'a> {
-    cfg: &'a Config,
+    cfg: &'a EngineSettings,
     ring: Ring<Vec<u8>>,
     slots: Vec<Option<Slot>>,
     targets: Vec<Target>,
@@ -53,7 +53,7 @@ struct Connector<'a> {
 /// the first failure. When `stopped` turns true the openings are abandoned and the slots not yet
 /// open are `None`.
 pub(crate) fn open_all(
-    cfg: &Config,
+    cfg: &EngineSettings,
     targets: Vec<Target>,
     stopped: &dyn Fn() -> bool,
 ) -> Result<Vec<Option<Socket>>, ConnError> {
@@ -105,7 +105,7 @@ pub(crate) fn open_all(
                         addr: c.targets[i].display(),
                         reason: format!(
                             "no answer within {} ms",
-                            cfg.run.connect.connect_timeout.as_millis()
+                            cfg.connect.connect_timeout.as_millis()
                         ),
                     });
                 }
@@ -140,7 +140,7 @@ impl Connector<'_> {
         let cfg = self.cfg;
         let target = self.targets[i].clone();
         let addr = target.display();
-        let (fd, args) = match socket::new_socket(target.peer(), cfg.run.connect.connect_timeout) {
+        let (fd, args) = match socket::new_socket(target.peer(), cfg.connect.connect_timeout) {
             Ok(x) => x,
             Err(e) => {
                 return self.fail(ConnError::Connect {
@@ -153,7 +153,7 @@ impl Connector<'_> {
             addr,
             cfg.tls.as_ref(),
             &cfg.setup,
-            Instant::now() + cfg.run.connect.connect_timeout,
+            Instant::now() + cfg.connect.connect_timeout,
         ) {
             Ok(o) => o,
             Err(e) => return self.fail(e),
@@ -299,7 +299,7 @@ impl Connector<'_> {
         }
         // Cancelled and shut, every operation ends at once; should one not, the ring leaks what it
         // uses rather than freeing it under the kernel.
-        let until = Instant::now() + self.cfg.run.connect.connect_timeout + Duration::from_secs(1);
+        let until = Instant::now() + self.cfg.connect.connect_timeout + Duration::from_secs(1);
         let mut cqes = Vec::new();
         while (0..self.slots.len()).any(|i| self.ring.slot_busy(i)) && Instant::now() < until {
             self.wait(Duration::from_millis(10));

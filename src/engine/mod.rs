@@ -12,7 +12,7 @@ pub(crate) use schedule::QUANTUM;
 pub use shared::RunControl;
 pub(crate) use shared::{GateGuard, ShardPlan, ShardState, StartGate};
 
-use crate::config::Config;
+use crate::config::EngineSettings;
 use crate::net::ConnError;
 use crate::stats::intervals::IntervalRecorder;
 use crate::stats::live::{LiveCounters, LiveView};
@@ -128,7 +128,7 @@ fn executor_error(e: glommio::GlommioError<()>) -> EngineError {
 /// Runs one test on `cfg.threads` executors; `on_tick` is called about every 250 ms with the executors' live
 /// counters while it runs; what the executors have to say (`-e`) goes to `stderr`.
 pub fn run_test(
-    cfg: &Arc<Config>,
+    cfg: &Arc<EngineSettings>,
     test: &TestSpec,
     requests: u64,
     local_servers: usize,
@@ -137,13 +137,13 @@ pub fn run_test(
     on_tick: impl FnMut(&LiveView),
 ) -> Result<ShardStats, EngineError> {
     let budget = Budget {
-        requests: if cfg.run.pace.shape.duration.is_some() {
+        requests: if cfg.pace.shape.duration.is_some() {
             u64::MAX
         } else {
             requests
         },
-        duration: cfg.run.pace.shape.duration,
-        rps: cfg.run.pace.shape.rps,
+        duration: cfg.pace.shape.duration,
+        rps: cfg.pace.shape.rps,
         local_servers,
     };
     run_phase(cfg, test, budget, control, stderr, on_tick)
@@ -151,7 +151,7 @@ pub fn run_test(
 
 /// Runs one test, or one warmup, with an explicit budget.
 pub fn run_phase(
-    cfg: &Arc<Config>,
+    cfg: &Arc<EngineSettings>,
     test: &TestSpec,
     budget: Budget,
     control: &RunControl,
@@ -160,15 +160,11 @@ pub fn run_phase(
 ) -> Result<ShardStats, EngineError> {
     let requests = budget.requests;
     // A shard with no connection could not send its share, so there are never more shards than connections.
-    let shards = cfg.run.connect.threads.min(cfg.run.load.clients);
-    let (cores, _) = plan_cores(
-        shards,
-        cfg.run.connect.cpus.as_deref(),
-        budget.local_servers,
-    );
+    let shards = cfg.connect.threads.min(cfg.load.clients);
+    let (cores, _) = plan_cores(shards, cfg.connect.cpus.as_deref(), budget.local_servers);
     check_memory(cfg, test, shards, budget.rps)?;
     let base_rss = crate::stats::ClientMemory::start();
-    let clients = split(cfg.run.load.clients as u64, shards);
+    let clients = split(cfg.load.clients as u64, shards);
     let shares = shares(cfg, test, requests, &clients);
     let gate = Arc::new(StartGate::default());
     let error_clock = Arc::new(AtomicU64::new(0));
@@ -240,10 +236,10 @@ pub fn run_phase(
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
     }
-    let joined = join_all(handles, cfg.run.results.precision);
+    let joined = join_all(handles, cfg.record.precision);
     relay(stderr);
     let mut merged = joined?;
-    merged.client_memory = crate::stats::ClientMemory::finish(base_rss, cfg.run.load.clients);
+    merged.client_memory = crate::stats::ClientMemory::finish(base_rss, cfg.load.clients);
     if let Some(e) = first_error.lock().unwrap_or_else(|p| p.into_inner()).take() {
         return Err(e.into());
     }
@@ -252,7 +248,7 @@ pub fn run_phase(
 
 /// Refuses a test whose request buffers would take more than half of this machine's memory.
 fn check_memory(
-    cfg: &Config,
+    cfg: &EngineSettings,
     test: &TestSpec,
     shards: usize,
     rps: Option<f64>,
@@ -264,9 +260,9 @@ fn check_memory(
         return Err(EngineError::Executor(format!(
             "{}: -d {} with -P {} and -c {} needs {:.1} GB of request buffers, more than half of this machine's {:.1} GB; lower -c, -P or -d",
             test.title,
-            cfg.run.load.data_size,
-            cfg.run.load.pipeline,
-            cfg.run.load.clients,
+            cfg.load.data_size,
+            cfg.load.pipeline,
+            cfg.load.clients,
             need as f64 / 1e9,
             total as f64 / 1e9
         )));
@@ -276,9 +272,9 @@ fn check_memory(
 
 /// Each shard's share of `requests`, given its `clients`: an even split, or memtier's `-n` per
 /// connection, or a replay's commands of the shard's connections.
-fn shares(cfg: &Config, test: &TestSpec, requests: u64, clients: &[u64]) -> Vec<u64> {
+fn shares(cfg: &EngineSettings, test: &TestSpec, requests: u64, clients: &[u64]) -> Vec<u64> {
     let mut shares = split(requests, clients.len());
-    if let Some(n) = cfg.run.load.per_connection.filter(|_| requests != u64::MAX) {
+    if let Some(n) = cfg.load.per_connection.filter(|_| requests != u64::MAX) {
         // memtier's -n: each connection sends its own n, so a shard's share is n per connection.
         for (share, c) in shares.iter_mut().zip(clients) {
             *share = n.saturating_mul(*c);
@@ -299,7 +295,7 @@ fn shares(cfg: &Config, test: &TestSpec, requests: u64, clients: &[u64]) -> Vec<
 /// share, and what the shards share (the start gate, the error clock, the lines to `stderr`, the
 /// end signal and the first error).
 struct Launch<'x> {
-    cfg: &'x Arc<Config>,
+    cfg: &'x Arc<EngineSettings>,
     test: &'x TestSpec,
     clients: &'x [u64],
     shares: &'x [u64],
@@ -335,7 +331,7 @@ impl Launch<'_> {
             requests: shares[i],
             first_request: shares[..i]
                 .iter()
-                .fold(self.cfg.run.load.first_request, |a, &b| a.saturating_add(b)),
+                .fold(self.cfg.load.first_request, |a, &b| a.saturating_add(b)),
             duration: self.duration,
             rps: self.rps,
             gate: self.gate.clone(),
@@ -395,7 +391,7 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
     let cfg = plan.cfg.clone();
     // Phase 1: open this shard's connections (neither counted nor timed), all driven by the
     // executor's ring: one per client, or under `--cluster` one per client and master.
-    let opened = if cfg.run.connect.cluster {
+    let opened = if cfg.connect.cluster {
         cluster::open(&cfg, plan.clients, &|| plan.control.stopped())
     } else {
         let targets = vec![cfg.target.clone(); plan.clients];
@@ -405,18 +401,18 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
         plan.gate.abort.store(true, Ordering::Release);
     }
     // Phase 2: every shard starts sending at the same moment, or none does.
-    let shards = cfg.run.connect.threads.min(cfg.run.load.clients);
+    let shards = cfg.connect.threads.min(cfg.load.clients);
     let go = plan.gate.wait(shards).await;
     guard.passed = true;
     let (sockets, topology) = opened?;
     if !go {
-        return Ok(ShardStats::new(cfg.run.results.precision));
+        return Ok(ShardStats::new(cfg.record.precision));
     }
 
     // Phase 3: drive the connections.
     let cpu_start = thread_cpu_seconds();
     let began = Instant::now();
-    let mut stats = ShardStats::new(cfg.run.results.precision);
+    let mut stats = ShardStats::new(cfg.record.precision);
     stats.start = Some(began);
     schedule::prepare_stats(&mut stats, &cfg, &plan.test, plan.rps);
     // One-second intervals for `--hdr-out` and the JSON's per-second series (cut once a second, off
@@ -431,7 +427,7 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
     };
     let composer = schedule::composer_for(&cfg, &plan.test, plan.rps);
     let layer = match topology {
-        Some(t) if !cfg.run.load.idle => {
+        Some(t) if !cfg.load.idle => {
             Some(cluster::layer(&plan, &state, t, composer.clone(), began))
         }
         _ => None,
@@ -451,8 +447,8 @@ async fn run_shard(plan: ShardPlan, mut guard: GateGuard) -> Result<ShardStats, 
     if let Some(e) = failure {
         return Err(e);
     }
-    if cfg.run.load.idle {
-        return Ok(ShardStats::new(cfg.run.results.precision));
+    if cfg.load.idle {
+        return Ok(ShardStats::new(cfg.record.precision));
     }
     Ok(finish_shard(&plan, &state, cpu_start, began, io))
 }

@@ -11,7 +11,7 @@
 //! connection's schedule only once `-P` requests pile up behind it; `-c` and `-P` bound how many requests
 //! can wait at once (`-c * -P`), which is what the report names when the target is missed.
 
-use crate::config::Config;
+use crate::config::EngineSettings;
 use crate::stats::{PartStats, ShardStats, new_histogram};
 use crate::workload::TestSpec;
 use crate::workload::compose::Composer;
@@ -201,7 +201,7 @@ impl DueQueue {
 /// Open-loop phases (`rps`) always take the per-request path, compiling the test's own template if
 /// needed.
 pub(crate) fn composer_for(
-    cfg: &Config,
+    cfg: &EngineSettings,
     test: &TestSpec,
     rps: Option<f64>,
 ) -> Option<Arc<Composer>> {
@@ -217,10 +217,10 @@ pub(crate) fn composer_for(
                 &test.command,
                 &test.template,
             )],
-            cfg.run.load.keyspace.is_some(),
-            cfg.run.pace.shape.value,
-            cfg.run.pace.shape.expiry,
-            cfg.run.load.seed,
+            cfg.load.keyspace.is_some(),
+            cfg.pace.shape.value,
+            cfg.pace.shape.expiry,
+            cfg.load.seed,
         ))),
         (None, None) => None,
     }
@@ -230,12 +230,12 @@ pub(crate) fn composer_for(
 /// per mixed command.
 pub(crate) fn prepare_stats(
     stats: &mut ShardStats,
-    cfg: &Config,
+    cfg: &EngineSettings,
     test: &TestSpec,
     rps: Option<f64>,
 ) {
     if rps.is_some() {
-        stats.service = Some(new_histogram(cfg.run.results.precision));
+        stats.service = Some(new_histogram(cfg.record.precision));
     }
     if let Some(c) = &test.compose
         && c.counts_each_command()
@@ -243,13 +243,7 @@ pub(crate) fn prepare_stats(
         stats.parts = c
             .variants()
             .iter()
-            .map(|v| {
-                PartStats::new(
-                    v.title.clone(),
-                    v.command.clone(),
-                    cfg.run.results.precision,
-                )
-            })
+            .map(|v| PartStats::new(v.title.clone(), v.command.clone(), cfg.record.precision))
             .collect();
     }
     if let Some(r) = &test.replay {
@@ -261,7 +255,7 @@ pub(crate) fn prepare_stats(
                 PartStats::new(
                     name.clone(),
                     name.to_ascii_uppercase(),
-                    cfg.run.results.precision,
+                    cfg.record.precision,
                 )
             })
             .collect();

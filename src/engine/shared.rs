@@ -2,7 +2,7 @@
 //! flags, a shard's plan and state, the start gate, and how an error reply is counted. A leaf: it uses
 //! no other file of the engine.
 
-use crate::config::Config;
+use crate::config::EngineSettings;
 use crate::engine::schedule::Pacing;
 use crate::stats::ShardStats;
 use crate::stats::intervals::IntervalRecorder;
@@ -34,7 +34,7 @@ impl RunControl {
 
 /// Everything one shard needs; sent to its executor thread.
 pub(crate) struct ShardPlan {
-    pub(crate) cfg: Arc<Config>,
+    pub(crate) cfg: Arc<EngineSettings>,
     pub(crate) test: TestSpec,
     pub(crate) index: usize,
     pub(crate) clients: usize,
@@ -68,10 +68,10 @@ impl ShardPlan {
             .map(|c| c.patterns())
             .unwrap_or_default();
         let keys = KeyGen::new(
-            cfg.run.pace.shape.distribution,
-            cfg.run.load.keyspace.unwrap_or(1),
+            cfg.pace.shape.distribution,
+            cfg.load.keyspace.unwrap_or(1),
             self.index,
-            cfg.run.connect.threads.min(cfg.run.load.clients),
+            cfg.connect.threads.min(cfg.load.clients),
             cursors,
             &own,
         );
@@ -101,16 +101,16 @@ impl ShardPlan {
                 .map(|d| Pacing::replay(began, d.clone()));
         }
         let cfg = &self.cfg;
-        if let Some(rate) = cfg.run.pace.burst_rate {
+        if let Some(rate) = cfg.pace.burst_rate {
             return Some(Pacing::bursts(
                 began,
                 self.first_client + i,
-                cfg.run.load.clients,
+                cfg.load.clients,
                 rate,
             ));
         }
         self.rps
-            .map(|rps| Pacing::new(began, self.first_client + i, cfg.run.load.clients, rps))
+            .map(|rps| Pacing::new(began, self.first_client + i, cfg.load.clients, rps))
     }
 }
 
@@ -206,7 +206,7 @@ pub(crate) fn note_error_in(st: &mut ShardStats, plan: &ShardPlan, raw: &[u8]) {
     if st.first_error.is_none() {
         st.first_error = Some(text());
     }
-    if plan.cfg.run.results.show_errors {
+    if plan.cfg.record.show_errors {
         let now_ms = plan.epoch.elapsed().as_millis() as u64 + 1000;
         let last = plan.error_clock.load(Ordering::Relaxed);
         if now_ms >= last + 1000

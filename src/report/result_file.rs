@@ -518,33 +518,33 @@ impl RunConfig {
 
     pub fn of(cfg: &Config) -> Self {
         RunConfig {
-            target: cfg.target.display(),
-            user: cfg.setup.user.clone(),
-            auth: cfg.setup.password.is_some(),
-            dbnum: cfg.setup.dbnum,
-            resp3: cfg.setup.resp3,
-            tracking: cfg.setup.tracking,
-            clients: cfg.run.load.clients as u64,
-            requests: cfg.run.load.requests,
-            data_size: cfg.run.load.data_size as u64,
-            keyspace: cfg.run.load.keyspace,
-            pipeline: cfg.run.load.pipeline as u64,
-            threads: cfg.run.connect.threads.min(cfg.run.load.clients) as u64,
-            keepalive: cfg.run.load.keepalive,
-            seed: cfg.run.load.seed,
-            precision: cfg.run.results.precision,
-            start_at: cfg.run.pace.start_at,
+            target: cfg.engine.target.display(),
+            user: cfg.engine.setup.user.clone(),
+            auth: cfg.engine.setup.password.is_some(),
+            dbnum: cfg.engine.setup.dbnum,
+            resp3: cfg.engine.setup.resp3,
+            tracking: cfg.engine.setup.tracking,
+            clients: cfg.engine.load.clients as u64,
+            requests: cfg.engine.load.requests,
+            data_size: cfg.engine.load.data_size as u64,
+            keyspace: cfg.engine.load.keyspace,
+            pipeline: cfg.engine.load.pipeline as u64,
+            threads: cfg.engine.connect.threads.min(cfg.engine.load.clients) as u64,
+            keepalive: cfg.engine.load.keepalive,
+            seed: cfg.engine.load.seed,
+            precision: cfg.engine.record.precision,
+            start_at: cfg.engine.pace.start_at,
             tests: cfg.tests.iter().map(|t| t.title.clone()).collect(),
-            shard: cfg.run.load.shard,
-            rps: cfg.run.pace.shape.rps,
+            shard: cfg.engine.load.shard,
+            rps: cfg.engine.pace.shape.rps,
             pacing_quantum_us: cfg
-                .run
+                .engine
                 .pace
                 .shape
                 .rps
                 .map(|_| crate::engine::QUANTUM.as_secs_f64() * 1e6),
-            cluster: cfg.run.connect.cluster,
-            expiry_range: cfg.run.pace.shape.expiry.map(|e| [e.min, e.max]),
+            cluster: cfg.engine.connect.cluster,
+            expiry_range: cfg.engine.pace.shape.expiry.map(|e| [e.min, e.max]),
         }
     }
 }
@@ -671,7 +671,7 @@ impl RunFile {
             merged_from: Vec::new(),
             tests,
             capacity: None,
-            repeats: (cfg.run.pace.run_count > 1)
+            repeats: (cfg.engine.pace.run_count > 1)
                 .then(|| crate::report::repeats::summarize(results)),
         }
     }

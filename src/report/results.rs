@@ -46,5 +46,5 @@ pub fn normal_text(r: &TestResult, h: &Header) -> String {
 
 /// True when the JSON goes to stdout, which then carries nothing else.
 pub fn json_to_stdout(cfg: &Config) -> bool {
-    cfg.run.results.json.as_deref() == Some("-")
+    cfg.results.json.as_deref() == Some("-")
 }

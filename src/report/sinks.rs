@@ -27,7 +27,7 @@ impl Sinks {
         header: Header,
     ) -> Result<Sinks, crate::report::metrics::MetricsError> {
         let mut sinks: Vec<Box<dyn Sink>> = Vec::new();
-        if let Some(m) = &cfg.run.results.memtier {
+        if let Some(m) = &cfg.results.memtier {
             // memtier's personality: its tables and files instead of ringbench's report.
             sinks.push(Box::new(crate::report::memtier_sink::MemtierSink::new(
                 m.clone(),
@@ -36,17 +36,17 @@ impl Sinks {
             // With `--json -` stdout carries the JSON alone.
             sinks.push(Box::new(Text {
                 header,
-                mode: cfg.run.results.output,
-                repeated: cfg.run.pace.run_count > 1,
+                mode: cfg.results.output,
+                repeated: cfg.engine.pace.run_count > 1,
             }));
         }
-        if let Some(prefix) = &cfg.run.results.hdr_out {
+        if let Some(prefix) = &cfg.results.hdr_out {
             sinks.push(Box::new(HdrLog(prefix.clone())));
         }
-        if cfg.run.results.json.is_some() || cfg.run.results.report.is_some() {
+        if cfg.results.json.is_some() || cfg.results.report.is_some() {
             sinks.push(Box::new(Files(cfg.clone())));
         }
-        if let Some(path) = &cfg.run.results.plot {
+        if let Some(path) = &cfg.results.plot {
             sinks.push(Box::new(Plot {
                 path: path.clone(),
                 title: format!(
@@ -181,10 +181,10 @@ impl Sink for Files {
         out: &mut dyn Write,
     ) -> Result<(), SinkError> {
         let cfg = &self.0;
-        if let Some(dest) = &cfg.run.results.json {
+        if let Some(dest) = &cfg.results.json {
             RunFile::of_run(cfg, results, stopped).write_to(dest, out)?;
         }
-        if let Some(path) = &cfg.run.results.report {
+        if let Some(path) = &cfg.results.report {
             let loaded = [crate::report::compare::Loaded {
                 label: "this run".into(),
                 file: RunFile::of_run(cfg, results, stopped),

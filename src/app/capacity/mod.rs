@@ -66,16 +66,16 @@ pub fn run(
     let test = cfg.tests[0].clone();
     let mut sink = std::io::sink();
     let to_stdout = crate::report::results::json_to_stdout(&cfg);
-    let quiet = cfg.run.results.output == crate::config::OutputMode::Quiet;
+    let quiet = cfg.results.output == crate::config::OutputMode::Quiet;
     let out: &mut dyn Write = if to_stdout { &mut sink } else { stdout };
     session::prepare(&cfg)?;
     let (watch, masters, local_servers) = server_watches(&cfg, control)?;
     // Built once: the probe and every step are phases of it, each with its own rate and length.
     let cfg = std::sync::Arc::new(cfg);
-    if cfg.run.connect.threads > 1
+    if cfg.engine.connect.threads > 1
         && let (_, Some(w)) = engine::plan_cores(
-            cfg.run.connect.threads.min(cfg.run.load.clients),
-            cfg.run.connect.cpus.as_deref(),
+            cfg.engine.connect.threads.min(cfg.engine.load.clients),
+            cfg.engine.connect.cpus.as_deref(),
             local_servers,
         )
     {
@@ -115,7 +115,7 @@ pub fn run(
     }
     let median = median_index(&answers);
     let entry = capacity_entry(args, &records, &searches, &answers, median);
-    if let Some(dest) = &cfg.run.results.json {
+    if let Some(dest) = &cfg.results.json {
         let host = crate::sys::os::host_name();
         let mut file = RunFile::of_run(&cfg, &[], stopped);
         file.tests = records
@@ -182,9 +182,9 @@ fn write_header(
         out,
         "capacity search: {}; -c {} -P {} --threads {}{cluster}; objective {}",
         test.title,
-        cfg.run.load.clients,
-        cfg.run.load.pipeline,
-        cfg.run.connect.threads,
+        cfg.engine.load.clients,
+        cfg.engine.load.pipeline,
+        cfg.engine.connect.threads,
         objectives_text(&args.objectives)
     )?;
     let warmup = if args.warmup.is_zero() {
@@ -292,7 +292,6 @@ fn write_plot(
     // The knee of the median search; a search stopped before its first step ended has nothing to draw.
     let knee = median.map_or(0, |m| m + 1);
     if let Some(path) = cfg
-        .run
         .results
         .plot
         .as_ref()

@@ -96,7 +96,7 @@ impl Searcher<'_> {
             &answer,
             &args.objectives,
             to,
-            self.cfg.run.connect.threads,
+            self.cfg.engine.connect.threads,
             stopped,
         );
         out.write_all(text.as_bytes())?;
@@ -143,7 +143,7 @@ impl Searcher<'_> {
             rps: None,
             local_servers: self.local_servers,
         };
-        let st = engine::run_phase(cfg, test, budget, control, stderr, |_| {})?;
+        let st = engine::run_phase(&cfg.engine, test, budget, control, stderr, |_| {})?;
         let r = TestResult::new(test.title.clone(), st.completed, st);
         let rps = r.rps();
         let probe = Some(ProbeEntry {

@@ -62,7 +62,9 @@ pub(super) fn run_step(
         local_servers,
     };
     let ticks = cpu_ticks();
-    let st = engine::run_phase(cfg, test, budget, control, stderr, |_| watch.sample())?;
+    let st = engine::run_phase(&cfg.engine, test, budget, control, stderr, |_| {
+        watch.sample()
+    })?;
     let machine = machine_between(ticks, cpu_ticks());
     if control.stopped() {
         return Ok(None);
@@ -76,7 +78,7 @@ pub(super) fn run_step(
     r.warmup = (!args.warmup.is_zero()).then_some((warm, args.warmup.as_secs_f64()));
     r.rate = Some(RateTarget {
         rps: rate,
-        slots: cfg.run.load.clients * cfg.run.load.pipeline,
+        slots: cfg.engine.load.clients * cfg.engine.load.pipeline,
     });
     session::end_view(watch, &mut r, false);
     Ok(Some((r, warm, machine)))

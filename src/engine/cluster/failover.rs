@@ -76,7 +76,7 @@ impl ClusterLayer<'_> {
                 .map_or(self.map.owner[slot as usize], |l| l.node) as usize
         });
         let owner = self.map.nodes.get(o).map(|n| n.name.clone());
-        let secs = self.cfg.run.connect.failover_timeout.as_secs_f64();
+        let secs = self.cfg.connect.failover_timeout.as_secs_f64();
         let what = match (silent, owner) {
             (Some(_), Some(n)) => format!("{n} sent no reply for {secs} s"),
             (None, Some(n)) => {
@@ -110,7 +110,6 @@ impl ClusterLayer<'_> {
         // Whole milliseconds beyond the timeout: a stamp's truncation never makes it give up early.
         let limit_ms = self
             .cfg
-            .run
             .connect
             .failover_timeout
             .as_millis()
@@ -202,7 +201,7 @@ impl ClusterLayer<'_> {
             return;
         }
         self.next_watch = now + WATCH_EVERY;
-        let limit = self.cfg.run.connect.failover_timeout;
+        let limit = self.cfg.connect.failover_timeout;
         for j in 0..self.owed.len() {
             let (due, last) = d.owed(j);
             if due > 0 && d.is_live(j) && now.saturating_duration_since(last) >= limit {

@@ -84,7 +84,7 @@ impl ClusterLayer<'_> {
         while self.tallies.len() <= g.node {
             self.tallies.push(NodeTally {
                 completed: 0,
-                hist: new_histogram(self.cfg.run.results.precision),
+                hist: new_histogram(self.cfg.record.precision),
             });
         }
         let t = &mut self.tallies[g.node];

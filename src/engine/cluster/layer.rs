@@ -292,7 +292,7 @@ impl ClusterLayer<'_> {
         if self.per_second.len() < seconds {
             self.per_second.resize(seconds, 0);
         }
-        let precision = self.cfg.run.results.precision;
+        let precision = self.cfg.record.precision;
         let mut cs = ClusterStats {
             moved: self.moved,
             ask: self.ask,

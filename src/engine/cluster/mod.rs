@@ -32,7 +32,7 @@ mod route;
 mod send;
 mod stage;
 
-use crate::config::{Config, ReadFrom};
+use crate::config::{EngineSettings, ReadFrom};
 use crate::engine::connect;
 use crate::engine::ring::{Driver, Layer, Socket};
 use crate::engine::schedule::{DueQueue, Pacing};
@@ -250,7 +250,7 @@ impl Client {
 struct ClusterLayer<'a> {
     plan: &'a ShardPlan,
     state: &'a ShardState,
-    cfg: &'a Config,
+    cfg: &'a EngineSettings,
     depth: usize,
     /// Per ring connection: its client and node.
     ends: Vec<(usize, usize)>,
@@ -370,7 +370,7 @@ fn cluster_to_conn(e: DiscoveryError) -> ConnError {
 /// master, all together on a ring ([`connect::open_all`]; `stopped` abandons them). Slot
 /// `client * stride + node` holds client `client`'s connection to node `node`.
 pub(crate) fn open(
-    cfg: &Config,
+    cfg: &EngineSettings,
     clients: usize,
     stopped: &dyn Fn() -> bool,
 ) -> Result<(Vec<Option<Socket>>, Option<Topology>), ConnError> {
@@ -378,7 +378,7 @@ pub(crate) fn open(
         &cfg.target,
         cfg.tls.as_ref(),
         &cfg.setup,
-        &crate::net::control::Wait::new(cfg.run.connect.connect_timeout),
+        &crate::net::control::Wait::new(cfg.connect.connect_timeout),
     )
     .map_err(cluster_to_conn)?;
     let stride = map.nodes.len();
@@ -415,8 +415,8 @@ pub(crate) fn layer<'a>(
 ) -> Box<dyn Layer + 'a> {
     let cfg = &*plan.cfg;
     let Topology { map, stride } = topology;
-    let depth = cfg.run.load.pipeline;
-    let read_from = cfg.run.connect.read_from;
+    let depth = cfg.load.pipeline;
+    let read_from = cfg.connect.read_from;
     let shape = Shape::of(plan, &map, &composer, began);
     let cursor = plan.cursors();
     let clients = (0..plan.clients)
@@ -438,7 +438,7 @@ pub(crate) fn layer<'a>(
         .iter()
         .map(|&i| map.nodes[i as usize].name.clone())
         .collect();
-    let (parts, service, interval_total) = empty_tallies(state, cfg.run.results.precision);
+    let (parts, service, interval_total) = empty_tallies(state, cfg.record.precision);
     Box::new(ClusterLayer {
         plan,
         state,
@@ -528,9 +528,9 @@ impl Shape {
         composer: &Option<Arc<Composer>>,
         began: Instant,
     ) -> Shape {
-        let depth = plan.cfg.run.load.pipeline;
+        let depth = plan.cfg.load.pipeline;
         let (reads, gets) = kinds(plan, composer);
-        let masters = serving(map, plan.cfg.run.connect.read_from, &reads);
+        let masters = serving(map, plan.cfg.connect.read_from, &reads);
         // Room for a batch in flight and one waiting on every master, plus one more batch: what is in
         // flight and every node's partial batch never fill it, so a closed-loop batch always completes.
         let pool = (depth * (2 * masters.len().max(1) + 1)).min(FRESH as usize - 1);
@@ -606,7 +606,6 @@ impl Client {
         let (pool, composed) = (shape.pool, shape.composed);
         let seed = plan
             .cfg
-            .run
             .load
             .seed
             .wrapping_add((plan.index as u64) << 32)

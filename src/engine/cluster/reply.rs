@@ -87,7 +87,7 @@ impl ClusterLayer<'_> {
     /// After replies on connection `conn` of client `c`: under `-k 0` (closed loop) a connection
     /// whose batch is answered is renewed before its next one, as without --cluster.
     pub(super) fn after_replies(&mut self, conn: usize, c: usize) {
-        if !self.owes(conn) && !self.cfg.run.load.keepalive && self.clients[c].pacing.is_none() {
+        if !self.owes(conn) && !self.cfg.load.keepalive && self.clients[c].pacing.is_none() {
             self.renew.push(conn);
         }
     }

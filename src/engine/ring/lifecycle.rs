@@ -198,8 +198,7 @@ impl Driver<'_> {
             addr: addr.clone(),
             reason: crate::net::io_reason(e),
         };
-        let (fd, args) =
-            new_socket(target.peer(), cfg.run.connect.connect_timeout).map_err(failed)?;
+        let (fd, args) = new_socket(target.peer(), cfg.connect.connect_timeout).map_err(failed)?;
         self.ring.set_file(i, fd.as_raw_fd()).map_err(failed)?;
         if self.ring.stamped() && !socket::enable_rx_timestamps(&fd) {
             self.stamped = false;
@@ -208,7 +207,7 @@ impl Driver<'_> {
             addr.clone(),
             cfg.tls.as_ref(),
             &cfg.setup,
-            now + cfg.run.connect.connect_timeout,
+            now + cfg.connect.connect_timeout,
         )?;
         let c = &mut self.conns[i];
         let (connect, timeout) = (c.io.key(i, Op::Connect), c.io.key(i, Op::Timeout));
@@ -372,7 +371,7 @@ impl Driver<'_> {
                     addr: self.opening_addr(i),
                     reason: format!(
                         "no answer to the connection's set-up within {} ms",
-                        self.cfg.run.connect.connect_timeout.as_millis()
+                        self.cfg.connect.connect_timeout.as_millis()
                     ),
                 };
                 self.fail_open(i, e);

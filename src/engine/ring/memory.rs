@@ -1,24 +1,24 @@
 //! How much request-buffer memory a test needs, and how much the machine has (checked before a test).
 
-use crate::config::Config;
+use crate::config::EngineSettings;
 
 /// The request buffer memory a test needs over all executors: one buffer of `-P` requests per
 /// connection, or per executor when every connection sends the same bytes (a closed-loop phase, `rps`
 /// `None`, of a fixed template).
 pub(crate) fn request_memory(
-    cfg: &Config,
+    cfg: &EngineSettings,
     test: &crate::workload::TestSpec,
     shards: usize,
     rps: Option<f64>,
 ) -> u64 {
-    let depth = cfg.run.load.pipeline as u64;
+    let depth = cfg.load.pipeline as u64;
     if let Some(r) = &test.replay {
-        return cfg.run.load.clients as u64 * depth * r.max_request_len() as u64;
+        return cfg.load.clients as u64 * depth * r.max_request_len() as u64;
     }
     match crate::engine::schedule::composer_for(cfg, test, rps) {
-        Some(c) => cfg.run.load.clients as u64 * depth * c.max_request_len() as u64,
+        Some(c) => cfg.load.clients as u64 * depth * c.max_request_len() as u64,
         None if test.template.has_placeholders() => {
-            cfg.run.load.clients as u64 * depth * test.template.bytes().len() as u64
+            cfg.load.clients as u64 * depth * test.template.bytes().len() as u64
         }
         None => shards as u64 * depth * test.template.bytes().len() as u64,
     }

@@ -17,7 +17,7 @@ mod setup;
 
 pub(crate) use memory::{request_memory, total_memory};
 
-use crate::config::Config;
+use crate::config::EngineSettings;
 use crate::engine::clock::Clock;
 use crate::engine::schedule::DueQueue;
 use crate::engine::shared::{ShardPlan, ShardState};
@@ -102,7 +102,7 @@ pub(crate) struct Driver<'a> {
     ready: VecDeque<usize>,
     plan: &'a ShardPlan,
     state: &'a ShardState,
-    cfg: &'a Config,
+    cfg: &'a EngineSettings,
     addr: String,
     turn: Rc<Cell<u64>>,
     mixed: bool,
@@ -159,7 +159,7 @@ impl<'a> Driver<'a> {
         // refuses the option turns it off for the executor.
         let stamps = plan.rps.is_some()
             && layer.is_none()
-            && !cfg.run.load.idle
+            && !cfg.load.idle
             && socks
                 .iter()
                 .flatten()
@@ -170,10 +170,9 @@ impl<'a> Driver<'a> {
             stamps,
             files: &fds,
         })?;
-        let depth = cfg.run.load.pipeline;
+        let depth = cfg.load.pipeline;
         // The executor's values, shared by its connections.
         let values = cfg
-            .run
             .load
             .verify
             .filter(|_| plan.test.command == "GET")
@@ -201,7 +200,7 @@ impl<'a> Driver<'a> {
             .collect::<Vec<_>>();
         let absent = conns.iter().filter(|c| c.io.phase() == Phase::Done).count();
         let conns_len = conns.len();
-        let idle = cfg.run.load.idle;
+        let idle = cfg.load.idle;
         Ok(Driver {
             ring,
             ready: if layer.is_some() || idle {
@@ -257,19 +256,13 @@ impl<'a> Driver<'a> {
         for i in 0..self.conns.len() {
             self.arm_recv(i);
         }
-        let timeout = self.cfg.run.connect.timeout;
+        let timeout = self.cfg.connect.timeout;
         let open_loop = self.plan.rps.is_some();
         let mut next_timeout_check = Instant::now();
         let mut cq = Vec::with_capacity(256);
         let layered = self.layer.is_some();
         // Live metrics: the shard's figures are copied a few times a second.
-        let mut snapshot_at = self
-            .cfg
-            .run
-            .results
-            .metrics
-            .as_ref()
-            .map(|_| Instant::now());
+        let mut snapshot_at = self.cfg.record.live.then(Instant::now);
         // The thread's CPU and the time at the last copy (read only with live metrics on).
         let mut cpu_then = snapshot_at.map_or((0.0, Instant::now()), |t| (thread_cpu_total(), t));
         while !self.plan.control.stopped() {

@@ -133,7 +133,7 @@ impl Driver<'_> {
             }
             None => {}
         }
-        let full = c.flight.queued() >= self.cfg.run.load.pipeline;
+        let full = c.flight.queued() >= self.cfg.load.pipeline;
         // memtier's SCAN iteration (--pipeline 1): the reply's head holds the next cursor.
         let mut scan = c.src.scan_cursor();
         if let Some(s) = scan.as_mut() {
@@ -289,7 +289,7 @@ impl Driver<'_> {
             c.flight.replied(now, layer_present);
             c.rx.answered();
         }
-        if full && c.flight.queued() < self.cfg.run.load.pipeline {
+        if full && c.flight.queued() < self.cfg.load.pipeline {
             c.flight.made_room(arrived);
         }
         if let Some(message) = refused {
@@ -343,8 +343,8 @@ impl Driver<'_> {
             self.finish_if_idle(i);
             return;
         }
-        let interval_done = c.src.interval_done(self.cfg.run.load.reconnect_every);
-        if (!self.cfg.run.load.keepalive || interval_done) && !c.src.is_paced() {
+        let interval_done = c.src.interval_done(self.cfg.load.reconnect_every);
+        if (!self.cfg.load.keepalive || interval_done) && !c.src.is_paced() {
             c.life.renew();
             self.shut(i);
             return;

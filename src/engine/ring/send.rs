@@ -30,7 +30,7 @@ impl Driver<'_> {
         if c.io.phase() != Phase::Live || c.io.holds(Op::Send) || c.src.done_sending() {
             return;
         }
-        let every = self.cfg.run.load.reconnect_every;
+        let every = self.cfg.load.reconnect_every;
         if !c.src.is_paced() && c.waiting() == 0 && c.src.interval_done(every) {
             // memtier's --reconnect-interval: this connection has sent its share; a new one sends on.
             c.life.renew();
@@ -62,12 +62,12 @@ impl Driver<'_> {
     /// Closed loop: writes connection `i`'s next batch (it waits for nothing) and returns its size;
     /// `None` when there is nothing more to do.
     fn fill_batch(&mut self, i: usize, now: Instant) -> Option<usize> {
-        let (state, depth) = (self.state, self.cfg.run.load.pipeline);
+        let (state, depth) = (self.state, self.cfg.load.pipeline);
         let c = &mut self.conns[i];
         if c.waiting() > 0 {
             return None;
         }
-        let want = c.src.want(depth, self.cfg.run.load.reconnect_every);
+        let want = c.src.want(depth, self.cfg.load.reconnect_every);
         let past_deadline = state.deadline.is_some_and(|d| now >= d);
         let n = if past_deadline || want == 0 {
             0
@@ -97,7 +97,7 @@ impl Driver<'_> {
     /// Open loop: writes connection `i`'s requests that are due by `now`, as many as `-P` has room
     /// for, and returns how many (`None` when its requests are not written one by one).
     fn fill_paced(&mut self, i: usize, now: Instant) -> Option<usize> {
-        let (state, depth) = (self.state, self.cfg.run.load.pipeline);
+        let (state, depth) = (self.state, self.cfg.load.pipeline);
         let past_deadline = |t: Instant| state.deadline.is_some_and(|d| t >= d);
         let c = &mut self.conns[i];
         if !c.src.begin_paced() {
@@ -145,7 +145,7 @@ impl Driver<'_> {
     /// scheduled again when a reply makes room, one with a send in the kernel when the send is done;
     /// until then it is in `blocked` at its due time.
     pub(super) fn schedule(&mut self, i: usize, now: Instant) {
-        let depth = self.cfg.run.load.pipeline;
+        let depth = self.cfg.load.pipeline;
         let c = &mut self.conns[i];
         self.blocked.forget(i);
         if !c.src.is_paced() || c.io.phase() != Phase::Live || c.src.done_sending() {

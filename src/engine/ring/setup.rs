@@ -46,15 +46,15 @@ impl ConnSetup<'_> {
     pub(super) fn conn(&self, i: usize, sock: Option<Socket>) -> Conn {
         let (plan, began) = (self.plan, self.began);
         let cfg = &*plan.cfg;
-        let depth = cfg.run.load.pipeline;
+        let depth = cfg.load.pipeline;
         let (fd, tls) = match sock {
             Some((fd, tls)) => (Some(fd), tls),
             None => (None, None),
         };
-        let seed = if cfg.run.load.same_seed {
-            cfg.run.load.seed
+        let seed = if cfg.load.same_seed {
+            cfg.load.seed
         } else {
-            crate::workload::keys::connection_seed(cfg.run.load.seed, plan.index, i)
+            crate::workload::keys::connection_seed(cfg.load.seed, plan.index, i)
         };
         let (requests, out, capacity) = self.requests(i);
         // Under a layer (`--cluster`) redirected requests are sent again: their replies are no answer.
@@ -68,7 +68,7 @@ impl ConnSetup<'_> {
                 out,
                 plan.keys(&self.cursor, i),
                 SmallRng::seed_from_u64(seed),
-                cfg.run.load.per_connection.unwrap_or(u64::MAX),
+                cfg.load.per_connection.unwrap_or(u64::MAX),
                 pacing,
             ),
             flight: InFlight::new(capacity, began),
@@ -85,7 +85,7 @@ impl ConnSetup<'_> {
     /// keeps one by one while they wait for their replies.
     fn requests(&self, i: usize) -> (Requests, Vec<u8>, usize) {
         let plan = self.plan;
-        let depth = plan.cfg.run.load.pipeline;
+        let depth = plan.cfg.load.pipeline;
         match (&plan.test.replay, self.composer) {
             _ if self.layered => (Requests::Raw, Vec::new(), 0),
             (Some(r), _) => (
@@ -113,7 +113,7 @@ impl ConnSetup<'_> {
 /// A slot a layer adds during the run (a node that appeared), closed until the layer opens it: its
 /// requests are the layer's (retried after redirects), its keys and draws unused.
 pub(super) fn added(plan: &ShardPlan, values: &Option<Rc<Values>>, now: Instant) -> Conn {
-    let depth = plan.cfg.run.load.pipeline;
+    let depth = plan.cfg.load.pipeline;
     Conn {
         io: Transport::new(None, None),
         src: Source::new(

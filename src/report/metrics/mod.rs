@@ -36,12 +36,12 @@ pub enum MetricsError {
 impl LiveMetrics {
     /// Starts the outputs `cfg` asks for (`None` when it asks for none).
     pub fn start(cfg: &Config) -> Result<Option<LiveMetrics>, MetricsError> {
-        let Some(m) = cfg.run.results.metrics.as_ref() else {
+        let Some(m) = cfg.results.metrics.as_ref() else {
             return Ok(None);
         };
         let board = Arc::new(Board::new(run_labels(cfg)));
         let statsd = match &m.statsd {
-            Some(s) => Some(statsd::Statsd::connect(s, cfg.run.load.clients)?),
+            Some(s) => Some(statsd::Statsd::connect(s, cfg.engine.load.clients)?),
             None => None,
         };
         let endpoint = match m.listen {
@@ -53,7 +53,7 @@ impl LiveMetrics {
             endpoint,
             statsd,
             linger: m.linger,
-            announce: cfg.run.results.output == OutputMode::Normal
+            announce: cfg.results.output == OutputMode::Normal
                 && !crate::report::results::json_to_stdout(cfg),
         }))
     }
@@ -111,10 +111,10 @@ impl Sink for LiveMetrics {
 
 /// The run's target and flags as labels (never a password: the target names host and port only).
 fn run_labels(cfg: &Config) -> Vec<(String, String)> {
-    let r = &cfg.run;
+    let r = &cfg.engine;
     let mut l = vec![
         ("version", env!("CARGO_PKG_VERSION").to_string()),
-        ("target", cfg.target.display()),
+        ("target", cfg.engine.target.display()),
         ("clients", r.load.clients.to_string()),
         ("pipeline", r.load.pipeline.to_string()),
         ("threads", r.connect.threads.min(r.load.clients).to_string()),
@@ -128,7 +128,7 @@ fn run_labels(cfg: &Config) -> Vec<(String, String)> {
                 .join(","),
         ),
         ("cluster", r.connect.cluster.to_string()),
-        ("tls", cfg.tls.is_some().to_string()),
+        ("tls", cfg.engine.tls.is_some().to_string()),
     ];
     if let Some(rps) = r.pace.shape.rps {
         l.push(("rps", rps.to_string()));
