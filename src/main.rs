@@ -70,10 +70,21 @@ fn main() -> ExitCode {
 /// Validates the flags (the pure step), then resolves them into a config (the I/O: DNS, files, stdin);
 /// the error is the exit code, its line already printed.
 fn config(cli: &Cli) -> Result<Config, ExitCode> {
-    let resolved = Settings::parse(cli, &Env::of_process())
-        .map_err(ConfigError::from)
-        .and_then(|s| Config::resolve(s, &mut std::io::stdin(), &mut std::io::stderr()));
-    resolved.map_err(|e| {
+    settings(cli).and_then(resolve)
+}
+
+/// The pure step: the flags checked, nothing read or opened. A usage error is printed here.
+fn settings(cli: &Cli) -> Result<Settings, ExitCode> {
+    Settings::parse(cli, &Env::of_process()).map_err(|e| {
+        let e = ConfigError::from(e);
+        eprintln!("ringbench: {e}");
+        ExitCode::from(e.exit_code())
+    })
+}
+
+/// The I/O step: names, files, stdin, the suite. An error is printed here.
+fn resolve(settings: Settings) -> Result<Config, ExitCode> {
+    Config::resolve(settings, &mut std::io::stdin(), &mut std::io::stderr()).map_err(|e| {
         match &e {
             ConfigError::Resolve(r) => error_lines(&r.to_string()),
             usage => eprintln!("ringbench: {usage}"),
@@ -103,7 +114,15 @@ fn capacity(flags: &ringbench::SearchFlags, mut cli: Cli) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let cfg = match config(&cli) {
+    let settings = match settings(&cli) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    if let Err(u) = ringbench::capacity::check_suite(&settings) {
+        eprintln!("ringbench capacity: {u}");
+        return ExitCode::from(2);
+    }
+    let cfg = match resolve(settings) {
         Ok(c) => c,
         Err(code) => return code,
     };

@@ -101,7 +101,7 @@ fn build_suite(
         return Ok(vec![shape.mix_test(mix, &input.params(), input.seed)?]);
     }
     if flags.command.is_empty() {
-        return named_tests(flags.tests.as_deref(), &input.params());
+        return Ok(named_tests(flags.tests.as_deref(), &input.params())?);
     }
     if flags.tests.is_some() {
         let _ = writeln!(stderr, "WARNING: -t is ignored when a command is given");
@@ -125,23 +125,42 @@ fn build_suite(
     command_sequence(input, title)
 }
 
+/// How many tests the flags name, known from the flags alone (nothing is read or resolved, so a usage
+/// check can rest on it): one for a command, a `;` sequence, `--mix`, memtier's `--command`s, a dataset
+/// or a replay; otherwise the default-suite tests `-t` selects, a name that brings a second test with it
+/// (lrange_100 its LPUSH) counting both.
+pub fn suite_size(flags: &SuiteFlags) -> Result<usize, UsageError> {
+    let one = !flags.commands.is_empty()
+        || flags.mix.is_some()
+        || !flags.command.is_empty()
+        || flags.replay.is_some();
+    if one {
+        return Ok(1);
+    }
+    let params = SuiteParams {
+        value: b"x".to_vec(),
+        randomize: false,
+        tag: String::new(),
+        cluster: false,
+    };
+    Ok(named_tests(flags.tests.as_deref(), &params)?.len())
+}
+
 /// The default suite, or the tests `-t` selects from it.
-fn named_tests(tests: Option<&str>, params: &SuiteParams) -> Result<Vec<TestSpec>, ConfigError> {
+fn named_tests(tests: Option<&str>, params: &SuiteParams) -> Result<Vec<TestSpec>, UsageError> {
     let selection: Option<Vec<String>> = tests.map(|t| {
         t.split(',')
             .map(|s| s.trim().to_ascii_lowercase())
             .filter(|s| !s.is_empty())
             .collect()
     });
-    workload::default_suite(selection.as_deref(), params)
-        .map_err(|bad| {
-            usage(format!(
-                "invalid value '{}' for '-t': valid tests are {}",
-                bad.0,
-                workload::test_names().join(", ")
-            ))
-        })
-        .map_err(ConfigError::from)
+    workload::default_suite(selection.as_deref(), params).map_err(|bad| {
+        usage(format!(
+            "invalid value '{}' for '-t': valid tests are {}",
+            bad.0,
+            workload::test_names().join(", ")
+        ))
+    })
 }
 
 /// A custom command's one test (its last argument read from `stdin` with `-x`).

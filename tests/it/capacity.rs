@@ -385,6 +385,11 @@ fn search_flag_mistakes_are_one_line_usage_errors() {
         (vec!["--duration", "3"], "'--duration'"),
         (vec!["-n", "10"], "'-n'"),
         (vec!["-t", "get,set"], "one test at a time"),
+        // From the flags alone: ahead of the --json folder check, and a name that brings a second test counts it.
+        (
+            vec!["-t", "lrange_100", "--json", "/nonexistent/d/x.json"],
+            "one test at a time, not 2",
+        ),
         (vec!["-c", "0"], "'-c'"),
         (vec!["--repeat", "0"], "'--repeat'"),
         (vec!["--retries", "-1"], "'--retries'"),

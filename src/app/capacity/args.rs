@@ -287,6 +287,21 @@ pub fn check_cli(cli: &crate::cli::Cli) -> Result<(), UsageError> {
     Ok(())
 }
 
+/// Refuses a suite of more than one test, from the parsed flags (before anything is read or opened).
+pub fn check_suite(settings: &crate::config::Settings) -> Result<(), UsageError> {
+    one_test(crate::config::suite_size(&settings.suite)?)
+}
+
+/// A search runs one test: `tests` is how many the suite holds.
+pub(super) fn one_test(tests: usize) -> Result<(), UsageError> {
+    if tests != 1 {
+        return Err(usage(format!(
+            "'capacity' searches one test at a time, not {tests}: give one with -t, --mix or a command"
+        )));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::{Objective, SearchArgs, parse_slo};

@@ -24,7 +24,7 @@ mod searcher;
 mod step;
 mod text;
 
-pub use args::{Objective, SearchArgs, check_cli};
+pub use args::{Objective, SearchArgs, check_cli, check_suite};
 pub use judge::Verdict;
 pub use machine::Machine;
 pub use search::{Answer, Judged};
@@ -37,7 +37,6 @@ use crate::report::result_file::{CapacityEntry, ObjectiveEntry, RunFile, StepEnt
 use crate::stats::TestResult;
 use crate::stats::server_view::Watches;
 use crate::workload::TestSpec;
-use args::usage;
 use numbers::trim_number;
 use search::Searched;
 use searcher::Searcher;
@@ -62,8 +61,7 @@ pub fn run(
     stdout: &mut dyn Write,
     stderr: &mut dyn Write,
 ) -> Result<SearchRun, RunError> {
-    check_config(&cfg)?;
-    let test = cfg.tests[0].clone();
+    let test = the_test(&cfg)?;
     let mut sink = std::io::sink();
     let to_stdout = crate::report::results::json_to_stdout(&cfg);
     let quiet = cfg.results.output == crate::config::OutputMode::Quiet;
@@ -143,16 +141,11 @@ pub fn run(
     })
 }
 
-/// Refuses a suite of more than one test (known once the suite is built; the flags a search cannot take
-/// are refused before, by `check_cli`).
-fn check_config(cfg: &Config) -> Result<(), RunError> {
-    if cfg.tests.len() != 1 {
-        return Err(RunError::Usage(usage(format!(
-            "'capacity' searches one test at a time, not {}: give one with -t, --mix or a command",
-            cfg.tests.len()
-        ))));
-    }
-    Ok(())
+/// The one test a search runs: the suite [`check_suite`] let through (a caller that skipped it gets its
+/// usage error here).
+fn the_test(cfg: &Config) -> Result<crate::workload::TestSpec, RunError> {
+    args::one_test(cfg.tests.len()).map_err(RunError::Usage)?;
+    Ok(cfg.tests[0].clone())
 }
 
 /// The server's view during each step: its one node, or with `--cluster` every master (the same opening
