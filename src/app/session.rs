@@ -84,7 +84,7 @@ pub(crate) fn connect(
             .tests
             .iter()
             .find_map(|t| t.replay.as_deref())
-            .map(config::replay::describe),
+            .map(config::suite::replay::describe),
     };
     // A server that wants a password (or has no room for another client) would answer every request
     // of the run with an error: stop here with its own message.

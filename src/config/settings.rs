@@ -69,7 +69,7 @@ pub struct SuiteFlags {
     /// `--xml-root-element`: the element each document of an XML dataset is.
     pub xml_root: Option<String>,
     /// `--replay`: the file whose commands are the run's one test, and their pace.
-    pub replay: Option<crate::config::replay::ReplayFlags>,
+    pub replay: Option<crate::config::suite::replay::ReplayFlags>,
 }
 
 /// The flags, validated: everything a [`Config`](crate::config::Config) holds before anything is looked
@@ -265,7 +265,7 @@ struct Workload {
     keyspace: Option<u64>,
     verify: Option<crate::workload::verify::VerifySpec>,
     commands: Vec<crate::config::shape::MixCommand>,
-    replay: Option<crate::config::replay::ReplayFlags>,
+    replay: Option<crate::config::suite::replay::ReplayFlags>,
     shard: Option<Shard>,
 }
 
@@ -292,7 +292,7 @@ fn workload(cli: &Cli, env: &Env) -> Result<Workload, UsageError> {
             "'--command' names the mix's commands: it cannot be combined with --mix, -t or a command",
         ));
     }
-    let replay = crate::config::replay::from_cli(cli, shape.rps)?;
+    let replay = crate::config::suite::replay::from_cli(cli, shape.rps)?;
     let shard = Shard::from_flags(
         cli.shard.as_deref(),
         cli.shards.as_deref(),
@@ -569,12 +569,12 @@ fn tls_options(cli: &Cli, tls_on: bool) -> Result<TlsOptions, UsageError> {
 fn suite_flags(
     cli: &Cli,
     commands: Vec<crate::config::shape::MixCommand>,
-    replay: Option<crate::config::replay::ReplayFlags>,
+    replay: Option<crate::config::suite::replay::ReplayFlags>,
 ) -> Result<SuiteFlags, UsageError> {
     use std::os::unix::ffi::OsStrExt;
     let command: Vec<Vec<u8>> = cli.command.iter().map(|a| a.as_bytes().to_vec()).collect();
     let dataset = cli.dataset.as_ref().map(PathBuf::from);
-    crate::config::dataset::check(&crate::config::dataset::DatasetFlags {
+    crate::config::suite::dataset::check(&crate::config::suite::dataset::DatasetFlags {
         dataset: dataset.as_deref(),
         maxdocs: cli.maxdocs,
         xml_root: cli.xml_root_element.as_deref(),
