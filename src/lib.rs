@@ -28,6 +28,8 @@ pub use protocol::resp::{ReplyScanner, Scanned};
 pub use report::result_file::RunFile;
 pub use stats::thread_cpu_seconds;
 pub use sys::os::{StopSignal, on_stop_signals};
+#[doc(hidden)]
+pub use sys::testkit;
 pub use workload::{PipelineBuffer, RequestTemplate};
 
 pub use app::benchmark::{ProgressSink, run};

@@ -8,3 +8,5 @@ mod bufring;
 pub mod os;
 pub mod ring;
 pub mod socket;
+#[doc(hidden)]
+pub mod testkit;
