@@ -189,6 +189,9 @@ fn cluster_header(
             cfg.engine.load.clients
         ))));
     }
+    // Each client connects to every master (and, reading from replicas, to their replicas too).
+    let nodes = masters + map.replicas.iter().map(Vec::len).sum::<usize>();
+    limits::cluster_files(cfg.engine.load.clients, nodes, cfg.engine.connect.threads)?;
     Ok((
         discovery::node_configs(&map, cfg.engine.tls.as_ref(), &cfg.engine.setup, wait)?,
         discovery::master_targets(&map),

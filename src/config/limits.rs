@@ -23,6 +23,16 @@ pub enum LimitError {
         hard: u64,
     },
     #[error(
+        "--cluster: -c {clients} opens a connection to each of the {nodes} nodes for each client, about {needed} open files, but the open-files limit (RLIMIT_NOFILE) is {files} (hard limit {hard}); raise it with `ulimit -n {needed}` (as root, or in /etc/security/limits.conf), or lower -c"
+    )]
+    ClusterFiles {
+        clients: usize,
+        nodes: usize,
+        needed: u64,
+        files: u64,
+        hard: u64,
+    },
+    #[error(
         "-c {clients} needs {needed} local ports to one server address, but net.ipv4.ip_local_port_range ({low}-{high}) has {ports}; widen it (sysctl -w net.ipv4.ip_local_port_range=\"1024 65535\") or use several clients"
     )]
     LocalPorts {
@@ -51,6 +61,29 @@ pub fn prepare(clients: usize, executors: usize) -> Result<(), LimitError> {
             needed,
             files,
             hard,
+        });
+    }
+    Ok(())
+}
+
+/// Checks, once a cluster's layout is read and before any connection to its nodes opens, that each
+/// of `clients` clients holding a connection to each of `nodes` nodes (and a view of each node) fits
+/// under the open-files limit [`prepare`] raised. The error names the limit and how to raise it.
+pub fn cluster_files(clients: usize, nodes: usize, executors: usize) -> Result<(), LimitError> {
+    let Some(r) = os::rlimit(libc::RLIMIT_NOFILE) else {
+        return Ok(());
+    };
+    let needed = (clients as u64)
+        .saturating_add(1)
+        .saturating_mul(nodes as u64)
+        .saturating_add(executors as u64 * FILES_PER_EXECUTOR + FILES_BASE);
+    if r.rlim_cur != libc::RLIM_INFINITY && needed > r.rlim_cur {
+        return Err(LimitError::ClusterFiles {
+            clients,
+            nodes,
+            needed,
+            files: r.rlim_cur,
+            hard: r.rlim_max,
         });
     }
     Ok(())

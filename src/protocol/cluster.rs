@@ -178,12 +178,18 @@ pub struct Node {
     pub addr: SocketAddr,
 }
 
+/// The most nodes a map holds: a cluster has at most one master per slot, and a reply or a run's
+/// redirects naming more is refused (node indices are 16-bit, [`UNASSIGNED`] among them).
+pub const MAX_NODES: usize = SLOTS;
+
 /// Which master owns each slot. Node indices never change once given, so connections indexed by them
 /// stay valid across refreshes; a master that lost its slots simply owns none.
 #[derive(Debug, Clone)]
 pub struct SlotMap {
-    /// Every node seen so far, in discovery order.
+    /// Every node seen so far, in discovery order (at most [`MAX_NODES`]).
     pub nodes: Vec<Node>,
+    /// Each node's index by name, so a reply naming many nodes is read in linear time.
+    by_name: std::collections::HashMap<String, u16>,
     /// Per slot: the index of its owner in `nodes`, or [`UNASSIGNED`].
     pub owner: Vec<u16>,
     /// Per node (indexed like `nodes`): its replicas, when the map was read with them
@@ -223,6 +229,7 @@ impl SlotMap {
     pub fn empty() -> Self {
         SlotMap {
             nodes: Vec::new(),
+            by_name: std::collections::HashMap::new(),
             owner: vec![UNASSIGNED; SLOTS],
             replicas: Vec::new(),
         }
@@ -311,13 +318,14 @@ impl SlotMap {
             if !(0..SLOTS as i64).contains(&start) || !(start..SLOTS as i64).contains(&end) {
                 return Err(bad("a slot range is out of bounds"));
             }
-            let idx = map.add_node(node(master, "master")?);
+            let full = || bad(&format!("it names more than {MAX_NODES} nodes"));
+            let idx = map.add_node(node(master, "master")?).ok_or_else(full)?;
             for s in start..=end {
                 map.owner[s as usize] = idx;
             }
             if replicas {
                 for entry in &parts[3..] {
-                    let r = map.add_node(node(entry, "replica")?);
+                    let r = map.add_node(node(entry, "replica")?).ok_or_else(full)?;
                     if r != idx && !map.replicas[idx as usize].contains(&r) {
                         map.replicas[idx as usize].push(r);
                     }
@@ -330,40 +338,46 @@ impl SlotMap {
         Ok(map)
     }
 
-    /// The index of `node`, adding it when it is new.
-    pub fn add_node(&mut self, node: Node) -> u16 {
-        if let Some(i) = self.nodes.iter().position(|n| n.name == node.name) {
-            return i as u16;
+    /// The index of `node`, adding it when it is new; `None` when the map already holds [`MAX_NODES`].
+    pub fn add_node(&mut self, node: Node) -> Option<u16> {
+        if let Some(&i) = self.by_name.get(&node.name) {
+            return Some(i);
         }
+        if self.nodes.len() >= MAX_NODES {
+            return None;
+        }
+        let i = self.nodes.len() as u16;
+        self.by_name.insert(node.name.clone(), i);
         self.nodes.push(node);
         self.replicas.push(Vec::new());
-        (self.nodes.len() - 1) as u16
+        Some(i)
     }
 
     /// The index of the node a redirect names (`ip:port` bytes), adding it when it is new.
-    /// `None` when the name cannot be resolved.
+    /// `None` when the name cannot be resolved, or the map is full.
     pub fn node_for(&mut self, name: &[u8], resolve: Resolve<'_>) -> Option<u16> {
-        if let Some(i) = self.nodes.iter().position(|n| n.name.as_bytes() == name) {
-            return Some(i as u16);
+        let text = std::str::from_utf8(name).ok()?;
+        if let Some(&i) = self.by_name.get(text) {
+            return Some(i);
         }
         // A node this client has not seen: rare (a master added during the run), so allocating is fine.
-        let text = std::str::from_utf8(name).ok()?;
         let (host, port) = text.rsplit_once(':')?;
         let host = host.trim_start_matches('[').trim_end_matches(']');
         let addr = resolve(host, port.parse().ok()?)?;
-        Some(self.add_node(Node {
+        self.add_node(Node {
             name: text.to_string(),
             addr,
-        }))
+        })
     }
 
     /// Takes a freshly read layout, keeping the indices of nodes already known; true when a slot's
-    /// owner changed.
+    /// owner changed. A new node past [`MAX_NODES`] (nodes that came and went during a long run) is
+    /// left out: its slots read as unassigned, so their requests wait for a later layout.
     pub fn update_from(&mut self, fresh: &SlotMap) -> bool {
         let remap: Vec<u16> = fresh
             .nodes
             .iter()
-            .map(|n| self.add_node(n.clone()))
+            .map(|n| self.add_node(n.clone()).unwrap_or(UNASSIGNED))
             .collect();
         let mut moved = false;
         for (mine, &theirs) in self.owner.iter_mut().zip(&fresh.owner) {
@@ -379,8 +393,13 @@ impl SlotMap {
             r.clear();
         }
         for (theirs, reps) in fresh.replicas.iter().enumerate() {
-            self.replicas[remap[theirs] as usize] =
-                reps.iter().map(|&r| remap[r as usize]).collect();
+            if remap[theirs] != UNASSIGNED {
+                self.replicas[remap[theirs] as usize] = reps
+                    .iter()
+                    .map(|&r| remap[r as usize])
+                    .filter(|&r| r != UNASSIGNED)
+                    .collect();
+            }
         }
         moved
     }
@@ -675,6 +694,37 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("not a cluster node"), "{err}");
+    }
+
+    #[test]
+    fn a_reply_naming_more_nodes_than_slots_is_refused_in_linear_time() {
+        let seed: SocketAddr = "127.0.0.1:7000".parse().unwrap();
+        // 81,920 masters (ranges may repeat slots): more than 16-bit indices can tell apart, and the
+        // old linear search per node made reading them quadratic.
+        let ranges: Vec<Value> = (0..81_920i64)
+            .map(|i| {
+                let slot = i % SLOTS as i64;
+                let host = format!("10.{}.{}.{}", i >> 16, (i >> 8) & 255, i & 255);
+                range(slot, slot, &host, 7000)
+            })
+            .collect();
+        let started = std::time::Instant::now();
+        let err = SlotMap::from_cluster_slots(&Value::Array(ranges), seed, "x", &literal)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("more than 16384 nodes"), "{err}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        // As many nodes as slots still fit, each with its index.
+        let ranges: Vec<Value> = (0..SLOTS as i64)
+            .map(|i| range(i, i, &format!("10.0.{}.{}", i >> 8, i & 255), 7000))
+            .collect();
+        let mut m =
+            SlotMap::from_cluster_slots(&Value::Array(ranges), seed, "x", &literal).unwrap();
+        assert_eq!(m.masters().len(), SLOTS);
+        assert_eq!(m.owner[16383], 16383);
+        // A redirect to one more node finds the map full.
+        assert_eq!(m.node_for(b"10.1.0.0:7000", &literal), None);
+        assert_eq!(m.node_for(b"10.0.63.255:7000", &literal), Some(16383));
     }
 
     #[test]

@@ -73,15 +73,24 @@ pub fn pin_thread(core: usize) {
 
 /// Sets the child's soft and hard `RLIMIT_AS` to `bytes` before it executes.
 pub fn limit_address_space(cmd: &mut Command, bytes: u64) {
+    limit(cmd, libc::RLIMIT_AS, bytes);
+}
+
+/// Sets the child's soft and hard `RLIMIT_NOFILE` to `files` before it executes.
+pub fn limit_open_files(cmd: &mut Command, files: u64) {
+    limit(cmd, libc::RLIMIT_NOFILE, files);
+}
+
+fn limit(cmd: &mut Command, resource: libc::__rlimit_resource_t, value: u64) {
     // SAFETY: the closure runs in the forked child before exec and only calls setrlimit, which is
     // async-signal-safe; it touches no memory shared with the parent.
     unsafe {
         cmd.pre_exec(move || {
             let r = libc::rlimit {
-                rlim_cur: bytes,
-                rlim_max: bytes,
+                rlim_cur: value,
+                rlim_max: value,
             };
-            if libc::setrlimit(libc::RLIMIT_AS, &r) != 0 {
+            if libc::setrlimit(resource, &r) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             Ok(())

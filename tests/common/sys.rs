@@ -4,5 +4,6 @@
 // Each test binary that includes common/ uses some of them.
 #[allow(unused_imports)]
 pub use ringbench::testkit::{
-    kill, last_core, limit_address_space, pin_thread, pipe_waiting, wait_with_peak_rss,
+    kill, last_core, limit_address_space, limit_open_files, pin_thread, pipe_waiting,
+    wait_with_peak_rss,
 };

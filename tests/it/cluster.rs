@@ -225,6 +225,32 @@ fn too_few_clients_for_the_masters_is_a_usage_error() {
     assert!(!ok && out.is_empty(), "{out}");
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("'-c'") && err.contains("3 masters"), "{err}");
+    // -c 100 fits 300 open files on one server, not with a connection to each of 3 masters per
+    // client: refused with the limit's advice once the layout is read, before any connection opens
+    // (the build before failed with a bare "Too many open files" mid-run).
+    let mut cmd = std::process::Command::new(crate::common::cluster::bin());
+    cmd.args([
+        "-p",
+        &c.ports[0].to_string(),
+        "--cluster",
+        "-c",
+        "100",
+        "-n",
+        "1000",
+        "-t",
+        "set",
+    ]);
+    crate::common::sys::limit_open_files(&mut cmd, 300);
+    c.reset_stats();
+    let out = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("3 nodes") && err.contains("RLIMIT_NOFILE") && err.contains("ulimit -n 351"),
+        "{err}"
+    );
+    assert_eq!(c.calls("set"), 0);
 }
 
 #[test]
