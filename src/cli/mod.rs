@@ -296,10 +296,12 @@ pub struct Cli {
     /// Whether --distribution was given on the command line (filled in by `parse_args`)
     #[arg(skip)]
     pub distribution_given: bool,
-    /// Fail a request whose reply takes longer than this many milliseconds (default: wait forever)
+    /// Fail a request whose reply takes longer than this many milliseconds (default: wait forever); also
+    /// how long each reply to the run's own questions (CONFIG GET, INFO, CLUSTER SLOTS) may take
     #[arg(long = "timeout", value_name = "ms", allow_negative_numbers = true)]
     pub timeout: Option<i64>,
-    /// Give up connecting after this many milliseconds
+    /// Give up connecting (and setting a connection up) after this many milliseconds; without
+    /// --timeout, also how long each reply to the run's own questions may take
     #[arg(
         long = "connect-timeout",
         value_name = "ms",
