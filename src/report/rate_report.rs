@@ -32,7 +32,13 @@ pub fn shortfall(r: &TestResult, t: &RateTarget) -> Option<String> {
     let st = &r.stats;
     let mean_service_ms = st.service.as_ref().map_or(0.0, |h| h.mean() / 1e6);
     let needed = t.rps * mean_service_ms / 1000.0;
-    let why = if st.late_full > 0 && st.late_full >= st.late_free {
+    let why = if stalled(r, t) {
+        format!(
+            "{} requests fell due and were never sent: {}",
+            st.late_unsent,
+            unsent_cause(r, t)
+        )
+    } else if st.late_full > 0 && st.late_full >= st.late_free {
         format!(
             "every connection already had -P requests waiting when more were due ({} sent late); at the \
              measured mean service time of {mean_service_ms:.3} ms the target needs about {needed:.0} requests \
@@ -48,8 +54,9 @@ pub fn shortfall(r: &TestResult, t: &RateTarget) -> Option<String> {
         )
     } else if st.late_unsent > 0 {
         format!(
-            "{} requests fell due and were never sent before the end: the client was behind its schedule",
-            st.late_unsent
+            "{} requests fell due and were never sent before the end: {}",
+            st.late_unsent,
+            unsent_cause(r, t)
         )
     } else if st.failed > 0 {
         format!("{} requests failed", st.failed)
@@ -61,6 +68,25 @@ pub fn shortfall(r: &TestResult, t: &RateTarget) -> Option<String> {
         t.rps,
         100.0 * achieved / t.rps
     ))
+}
+
+/// Whether the run ended with every connection's pipeline full of requests the server had not
+/// answered, so requests due after that could not be sent whatever the client did.
+fn stalled(r: &TestResult, t: &RateTarget) -> bool {
+    r.stats.late_unsent > 0 && r.stats.in_flight >= t.slots as u64
+}
+
+/// Why requests that fell due were never sent: the server stopped answering (every connection held
+/// -P unanswered requests at the end), or the client was behind its schedule.
+fn unsent_cause(r: &TestResult, t: &RateTarget) -> String {
+    if stalled(r, t) {
+        format!(
+            "every connection had -P requests waiting for replies ({} in flight at the end): the server stopped answering",
+            r.stats.in_flight
+        )
+    } else {
+        "the client was behind its schedule".to_string()
+    }
 }
 
 /// Lines added to the normal block's summary: service time, rate against target, per-command figures.
@@ -94,8 +120,9 @@ pub fn summary_lines(r: &TestResult) -> String {
         if r.stats.late_unsent > 0 {
             let _ = writeln!(
                 s,
-                "  never sent: {} requests fell due before the end of --duration and were not sent (the client was behind its schedule)",
-                r.stats.late_unsent
+                "  never sent: {} requests fell due before the end of --duration and were not sent ({})",
+                r.stats.late_unsent,
+                unsent_cause(r, t)
             );
         }
         if let Some(why) = shortfall(r, t) {

@@ -332,6 +332,8 @@ pub struct Account {
     pub failed: u64,
     pub not_sent: u64,
     pub in_flight: u64,
+    /// Open loop under --duration: requests that fell due and were never sent.
+    pub late_unsent: u64,
 }
 
 pub fn request_account(stdout: &str) -> Option<Account> {
@@ -349,6 +351,7 @@ pub fn request_account(stdout: &str) -> Option<Account> {
             l if l.starts_with("failed") => a.failed = n,
             "not sent" => a.not_sent = n,
             l if l.starts_with("in flight") => a.in_flight = n,
+            "fell due and were never sent" => a.late_unsent = n,
             _ => return None,
         }
     }

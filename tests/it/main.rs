@@ -7,6 +7,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod bounds;
 mod capacity;
 mod cli;
 mod cluster;

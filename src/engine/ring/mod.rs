@@ -48,6 +48,9 @@ const RECV_BUFFERS: u16 = 512;
 const RECV_BUFFER_SIZE: usize = 4096;
 /// The longest the loop waits in the kernel before it looks at the stop flag and the clocks again.
 const MAX_WAIT: Duration = Duration::from_millis(10);
+/// How long replies still due may take once `--duration` is over, without `--timeout` (with it, the
+/// timeout is their time): then they are counted in flight and the run ends.
+const AFTER_DURATION: Duration = Duration::from_secs(1);
 
 /// What the open loop's wait asks for when it only needs to wake at its next due request: more
 /// completions than can arrive, so the kernel (6.7 and later, with `DEFER_TASKRUN`) lets replies
@@ -277,17 +280,8 @@ impl<'a> Driver<'a> {
             {
                 break;
             }
-            if !layered && !self.deadline_passed && self.state.deadline.is_some_and(|d| now >= d) {
-                // --duration is over: requests already sent may still answer.
-                self.deadline_passed = true;
-                for i in 0..self.conns.len() {
-                    self.conns[i].src.stop_sending();
-                    self.finish_if_idle(i);
-                    if self.conns[i].io.phase() == Phase::Opening {
-                        // Nothing is left to send on it: its opening is abandoned.
-                        self.shut(i);
-                    }
-                }
+            if self.duration_over(now) {
+                break;
             }
             self.retry_connects(now);
             if self.opening > 0 {
@@ -428,6 +422,28 @@ impl<'a> Driver<'a> {
         if let Some(l) = self.layer.as_mut() {
             l.finish(&mut self.state.stats.borrow_mut());
         }
+    }
+
+    /// `--duration`: at its end every connection stops sending (under `--cluster` the layer stops its
+    /// clients), and requests already sent may still answer; true once they have had their time
+    /// (`--timeout`, else [`AFTER_DURATION`]): the loop then ends with those still unanswered in
+    /// flight, so a server that stopped reading cannot hold the run.
+    fn duration_over(&mut self, now: Instant) -> bool {
+        let Some(end) = self.state.deadline.filter(|&d| now >= d) else {
+            return false;
+        };
+        if !self.deadline_passed && self.layer.is_none() {
+            self.deadline_passed = true;
+            for i in 0..self.conns.len() {
+                self.conns[i].src.stop_sending();
+                self.finish_if_idle(i);
+                if self.conns[i].io.phase() == Phase::Opening {
+                    // Nothing is left to send on it: its opening is abandoned.
+                    self.shut(i);
+                }
+            }
+        }
+        now >= end + self.cfg.connect.timeout.unwrap_or(AFTER_DURATION) + MAX_WAIT
     }
 
     /// `-I`: why the run ended early (the server refused or closed a connection), if it did.

@@ -1,0 +1,72 @@
+//! A run ends within its bounds whatever the server does: a server that stops reading in the middle
+//! of a `--duration` run (SIGSTOP), closed loop and open loop, holds the run for the duration and the
+//! replies' grace after it, then the account names what was left unanswered.
+
+use crate::common::{RedisServer, request_account, ringbench_within, sys};
+use std::time::{Duration, Instant};
+
+fn server_pid(s: &RedisServer) -> i32 {
+    s.cli(&["info", "server"])
+        .lines()
+        .find_map(|l| l.strip_prefix("process_id:"))
+        .and_then(|p| p.trim().parse().ok())
+        .expect("INFO server has process_id")
+}
+
+#[test]
+fn duration_bounds_a_run_whose_server_stops_reading() {
+    let _turn = crate::common::lock::shared();
+    let closed: &[&str] = &["-t", "set", "-d", "10000", "-c", "10", "-P", "16"];
+    let open: &[&str] = &["-t", "get", "-c", "10", "--rps", "200"];
+    for load in [closed, open] {
+        let s = RedisServer::start();
+        s.reset();
+        let pid = server_pid(&s);
+        let port = s.port.to_string();
+        let mut args = vec!["-p", &port, "--duration", "2"];
+        args.extend_from_slice(load);
+        // The server stops reading a second into the run.
+        let stopper = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_secs(1));
+            sys::kill(pid, libc::SIGSTOP);
+        });
+        let started = Instant::now();
+        // The build before ran on until killed (40 s and more): 2 s, the 1 s grace, and a loaded
+        // machine's margin.
+        let out = ringbench_within(&args, Duration::from_secs(20));
+        let took = started.elapsed();
+        stopper.join().unwrap();
+        sys::kill(pid, libc::SIGCONT);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{load:?}: {stdout}\n{stderr}");
+        assert!(stderr.is_empty(), "{load:?}: {stderr}");
+        let a = request_account(&stdout).unwrap_or_else(|| panic!("{load:?}: {stdout}"));
+        assert!(a.in_flight > 0, "{load:?}: {stdout}");
+        assert_eq!(
+            a.requested,
+            a.completed + a.failed + a.not_sent + a.in_flight + a.late_unsent,
+            "{load:?}: {stdout}"
+        );
+        if a.late_unsent > 0 {
+            // Requests due after the stall were held back by the full pipelines, not by the client.
+            assert!(
+                stdout.contains("the server stopped answering")
+                    && !stdout.contains("try more --threads"),
+                "{load:?}: {stdout}"
+            );
+        }
+        assert!(
+            took >= Duration::from_secs(3),
+            "{load:?} ended early: {took:?}"
+        );
+        // Once it reads again, the server runs what was completed and, from the socket buffers,
+        // at most what was in flight.
+        let command = load[1];
+        let done = s.calls(command);
+        assert!(
+            done >= a.completed && done <= a.completed + a.in_flight,
+            "{load:?}: server ran {done}\n{stdout}"
+        );
+    }
+}
