@@ -82,7 +82,8 @@ pub struct Cli {
     /// over masters and replicas); writes always go to masters
     #[arg(long = "rfr", value_name = "no|yes|all")]
     pub rfr: Option<String>,
-    /// --cluster: how many seconds requests for slots no master answers are retried before the run gives up
+    /// How many seconds requests for slots no master answers (--cluster), or reconnects the server
+    /// refuses (after a stall, say), are retried before the run gives up
     #[arg(
         long = "failover-timeout",
         value_name = "seconds",

@@ -643,11 +643,17 @@ fn wait_for_sigint_handler(pid: u32) {
     }
 }
 
-/// Waits until ringbench blocks writing to its full stdout pipe (never read): its bytes stop changing.
-fn wait_for_full_pipe(stdout: &std::process::ChildStdout) {
+/// Waits until ringbench blocks writing to its full stdout pipe (never read): its main thread sleeps
+/// in the kernel's pipe write (`/proc/PID/wchan`) and the pipe's bytes stop changing. (Unchanged bytes
+/// alone were taken for a full pipe once on a loaded machine, where the writer was only slow.)
+fn wait_for_full_pipe(stdout: &std::process::ChildStdout, pid: u32) {
     let deadline = Instant::now() + Duration::from_secs(20);
     let (mut last, mut since) = (0, Instant::now());
-    while last == 0 || since.elapsed() < Duration::from_millis(300) {
+    let blocked = || {
+        std::fs::read_to_string(format!("/proc/{pid}/wchan"))
+            .is_ok_and(|w| w.contains("pipe_write"))
+    };
+    while last == 0 || since.elapsed() < Duration::from_millis(300) || !blocked() {
         let n = crate::common::sys::pipe_waiting(stdout);
         if n != last {
             (last, since) = (n, Instant::now());
@@ -672,7 +678,7 @@ fn signals_together_count_once_and_a_later_one_ends_at_once() {
         spawn_ringbench(&["-p", &port, "-l", "-t", "ping_inline", "-n", "1", "-c", "1"]);
     wait_for_sigint_handler(child.id());
     let stdout = child.stdout.take().unwrap();
-    wait_for_full_pipe(&stdout);
+    wait_for_full_pipe(&stdout, child.id());
     let first = Instant::now();
     signal(&child, libc::SIGINT);
     signal(&child, libc::SIGINT);

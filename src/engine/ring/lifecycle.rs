@@ -107,13 +107,42 @@ impl Driver<'_> {
             self.open_failed(i, e);
             return;
         }
-        // `-k 0` connects again at once; a lost connection first waits the first backoff step.
-        c.life.retry_from(if renew {
+        // `-k 0` connects again at once; a lost (or refused) connection waits, longer after each
+        // loss in a row.
+        let at = if renew {
             Instant::now()
         } else {
-            Instant::now() + Duration::from_millis(RECONNECT_BACKOFF_MS[0])
-        });
+            Instant::now() + c.life.loss_backoff()
+        };
+        c.life.retry_from(at);
         self.set_phase(i, Phase::Reconnecting);
+    }
+
+    /// What the server's refusal `message` of connection `i` says to the user, once the connection's
+    /// life has taken it: a refused reconnect is tried again (with backoff) for up to
+    /// `--failover-timeout`, since a server that stalled counts the connections closed meanwhile until
+    /// it wakes; a first connection refused, or refusals past that, end the connection.
+    pub(super) fn refusal_text(&mut self, i: usize, message: String, now: Instant) -> String {
+        let limit = self.cfg.connect.failover_timeout;
+        let served = self.conns[i].life.refused_for_now(now, limit);
+        let maxclients = message.starts_with("ERR max number of clients");
+        match (served, maxclients) {
+            (Some(_), true) => format!(
+                "{message} (a reconnect: the server still counted connections ringbench had closed, or other clients took their room; tried again for up to --failover-timeout)"
+            ),
+            (Some(_), false) => {
+                format!("{message} (a reconnect; tried again for up to --failover-timeout)")
+            }
+            (None, true) if self.conns[i].life.was_served() => format!(
+                "{message} (reconnects refused for {:.1} s, --failover-timeout: the server kept counting closed connections, or other clients took their room)",
+                limit.as_secs_f64()
+            ),
+            // `-I` prints the server's words alone, as redis-benchmark does.
+            (None, true) if !self.idle => format!(
+                "{message} (the server's maxclients is below -c: raise it with CONFIG SET maxclients)"
+            ),
+            (None, _) => message,
+        }
     }
 
     /// Moves connection `i` to `phase`, keeping the counts the loop reads instead of scanning.

@@ -173,13 +173,7 @@ impl Driver<'_> {
             // A server that refuses a connection (maxclients, protected mode) says so before it
             // reads anything: that line answers no request.
             if error && fresh && batch == 0 && is_refusal(raw) {
-                let mut text = error_text(raw);
-                if text.starts_with("ERR max number of clients") {
-                    text.push_str(
-                        " (the server's maxclients is below -c: raise it with CONFIG SET maxclients)",
-                    );
-                }
-                refused = Some(text);
+                refused = Some(error_text(raw));
                 return;
             }
             if let Some(l) = layer.as_mut() {
@@ -292,9 +286,11 @@ impl Driver<'_> {
         if full && c.flight.queued() < self.cfg.load.pipeline {
             c.flight.made_room(arrived);
         }
+        if whole > 0 && refused.is_none() {
+            c.life.served();
+        }
         if let Some(message) = refused {
-            c.life.refuse();
-            let e = ConnError::Refused(message);
+            let e = ConnError::Refused(self.refusal_text(i, message, now));
             self.lose(i, &e);
             return;
         }

@@ -19,6 +19,13 @@ pub(in crate::engine::ring) struct Life {
     renew: bool,
     /// Set when the server refused the connection; it is not tried again.
     refused: bool,
+    /// Set once the server has answered a request on this connection (any of its sockets): a later
+    /// refusal is of a reconnect, which the server may take back (see [`Life::refused_for_now`]).
+    served: bool,
+    /// Since when the server has refused this connection's reconnects (cleared by an answer).
+    refused_since: Option<Instant>,
+    /// Losses in a row with no answer between them (each reconnect then waits twice as long).
+    losses: u32,
     /// Set while the connection waits in the ready list.
     queued: bool,
 }
@@ -32,6 +39,9 @@ impl Life {
             retry_at: now,
             renew: false,
             refused: false,
+            served: false,
+            refused_since: None,
+            losses: 0,
             queued: false,
         }
     }
@@ -105,14 +115,53 @@ impl Life {
         std::mem::take(&mut self.renew)
     }
 
-    /// The server refused the connection.
-    pub(in crate::engine::ring) fn refuse(&mut self) {
-        self.refused = true;
-    }
-
     #[inline]
     pub(in crate::engine::ring) fn refused(&self) -> bool {
         self.refused
+    }
+
+    /// The server answered a request on this connection: a refusal streak, if any, is over.
+    #[inline]
+    pub(in crate::engine::ring) fn served(&mut self) {
+        self.served = true;
+        self.refused_since = None;
+        self.losses = 0;
+    }
+
+    /// The pause before reconnecting a lost connection: 50 ms after a loss that followed an answer,
+    /// twice as long after each loss in a row without one, up to 1.6 s (a stalled server timing every
+    /// reconnect out would otherwise get a new connection from each client every `--timeout`, all
+    /// counted against its maxclients when it wakes).
+    pub(in crate::engine::ring) fn loss_backoff(&mut self) -> std::time::Duration {
+        self.losses += 1;
+        std::time::Duration::from_millis(50 << (self.losses - 1).min(5))
+    }
+
+    /// The server refused the connection at `now`: `Some(first)` (when the refusals began) when it
+    /// may be tried again, a reconnect the server refused for less than `limit` (a server that stalled
+    /// still counts the connections that were closed meanwhile, until it wakes and reads their
+    /// closes); `None` when it is refused for good (it never served this connection, or `limit` has
+    /// passed).
+    pub(in crate::engine::ring) fn refused_for_now(
+        &mut self,
+        now: Instant,
+        limit: std::time::Duration,
+    ) -> Option<Instant> {
+        if !self.served {
+            self.refused = true;
+            return None;
+        }
+        let first = *self.refused_since.get_or_insert(now);
+        if now.saturating_duration_since(first) >= limit {
+            self.refused = true;
+            return None;
+        }
+        Some(first)
+    }
+
+    /// Whether the server has answered a request on this connection.
+    pub(in crate::engine::ring) fn was_served(&self) -> bool {
+        self.served
     }
 
     /// Puts the connection in the ready list's count: false when it is there already.
