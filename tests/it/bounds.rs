@@ -77,10 +77,10 @@ fn a_stall_under_timeout_does_not_become_a_reconnect_storm() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start_with(&["--maxclients", "100", "--enable-debug-command", "yes"]);
     s.reset();
-    let port = s.port.to_string();
+    let server_port = s.port;
     let sleeper = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_secs(1));
-        crate::common::redis_cli(port.parse().unwrap(), &["DEBUG", "SLEEP", "3"])
+        crate::common::redis_cli(server_port, &["DEBUG", "SLEEP", "3"])
     });
     let port = s.port.to_string();
     // Each request stalled past 300 ms drops its connection: -c 40 reconnecting every 350 ms made
