@@ -14,8 +14,8 @@ pub struct Cluster {
     pub node_timeout_ms: u64,
 }
 
-/// The ringbench binary the cluster tests run: this build, or the one `$RINGBENCH_BIN` names (to see
-/// what another build does with the same test).
+/// The ringbench binary the tests run through [`super::bench::Bench`]: this build, or the one
+/// `$RINGBENCH_BIN` names (to see what another build does with the same test).
 pub fn bin() -> PathBuf {
     std::env::var_os("RINGBENCH_BIN")
         .map(PathBuf::from)
@@ -191,10 +191,6 @@ impl Cluster {
             }
         }
         panic!("no owner for slot {slot}:\n{nodes}");
-    }
-
-    pub fn addr(&self) -> Vec<String> {
-        vec!["-p".into(), self.ports[0].to_string(), "--cluster".into()]
     }
 }
 

@@ -1,5 +1,5 @@
 //! Test harness: a real `redis-server` on a free port (or unix socket), `redis-cli` for the server's side
-//! of every check, and the `ringbench` binary under test.
+//! of every check, and the `ringbench` binary under test, run through [`bench::Bench`].
 #![allow(dead_code)]
 
 pub mod alloc;
@@ -15,7 +15,7 @@ pub mod sys;
 use std::collections::HashMap;
 use std::net::TcpListener;
 use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// A `redis-server` process owned by one test; stopped when dropped.
@@ -159,11 +159,6 @@ impl RedisServer {
             std::thread::sleep(Duration::from_millis(10));
         }
     }
-
-    /// `-p PORT` for ringbench.
-    pub fn port_args(&self) -> Vec<String> {
-        vec!["-p".into(), self.port.to_string()]
-    }
 }
 
 impl Drop for RedisServer {
@@ -188,16 +183,6 @@ pub fn parse_commandstats(info: &str) -> HashMap<String, u64> {
         }
     }
     m
-}
-
-/// Runs the ringbench binary with `args`.
-pub fn ringbench(args: &[&str]) -> Output {
-    bench::Bench::new().args(args).output()
-}
-
-/// Starts ringbench in the background with piped output.
-pub fn spawn_ringbench(args: &[&str]) -> Child {
-    bench::Bench::new().args(args).spawn()
 }
 
 /// Runs `redis-cli -p port` with `args` and returns its trimmed stdout.
@@ -279,41 +264,6 @@ pub fn own_cpus() -> String {
     list
 }
 
-/// Runs ringbench like [`ringbench`], but kills it when it has not ended within `limit` and then fails
-/// the test with what it printed: for faults whose old behaviour was to run for good.
-pub fn ringbench_within(args: &[&str], limit: Duration) -> Output {
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicBool, Ordering};
-    let child = spawn_ringbench(args);
-    let pid = child.id() as i32;
-    let ended = Arc::new(AtomicBool::new(false));
-    let watch = {
-        let ended = ended.clone();
-        std::thread::spawn(move || {
-            let start = Instant::now();
-            while start.elapsed() < limit {
-                if ended.load(Ordering::SeqCst) {
-                    return false;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            // Our own child, not reaped yet (ended is false).
-            sys::kill(pid, libc::SIGKILL);
-            true
-        })
-    };
-    let out = child.wait_with_output().unwrap();
-    ended.store(true, Ordering::SeqCst);
-    let killed = watch.join().unwrap();
-    assert!(
-        !killed,
-        "ringbench {args:?} did not end within {limit:?}\nstdout:\n{}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
 /// Parses the `requests: N requested, C completed, F failed` line of the normal block.
 pub fn request_counts(stdout: &str) -> Option<(u64, u64, u64)> {
     request_split(stdout).map(|(r, c, f, _)| (r, c, f))
@@ -373,12 +323,6 @@ pub fn assert_interrupted_account(stdout: &str, requested: u64, executed: u64) {
         (a.completed..=a.completed + a.in_flight).contains(&executed),
         "the server executed {executed}, {a:?}\n{stdout}"
     );
-}
-
-/// Runs ringbench against `server` (its port first, then `args`) and asserts success: exit 0 and
-/// nothing on stderr.
-pub fn ringbench_ok(server: &RedisServer, args: &[&str]) -> String {
-    bench::Bench::on(server).args(args).ok()
 }
 
 /// The first test's "N requests completed in S seconds" as (N, S).

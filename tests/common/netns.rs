@@ -2,6 +2,7 @@
 //! make the network faults a real server cannot: dropped connection attempts, black holes. Removed when
 //! dropped. Creating one needs root (CI runs as root); a test that cannot make one fails, it never skips.
 
+use super::bench::Bench;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -43,13 +44,9 @@ impl NetNs {
         c
     }
 
-    /// The ringbench under test, to run inside the namespace: stdin closed, stdout and stderr piped.
-    pub fn ringbench(&self) -> Command {
-        let mut c = self.command(env!("CARGO_BIN_EXE_ringbench"));
-        c.stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        c
+    /// The ringbench under test, to run inside the namespace (`ip netns exec`, which execs it in place).
+    pub fn ringbench(&self) -> Bench {
+        Bench::new().under("ip", ["netns", "exec", &self.name])
     }
 
     /// Runs `iptables` with `args` inside the namespace and asserts that it worked.

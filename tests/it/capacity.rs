@@ -4,6 +4,7 @@
 //! confirmed away, `--repeat` reports the spread, a search on a real cluster is counted on every master,
 //! and an answer far below the probe whose failing steps left the server at ease says so.
 
+use crate::common::bench::Bench;
 use crate::common::cluster::Cluster;
 use crate::common::lock::alone;
 use crate::common::scratch::Scratch;
@@ -19,10 +20,7 @@ use std::time::Duration;
 
 /// Runs `ringbench capacity` against `s` and returns (stdout, stderr), asserting success.
 fn capacity(s: &RedisServer, args: &[&str]) -> (String, String) {
-    let port = s.port.to_string();
-    let mut all = vec!["capacity", "-p", &port];
-    all.extend_from_slice(args);
-    let out = ringbench(&all);
+    let out = Bench::capacity(s).args(args).output();
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(
@@ -197,7 +195,7 @@ fn search_converges_and_its_answer_follows_from_its_steps() {
     // compare reads it like any result file (a copy: the same file twice is refused).
     let copy = format!("{json}.copy.json");
     std::fs::copy(&json, &copy).unwrap();
-    let cmp = ringbench(&["compare", &json, &copy]);
+    let cmp = Bench::new().args(["compare", &json, &copy]).output();
     assert!(
         cmp.status.success(),
         "{}",
@@ -207,7 +205,7 @@ fn search_converges_and_its_answer_follows_from_its_steps() {
     assert!(table.contains(&format!("SET @ {} rps", cap)), "{table}");
 
     // merge takes it too (the same search from two client machines would be merged step by step).
-    let merged = ringbench(&["merge", &json, &copy, "-q"]);
+    let merged = Bench::new().args(["merge", &json, &copy, "-q"]).output();
     assert!(
         merged.status.success(),
         "{}",
@@ -321,17 +319,9 @@ fn a_search_the_client_cannot_keep_up_with_blames_the_client() {
     let core = crate::common::sys::last_core();
     let stop = Arc::new(AtomicBool::new(false));
     let spinner = hog(core, stop.clone());
-    let port = s.port.to_string();
     let cpus = core.to_string();
-    let out = std::process::Command::new("nice")
-        .args([
-            "-n",
-            "19",
-            env!("CARGO_BIN_EXE_ringbench"),
-            "capacity",
-            "-p",
-            &port,
-        ])
+    let out = Bench::capacity(&s)
+        .under("nice", ["-n", "19"])
         .args([
             "-t",
             "set",
@@ -348,9 +338,7 @@ fn a_search_the_client_cannot_keep_up_with_blames_the_client() {
             "--slo", "p99=1s", "--from", "800000", "--to", "800000", "--within", "100%",
         ])
         .args(["--step-duration", "0.3", "--warmup", "0"])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
+        .output();
     stop.store(true, Ordering::Relaxed);
     spinner.join().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -372,7 +360,6 @@ fn a_search_the_client_cannot_keep_up_with_blames_the_client() {
 fn search_flag_mistakes_are_one_line_usage_errors() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
-    let port = s.port.to_string();
     for (args, flag) in [
         (vec!["--slo", "p99=1"], "'--slo'"),
         (vec!["--slo", "x=1ms"], "'--slo'"),
@@ -415,9 +402,7 @@ fn search_flag_mistakes_are_one_line_usage_errors() {
             "--metrics-listen or --statsd",
         ),
     ] {
-        let mut all = vec!["capacity", "-p", &port];
-        all.extend(args.iter().copied());
-        let out = ringbench(&all);
+        let out = Bench::capacity(&s).args(&args).output();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
@@ -430,24 +415,22 @@ fn search_flag_mistakes_are_one_line_usage_errors() {
 fn sigterm_ends_a_search_with_the_answer_so_far() {
     let _turn = alone();
     let s = RedisServer::start();
-    let port = s.port.to_string();
-    let child = spawn_ringbench(&[
-        "capacity",
-        "-p",
-        &port,
-        "-t",
-        "get",
-        "--slo",
-        "p99=1s",
-        "--from",
-        "1000",
-        "--to",
-        "2000",
-        "--step-duration",
-        "30",
-        "--warmup",
-        "0",
-    ]);
+    let child = Bench::capacity(&s)
+        .args([
+            "-t",
+            "get",
+            "--slo",
+            "p99=1s",
+            "--from",
+            "1000",
+            "--to",
+            "2000",
+            "--step-duration",
+            "30",
+            "--warmup",
+            "0",
+        ])
+        .spawn();
     s.wait_for_calls("get", 100);
     // SAFETY: kill(2) on our own child's pid.
     assert!(crate::common::sys::kill(child.id() as i32, libc::SIGTERM));
@@ -634,32 +617,13 @@ fn a_cluster_search_is_counted_on_every_master() {
     let dir = Scratch::new("cluster");
     let json = dir.path("k.json");
     let port = c.ports[0].to_string();
-    let out = ringbench(&[
-        "capacity",
-        "-p",
-        &port,
-        "--cluster",
-        "-t",
-        "set",
-        "-r",
-        "10000",
-        "-c",
-        "6",
-        "--slo",
-        "p99=200ms",
-        "--from",
-        "1000",
-        "--to",
-        "4000",
-        "--within",
-        "25%",
-        "--step-duration",
-        "0.3",
-        "--warmup",
-        "0",
-        "--json",
-        &json,
-    ]);
+    let out = Bench::new()
+        .args(["capacity", "-p", &port, "--cluster", "-t", "set"])
+        .args(["-r", "10000", "-c", "6", "--slo", "p99=200ms"])
+        .args(["--from", "1000", "--to", "4000", "--within", "25%"])
+        .args(["--step-duration", "0.3", "--warmup", "0"])
+        .json(&json)
+        .output();
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(out.status.success() && err.is_empty(), "{text}\n{err}");
@@ -799,20 +763,10 @@ fn a_server_without_room_for_the_clients_is_refused_before_the_search() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start_with(&["--maxclients", "6"]);
     s.reset();
-    let port = s.port.to_string();
-    let out = ringbench(&[
-        "capacity",
-        "-p",
-        &port,
-        "-t",
-        "get",
-        "-c",
-        "10",
-        "--slo",
-        "p99=5ms",
-        "--step-duration",
-        "0.3",
-    ]);
+    let out = Bench::capacity(&s)
+        .args(["-t", "get", "-c", "10", "--slo", "p99=5ms"])
+        .args(["--step-duration", "0.3"])
+        .output();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");

@@ -3,8 +3,9 @@
 //! still is one, the completions and man page come out of the same definition, and `merge`/`compare`
 //! refuse a file given twice.
 
+use crate::common::RedisServer;
+use crate::common::bench::Bench;
 use crate::common::scratch::Scratch;
-use crate::common::{RedisServer, ringbench, ringbench_ok};
 use std::collections::HashMap;
 use std::process::Command;
 
@@ -19,7 +20,7 @@ const SUBCOMMANDS: [&str; 6] = [
 
 /// A usage error: exit 2, one line on stderr, nothing on stdout; returns the line.
 fn usage_error(args: &[&str]) -> String {
-    let out = ringbench(args);
+    let out = Bench::new().args(args).output();
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
@@ -51,7 +52,7 @@ fn seen(s: &RedisServer) -> (u64, u64, HashMap<String, u64>) {
 fn help_lists_every_subcommand() {
     let _turn = crate::common::lock::shared();
     for args in [&["--help"][..], &["help"]] {
-        let out = ringbench(args);
+        let out = Bench::new().args(args).output();
         assert_eq!(out.status.code(), Some(0), "{args:?}");
         let help = String::from_utf8_lossy(&out.stdout);
         let listed = help
@@ -68,7 +69,7 @@ fn help_lists_every_subcommand() {
     }
     // Each subcommand has its help, with exit code 0.
     for name in SUBCOMMANDS {
-        let out = ringbench(&[name, "--help"]);
+        let out = Bench::new().args([name, "--help"]).output();
         let help = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.success() && help.contains(&format!("Usage: ringbench {name}")),
@@ -77,10 +78,10 @@ fn help_lists_every_subcommand() {
         );
     }
     // A subcommand's help is its own flags.
-    let out = ringbench(&["help", "capacity"]);
+    let out = Bench::new().args(["help", "capacity"]).output();
     let help = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success() && help.contains("--slo") && help.contains("-P <numreq>"));
-    let out = ringbench(&["capacity", "--help"]);
+    let out = Bench::new().args(["capacity", "--help"]).output();
     assert!(
         out.status.success() && String::from_utf8_lossy(&out.stdout).contains("--step-duration")
     );
@@ -111,7 +112,9 @@ fn a_mistyped_subcommand_sends_nothing() {
     assert_eq!(after.0, before.0 + 2, "connections");
     assert_eq!((after.1, &after.2), (before.1, &before.2));
     // After `--` the word is a command, sent as redis-benchmark would (and the check above would fail).
-    let out = ringbench(&["-p", &port, "-n", "5", "-c", "1", "-q", "--", "compre", "a"]);
+    let out = Bench::on(&s)
+        .args(["-n", "5", "-c", "1", "-q", "--", "compre", "a"])
+        .output();
     assert_eq!(out.status.code(), Some(1), "error replies");
     let sent = seen(&s);
     assert!(sent.0 > after.0 + 2 && sent.1 >= after.1 + 5, "{sent:?}");
@@ -122,13 +125,11 @@ fn server_commands_stay_commands() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     let port = s.port.to_string();
-    ringbench_ok(
-        &s,
-        &["-p", &port, "-n", "7", "-c", "1", "-q", "set", "k", "v"],
-    );
-    ringbench_ok(
-        &s,
-        &[
+    Bench::on(&s)
+        .args(["-p", &port, "-n", "7", "-c", "1", "-q", "set", "k", "v"])
+        .ok();
+    Bench::on(&s)
+        .args([
             "-h",
             "127.0.0.1",
             "-p",
@@ -139,10 +140,12 @@ fn server_commands_stay_commands() {
             "1",
             "get",
             "k",
-        ],
-    );
+        ])
+        .ok();
     // HELLO is two edits from `help`, and a server command.
-    ringbench_ok(&s, &["-p", &port, "-n", "2", "-c", "1", "-q", "hello", "2"]);
+    Bench::on(&s)
+        .args(["-p", &port, "-n", "2", "-c", "1", "-q", "hello", "2"])
+        .ok();
     assert_eq!((s.calls("set"), s.calls("get")), (7, 3));
     assert!(s.calls("hello") >= 2);
 }
@@ -156,7 +159,7 @@ fn completions_are_scripts_each_shell_reads() {
         ("zsh", "#compdef ringbench", "--"),
         ("fish", "complete -c ringbench", "-l "),
     ] {
-        let out = ringbench(&["completions", shell]);
+        let out = Bench::new().args(["completions", shell]).output();
         assert!(out.status.success() && out.stderr.is_empty(), "{shell}");
         let script = String::from_utf8(out.stdout).unwrap();
         assert!(script.contains(marker), "{shell}: no {marker}");
@@ -189,7 +192,7 @@ fn completions_are_scripts_each_shell_reads() {
 fn the_man_page_renders() {
     let _turn = crate::common::lock::shared();
     let dir = Scratch::new("man");
-    let out = ringbench(&["manpage", &dir.0.to_string_lossy()]);
+    let out = Bench::new().arg("manpage").arg(&dir.0).output();
     assert!(
         out.status.success(),
         "{}",
@@ -226,9 +229,13 @@ fn merge_and_compare_refuse_a_file_twice_and_warn_on_other_setups() {
     let port = s.port.to_string();
     let dir = Scratch::new("twice");
     let (a, b) = (dir.path("a.json"), dir.path("b.json"));
-    let base = ["-p", &port, "-t", "get", "-n", "1000", "-q", "--json"];
-    ringbench_ok(&s, &[&base[..], &[&a, "-c", "2"]].concat());
-    ringbench_ok(&s, &[&base[..], &[&b, "-c", "4", "-P", "4"]].concat());
+    let base = ["-p", &port, "-t", "get", "-n", "1000", "-q"];
+    Bench::on(&s).args(base).json(&a).args(["-c", "2"]).ok();
+    Bench::on(&s)
+        .args(base)
+        .json(&b)
+        .args(["-c", "4", "-P", "4"])
+        .ok();
     let link = dir.path("link.json");
     std::os::unix::fs::symlink(&a, &link).unwrap();
     let dotted = format!("{}/./a.json", dir.0.display());
@@ -245,7 +252,7 @@ fn merge_and_compare_refuse_a_file_twice_and_warn_on_other_setups() {
         );
     }
     // Once a side: an A/A comparison.
-    let out = ringbench(&["compare", &a, "vs", &a]);
+    let out = Bench::new().args(["compare", &a, "vs", &a]).output();
     assert!(
         out.status.success(),
         "{}",
@@ -253,7 +260,7 @@ fn merge_and_compare_refuse_a_file_twice_and_warn_on_other_setups() {
     );
     assert!(out.stderr.is_empty());
     // Other -P and -c: compared, with a warning.
-    let out = ringbench(&["compare", &a, &b]);
+    let out = Bench::new().args(["compare", &a, &b]).output();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(

@@ -10,10 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn run(c: &Cluster, args: &[&str]) -> (bool, String, String) {
-    let mut all = c.addr();
-    all.extend(args.iter().map(|s| s.to_string()));
-    let refs: Vec<&str> = all.iter().map(|s| s.as_str()).collect();
-    let out = ringbench(&refs);
+    let out = Bench::cluster(c.ports[0]).args(args).output();
     (
         out.status.success(),
         String::from_utf8_lossy(&out.stdout).to_string(),
@@ -54,20 +51,9 @@ fn one_executor_beside_local_masters_that_fill_the_cores_is_not_pinned() {
     let _turn = crate::common::lock::shared();
     let cores = usable_cores();
     let c = Cluster::start();
-    let port = c.ports[0].to_string();
-    let mut child = spawn_ringbench(&[
-        "-p",
-        &port,
-        "--cluster",
-        "-t",
-        "ping",
-        "-l",
-        "-q",
-        "-c",
-        "3",
-        "--threads",
-        "1",
-    ]);
+    let mut child = Bench::cluster(c.ports[0])
+        .args(["-t", "ping", "-l", "-q", "-c", "3", "--threads", "1"])
+        .spawn();
     let found = executor_cpus(&child, 1);
     child.kill().unwrap();
     child.wait().unwrap();
@@ -79,10 +65,9 @@ fn one_executor_beside_local_masters_that_fill_the_cores_is_not_pinned() {
     assert_eq!(found, vec![(0, expect)], "3 local masters on {cores:?}");
 
     let s = RedisServer::start();
-    let mut args = s.port_args();
-    args.extend(["-t", "ping", "-l", "-q", "-c", "3", "--threads", "1"].map(String::from));
-    let refs: Vec<&str> = args.iter().map(|a| a.as_str()).collect();
-    let mut child = spawn_ringbench(&refs);
+    let mut child = Bench::on(&s)
+        .args(["-t", "ping", "-l", "-q", "-c", "3", "--threads", "1"])
+        .spawn();
     let found = executor_cpus(&child, 1);
     child.kill().unwrap();
     child.wait().unwrap();
@@ -313,24 +298,10 @@ fn slots_migrated_during_a_run_are_followed() {
         summed_stat(&c, "keyspace_hits"),
         summed_stat(&c, "keyspace_misses"),
     );
-    let mut all = c.addr();
-    all.extend(
-        [
-            "-t",
-            "set,get",
-            "-r",
-            "3000",
-            "-n",
-            &n.to_string(),
-            "-P",
-            "4",
-            "--json",
-            &js,
-        ]
-        .iter()
-        .map(|s| s.to_string()),
-    );
-    let mut child = Bench::new().args(&all).spawn();
+    let mut child = Bench::cluster(c.ports[0])
+        .args(["-t", "set,get", "-r", "3000", "-n", &n.to_string()])
+        .args(["-P", "4", "--json", &js])
+        .spawn();
     // Finish the migration while the run goes: once the new owner has served asked-for requests, give it
     // the slots for good (the old owner then answers MOVED).
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -408,16 +379,8 @@ fn a_killed_master_fails_over_to_its_replica_and_every_request_is_counted_once()
     let json = c.dir.join("failover.json");
     let n = 150_000u64;
     let started = Instant::now();
-    let child = Bench::new()
-        .args([
-            "-p",
-            &seed.to_string(),
-            "--cluster",
-            "-t",
-            "set",
-            "-r",
-            "100000",
-        ])
+    let child = Bench::cluster(seed)
+        .args(["-t", "set", "-r", "100000"])
         .args(["-c", "20", "-n", &n.to_string()])
         .json(&json)
         .spawn();
@@ -542,16 +505,8 @@ fn a_killed_master_without_a_replica_ends_the_run_within_the_bound() {
     let seed = c.ports[0];
     let victim = c.ports[1];
     let bound = 5u64;
-    let mut child = Bench::new()
-        .args([
-            "-p",
-            &seed.to_string(),
-            "--cluster",
-            "-t",
-            "set",
-            "-r",
-            "100000",
-        ])
+    let mut child = Bench::cluster(seed)
+        .args(["-t", "set", "-r", "100000"])
         .args(["-c", "20", "-n", "50000000", "--failover-timeout"])
         .arg(bound.to_string())
         .spawn();
@@ -639,16 +594,8 @@ fn a_frozen_master_ends_the_run_within_the_bound() {
     let _turn = crate::common::lock::shared();
     let c = Cluster::start();
     let (seed, victim) = (c.ports[0], c.ports[2]);
-    let child = Bench::new()
-        .args([
-            "-p",
-            &seed.to_string(),
-            "--cluster",
-            "-t",
-            "set",
-            "-r",
-            "100000",
-        ])
+    let child = Bench::cluster(seed)
+        .args(["-t", "set", "-r", "100000"])
         .args(["-c", "10", "-n", "50000000", "--failover-timeout", "2"])
         .spawn();
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -746,8 +693,9 @@ fn a_node_port_another_server_holds_is_given_up_for_a_free_one() {
 fn a_cluster_node_without_cluster_flag_gets_a_hint_and_exit_1() {
     let _turn = crate::common::lock::shared();
     let c = Cluster::start();
-    let port = c.ports[0].to_string();
-    let out = ringbench(&["-p", &port, "-r", "1000", "-n", "600", "-t", "set", "-q"]);
+    let out = Bench::port(c.ports[0])
+        .args(["-r", "1000", "-n", "600", "-t", "set", "-q"])
+        .output();
     assert_eq!(out.status.code(), Some(1));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let err = String::from_utf8_lossy(&out.stderr);
@@ -1074,8 +1022,9 @@ fn idle_connections_are_held_on_every_master_until_interrupted() {
     let _turn = crate::common::lock::shared();
     let c = Cluster::start();
     let (masters, _) = c.roles(c.ports[0]);
-    let port = c.ports[0].to_string();
-    let child = spawn_ringbench(&["-p", &port, "--cluster", "-c", "4", "-I", "--threads", "2"]);
+    let child = Bench::cluster(c.ports[0])
+        .args(["-c", "4", "-I", "--threads", "2"])
+        .spawn();
     // Each of the 4 clients holds one connection per master (plus the redis-cli asking).
     let deadline = Instant::now() + Duration::from_secs(10);
     for &m in &masters {
@@ -1172,10 +1121,9 @@ fn each_node_sees_batches_of_p_and_the_per_node_counts_match_its_commandstats() 
 fn an_interrupted_cluster_run_accounts_for_the_requests_in_flight() {
     let _turn = crate::common::lock::shared();
     let c = Cluster::start();
-    let mut args = c.addr();
     let n = 50_000_000u64;
-    args.extend(
-        [
+    let child = Bench::cluster(c.ports[0])
+        .args([
             "--cluster",
             "-t",
             "set",
@@ -1185,13 +1133,9 @@ fn an_interrupted_cluster_run_accounts_for_the_requests_in_flight() {
             "20",
             "-P",
             "16",
-        ]
-        .iter()
-        .map(|s| s.to_string()),
-    );
-    args.extend(["-n".to_string(), n.to_string()]);
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let child = spawn_ringbench(&refs);
+        ])
+        .args(["-n", &n.to_string()])
+        .spawn();
     let deadline = Instant::now() + Duration::from_secs(20);
     while c.calls("set") < 100_000 {
         assert!(Instant::now() < deadline, "no load reached the cluster");
@@ -1514,8 +1458,7 @@ fn keepalive_0_opens_a_new_connection_for_each_batch_on_every_master() {
     };
     let before = connections(&c);
     let n = 3000u64;
-    let out = Bench::new()
-        .args(c.addr())
+    let out = Bench::cluster(c.ports[0])
         .args(["-t", "set", "-r", "1000", "-c", "3", "-P", "1", "-k", "0"])
         .args(["-n", &n.to_string(), "-q"])
         .output();
@@ -1791,10 +1734,7 @@ fn a_slot_map_re_read_from_a_black_holed_master_does_not_stop_the_traffic() {
         .args(["--cluster", "-h", "127.0.0.1", "-p", "7101", "-r", "100000"])
         .args(["-c", "10", "--threads", "1", "--duration", "10"])
         .args(["--connect-timeout", "3000", "-q", "--", "GET", &key])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .spawn();
     let started = Instant::now();
     while nodes[1].calls("get") < 1_000 {
         if started.elapsed() > Duration::from_secs(8) || child.try_wait().unwrap().is_some() {
@@ -1905,12 +1845,11 @@ fn reads_from_replicas_reach_the_replicas_and_writes_never_do() {
         "reads spread: {m} on masters, {r} on replicas"
     );
     // Without --cluster, or with a value it does not know, --rfr is a usage error.
-    let port = c.ports[0].to_string();
-    for args in [
-        &["-p", &port, "--rfr", "yes", "-n", "10"][..],
-        &["-p", &port, "--cluster", "--rfr", "maybe", "-n", "10"][..],
+    for bench in [
+        Bench::port(c.ports[0]).args(["--rfr", "yes", "-n", "10"]),
+        Bench::cluster(c.ports[0]).args(["--rfr", "maybe", "-n", "10"]),
     ] {
-        let out = ringbench(args);
+        let out = bench.output();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{err}");
         assert!(err.contains("--rfr") && err.lines().count() == 1, "{err}");

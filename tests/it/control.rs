@@ -5,11 +5,12 @@
 //! A control reply must also be whole within its bound (a paused server, a trickling fake), and a stop
 //! ends the wait for it.
 
+use crate::common::bench::Bench;
 use crate::common::lock::shared;
 use crate::common::sys;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -36,11 +37,11 @@ fn fake_server(answer: fn(&mut TcpStream)) -> u16 {
 }
 
 /// One PING against 127.0.0.1:`port` with `extra` flags, watched as [`run_watched`] does.
-fn ping_once(port: &str, extra: &[&str], limit: Duration) -> Watched {
-    let mut args = vec!["-p", port];
-    args.extend_from_slice(extra);
-    args.extend_from_slice(&["-t", "ping", "-n", "1", "-c", "1"]);
-    run_watched(&args, limit)
+fn ping_once(port: u16, extra: &[&str], limit: Duration) -> Watched {
+    let bench = Bench::port(port)
+        .args(extra)
+        .args(["-t", "ping", "-n", "1", "-c", "1"]);
+    run_watched(bench, limit)
 }
 
 /// How a run of [`run_watched`] ended.
@@ -63,14 +64,14 @@ fn rss_mib(pid: i32) -> u64 {
         .map_or(0, |kib| kib / 1024)
 }
 
-/// Runs ringbench with `args` and fails the test, killing it, when it runs past `limit` or its
-/// resident memory goes past 1 GiB (an unbounded control connection grew by 0.5 GB a second);
-/// otherwise says how it ended, with its peak memory.
-fn run_watched(args: &[&str], limit: Duration) -> Watched {
+/// Runs `bench` and fails the test, killing it, when it runs past `limit` or its resident memory goes
+/// past 1 GiB (an unbounded control connection grew by 0.5 GB a second); otherwise says how it ended,
+/// with its peak memory.
+fn run_watched(bench: Bench, limit: Duration) -> Watched {
+    let mut cmd = bench.command();
+    let shown = format!("{cmd:?}");
     let started = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ringbench"))
-        .args(args)
-        .stdin(Stdio::null())
+    let mut child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -111,7 +112,7 @@ fn run_watched(args: &[&str], limit: Duration) -> Watched {
     let killed = watch.join().unwrap();
     let (stdout, stderr) = (stdout.join().unwrap(), stderr.join().unwrap());
     if let Some(why) = killed {
-        panic!("ringbench {args:?} {why}\nstdout:\n{stdout}\nstderr:\n{stderr}");
+        panic!("{shown} {why}\nstdout:\n{stdout}\nstderr:\n{stderr}");
     }
     Watched {
         code: status.code(),
@@ -155,9 +156,8 @@ fn a_fake_server_announcing_a_terabyte_string_is_refused_at_the_header() {
         }
         let bytes = [b'x'; 64 * 1024];
         while conn.write_all(&bytes).is_ok() {}
-    })
-    .to_string();
-    let w = ping_once(&port, &[], Duration::from_secs(10));
+    });
+    let w = ping_once(port, &[], Duration::from_secs(10));
     assert_refused(
         &w,
         &format!(
@@ -182,9 +182,8 @@ fn a_fake_server_answering_two_million_elements_is_refused_at_the_header() {
                 return;
             }
         }
-    })
-    .to_string();
-    let w = ping_once(&port, &[], Duration::from_secs(20));
+    });
+    let w = ping_once(port, &[], Duration::from_secs(20));
     assert_refused(
         &w,
         &format!(
@@ -273,8 +272,7 @@ fn a_set_up_reply_announcing_a_terabyte_string_is_refused_on_the_ring() {
             });
         }
     });
-    let port = port.to_string();
-    let w = ping_once(&port, &["--dbnum", "1"], Duration::from_secs(10));
+    let w = ping_once(port, &["--dbnum", "1"], Duration::from_secs(10));
     report(&w);
     let said = format!(
         "the reply of 127.0.0.1:{port} to SELECT is over 16 MiB: it announces a string of 1099511627776 bytes"
@@ -293,10 +291,9 @@ fn a_set_up_reply_announcing_a_terabyte_string_is_refused_on_the_ring() {
 fn a_server_that_accepts_and_never_answers_ends_the_run_at_the_bound() {
     let _turn = shared();
     let s = crate::common::RedisServer::start();
-    let port = s.port.to_string();
     assert_eq!(s.cli(&["client", "pause", "30000", "all"]), "OK");
     let w = ping_once(
-        &port,
+        s.port,
         &["--connect-timeout", "2000"],
         Duration::from_secs(15),
     );
@@ -304,7 +301,10 @@ fn a_server_that_accepts_and_never_answers_ends_the_run_at_the_bound() {
     assert_eq!(w.code, Some(1), "{}\n{}", w.stdout, w.stderr);
     assert_eq!(
         w.stderr,
-        format!("ringbench: no reply from 127.0.0.1:{port} to CONFIG GET save within 2000 ms\n")
+        format!(
+            "ringbench: no reply from 127.0.0.1:{} to CONFIG GET save within 2000 ms\n",
+            s.port
+        )
     );
     assert_eq!(w.stdout, "");
     assert!(w.took < Duration::from_secs(4), "{:?}", w.took);
@@ -324,9 +324,8 @@ fn a_trickling_reply_is_cut_off_at_the_bound() {
                 return;
             }
         }
-    })
-    .to_string();
-    let w = ping_once(&port, &["--timeout", "1000"], Duration::from_secs(15));
+    });
+    let w = ping_once(port, &["--timeout", "1000"], Duration::from_secs(15));
     report(&w);
     assert_eq!(w.code, Some(1), "{}\n{}", w.stdout, w.stderr);
     let want = format!(
@@ -351,12 +350,9 @@ fn a_trickling_reply_is_cut_off_at_the_bound() {
 fn sigint_during_a_stalled_control_read_ends_the_run_within_a_second() {
     let _turn = shared();
     let s = crate::common::RedisServer::start();
-    let port = s.port.to_string();
     assert_eq!(s.cli(&["client", "pause", "30000", "all"]), "OK");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ringbench"))
+    let mut child = Bench::on(&s)
         .args([
-            "-p",
-            &port,
             "--connect-timeout",
             "30000",
             "-t",
@@ -366,11 +362,7 @@ fn sigint_during_a_stalled_control_read_ends_the_run_within_a_second() {
             "-c",
             "1",
         ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .spawn();
     std::thread::sleep(Duration::from_secs(1));
     assert!(
         child.try_wait().unwrap().is_none(),
@@ -427,19 +419,8 @@ fn a_server_that_refuses_config_with_an_error_still_runs() {
             });
         }
     });
-    let port = port.to_string();
     let w = run_watched(
-        &[
-            "-p",
-            &port,
-            "-t",
-            "ping_mbulk",
-            "-n",
-            "100",
-            "-c",
-            "1",
-            "-q",
-        ],
+        Bench::port(port).args(["-t", "ping_mbulk", "-n", "100", "-c", "1", "-q"]),
         Duration::from_secs(10),
     );
     report(&w);

@@ -1,5 +1,6 @@
 //! End-to-end checks of the core engine against a real redis-server, counted from the server's side.
 
+use crate::common::bench::Bench;
 use crate::common::*;
 
 #[test]
@@ -7,9 +8,8 @@ fn each_command_reaches_the_server_exactly_n_times() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
-    ringbench_ok(
-        &s,
-        &[
+    let (_, stats) = Bench::on(&s)
+        .args([
             "-t",
             "set,get,incr,lpush,sadd,hset",
             "-n",
@@ -17,9 +17,8 @@ fn each_command_reaches_the_server_exactly_n_times() {
             "-c",
             "20",
             "-q",
-        ],
-    );
-    let stats = s.commandstats();
+        ])
+        .counted();
     for cmd in ["set", "get", "incr", "lpush", "sadd", "hset"] {
         assert_eq!(
             stats.get(cmd).copied(),
@@ -34,9 +33,8 @@ fn pipelined_threads_without_r_hit_one_literal_key() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
-    ringbench_ok(
-        &s,
-        &[
+    Bench::on(&s)
+        .args([
             "-t",
             "incr",
             "-n",
@@ -48,8 +46,8 @@ fn pipelined_threads_without_r_hit_one_literal_key() {
             "--threads",
             "2",
             "-q",
-        ],
-    );
+        ])
+        .ok();
     assert_eq!(s.cli(&["get", "counter:__rand_int__"]), "30000");
     assert_eq!(s.calls("incr"), 30000);
 }
@@ -59,7 +57,9 @@ fn random_keys_stay_in_the_keyspace() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
-    ringbench_ok(&s, &["-t", "set", "-r", "1000", "-n", "20000", "-q"]);
+    Bench::on(&s)
+        .args(["-t", "set", "-r", "1000", "-n", "20000", "-q"])
+        .ok();
     let dbsize: u64 = s.cli(&["dbsize"]).parse().unwrap();
     assert!(dbsize > 0 && dbsize <= 1000, "dbsize {dbsize}");
     let keys = s.cli(&["--scan"]);
@@ -82,9 +82,8 @@ fn custom_command_with_random_elements() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
-    ringbench_ok(
-        &s,
-        &[
+    Bench::on(&s)
+        .args([
             "-r",
             "100",
             "-n",
@@ -93,8 +92,8 @@ fn custom_command_with_random_elements() {
             "mylist",
             "ele:__rand_int__",
             "-q",
-        ],
-    );
+        ])
+        .ok();
     assert_eq!(s.cli(&["llen", "mylist"]), "5000");
     let first = s.cli(&["lindex", "mylist", "0"]);
     assert!(first.starts_with("ele:") && first.len() == 16, "{first}");
@@ -105,7 +104,9 @@ fn value_size_follows_d() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
-    ringbench_ok(&s, &["-d", "100", "-t", "set", "-n", "100", "-q"]);
+    Bench::on(&s)
+        .args(["-d", "100", "-t", "set", "-n", "100", "-q"])
+        .ok();
     assert_eq!(s.cli(&["strlen", "key:__rand_int__"]), "100");
     assert_eq!(s.cli(&["get", "key:__rand_int__"]), "x".repeat(100));
 }
@@ -115,7 +116,9 @@ fn dbnum_selects_the_db() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
-    ringbench_ok(&s, &["--dbnum", "3", "-t", "set", "-n", "100", "-q"]);
+    Bench::on(&s)
+        .args(["--dbnum", "3", "-t", "set", "-n", "100", "-q"])
+        .ok();
     assert_eq!(s.cli(&["-n", "3", "dbsize"]), "1");
     assert_eq!(s.cli(&["-n", "0", "dbsize"]), "0");
 }
@@ -124,10 +127,9 @@ fn dbnum_selects_the_db() {
 fn wrong_password_ends_the_run_with_the_servers_message() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start_with(&["--requirepass", "right-one"]);
-    let mut args = s.port_args();
-    args.extend(["-a", "wrong", "-t", "set", "-n", "100"].map(String::from));
-    let refs: Vec<&str> = args.iter().map(|a| a.as_str()).collect();
-    let out = ringbench(&refs);
+    let out = Bench::on(&s)
+        .args(["-a", "wrong", "-t", "set", "-n", "100"])
+        .output();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -145,9 +147,8 @@ fn wrong_password_ends_the_run_with_the_servers_message() {
 fn right_password_and_user_work() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start_with(&["--requirepass", "right-one"]);
-    let mut args = s.port_args();
-    args.extend(
-        [
+    let out = Bench::on(&s)
+        .args([
             "--user",
             "default",
             "-a",
@@ -157,11 +158,8 @@ fn right_password_and_user_work() {
             "-n",
             "300",
             "-q",
-        ]
-        .map(String::from),
-    );
-    let refs: Vec<&str> = args.iter().map(|a| a.as_str()).collect();
-    let out = ringbench(&refs);
+        ])
+        .output();
     assert!(
         out.status.success(),
         "{}",
@@ -182,20 +180,21 @@ fn unix_socket_resp3_and_tracking() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
-    let sock = s.socket.to_str().unwrap().to_string();
-    let out = ringbench(&[
-        "-s",
-        &sock,
-        "-3",
-        "--enable-tracking",
-        "-t",
-        "get,set",
-        "-n",
-        "2000",
-        "-c",
-        "4",
-        "-q",
-    ]);
+    let out = Bench::new()
+        .arg("-s")
+        .arg(&s.socket)
+        .args([
+            "-3",
+            "--enable-tracking",
+            "-t",
+            "get,set",
+            "-n",
+            "2000",
+            "-c",
+            "4",
+            "-q",
+        ])
+        .output();
     assert!(
         out.status.success(),
         "{}",
@@ -217,9 +216,9 @@ fn error_replies_are_counted_and_the_run_goes_on() {
     let s = RedisServer::start();
     s.reset();
     s.cli(&["set", "notalist", "x"]);
-    let mut args = s.port_args();
-    args.extend(["-n", "500", "-c", "5", "lpush", "notalist", "a"].map(String::from));
-    let out = run_args(&args);
+    let out = Bench::on(&s)
+        .args(["-n", "500", "-c", "5", "lpush", "notalist", "a"])
+        .output();
     // The full report comes first; the exit code then says the results hide failures.
     assert_eq!(out.status.code(), Some(1));
     let out = String::from_utf8_lossy(&out.stdout);
@@ -234,10 +233,9 @@ fn keepalive_zero_reconnects_per_batch() {
     let s = RedisServer::start();
     s.reset();
     let before: u64 = connections_received(&s);
-    ringbench_ok(
-        &s,
-        &["-k", "0", "-t", "ping_mbulk", "-n", "200", "-c", "4", "-q"],
-    );
+    Bench::on(&s)
+        .args(["-k", "0", "-t", "ping_mbulk", "-n", "200", "-c", "4", "-q"])
+        .ok();
     let after = connections_received(&s);
     assert_eq!(s.calls("ping"), 200);
     // 200 batches of one request each reconnect after the batch: about 200 connections.
@@ -259,24 +257,9 @@ fn stdin_gives_the_last_argument() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ringbench"))
-        .args([
-            "-p",
-            &s.port.to_string(),
-            "-x",
-            "-n",
-            "10",
-            "-q",
-            "set",
-            "fromstdin",
-        ])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child.stdin.take().unwrap().write_all(b"hello\n").unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = Bench::on(&s)
+        .args(["-x", "-n", "10", "-q", "set", "fromstdin"])
+        .input(b"hello\n");
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("set fromstdin: "));
     assert_eq!(s.cli(&["strlen", "fromstdin"]), "6");
@@ -286,7 +269,9 @@ fn stdin_gives_the_last_argument() {
 fn csv_output_shape() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
-    let out = ringbench_ok(&s, &["--csv", "-t", "set,get", "-n", "1000"]);
+    let out = Bench::on(&s)
+        .args(["--csv", "-t", "set,get", "-n", "1000"])
+        .ok();
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 3, "{out}");
     assert_eq!(
@@ -320,7 +305,7 @@ fn csv_output_shape() {
 fn quiet_line_shape() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
-    let out = ringbench_ok(&s, &["-q", "-t", "get", "-n", "1000"]);
+    let out = Bench::on(&s).args(["-q", "-t", "get", "-n", "1000"]).ok();
     let line = out.trim_end();
     let rest = line
         .strip_prefix("GET: ")
@@ -335,7 +320,9 @@ fn quiet_line_shape() {
 fn normal_block_sections() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
-    let out = ringbench_ok(&s, &["-t", "set", "-n", "2000", "--threads", "2"]);
+    let out = Bench::on(&s)
+        .args(["-t", "set", "-n", "2000", "--threads", "2"])
+        .ok();
     let want = [
         "====== SET ======",
         "  2000 requests completed in ",
@@ -367,10 +354,9 @@ fn normal_block_sections() {
 fn no_progress_line_in_pipes() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
-    let mut args = s.port_args();
-    args.extend(["-t", "set", "-n", "20000", "-c", "5", "-q"].map(String::from));
-    let refs: Vec<&str> = args.iter().map(|a| a.as_str()).collect();
-    let out = ringbench(&refs);
+    let out = Bench::on(&s)
+        .args(["-t", "set", "-n", "20000", "-c", "5", "-q"])
+        .output();
     assert!(out.status.success());
     let all = [out.stdout, out.stderr].concat();
     assert!(!all.contains(&b'\r'), "{}", String::from_utf8_lossy(&all));
@@ -381,7 +367,7 @@ fn no_progress_line_in_pipes() {
 fn same_titles_as_redis_benchmark() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
-    let ours = ringbench_ok(&s, &["-q", "-n", "200", "-c", "5"]);
+    let ours = Bench::on(&s).args(["-q", "-n", "200", "-c", "5"]).ok();
     let theirs = std::process::Command::new("redis-benchmark")
         .args(["-p", &s.port.to_string(), "-q", "-n", "200", "-c", "5"])
         .output()
@@ -411,7 +397,8 @@ fn progress_line_on_a_terminal_shows_a_stall() {
         env!("CARGO_BIN_EXE_ringbench"),
         s.port
     );
-    // `script` gives the program a terminal for stdout and stderr.
+    // `script` gives the program a terminal for stdout and stderr (not a Bench: it takes the command
+    // line as one string).
     let out = std::process::Command::new("script")
         .args(["-qfec", &cmd, "/dev/null"])
         .output()
@@ -435,9 +422,10 @@ fn a_closed_stdout_ends_the_run_quietly() {
     let _turn = crate::common::lock::shared();
     use std::io::{BufRead, BufReader};
     let s = RedisServer::start();
-    let port = s.port.to_string();
     // As `ringbench ... | head -1`: the reader takes one line and goes away before GET's report.
-    let mut child = spawn_ringbench(&["-p", &port, "-t", "set,get", "-n", "20000", "-c", "5"]);
+    let mut child = Bench::on(&s)
+        .args(["-t", "set,get", "-n", "20000", "-c", "5"])
+        .spawn();
     let mut first = String::new();
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut first)
@@ -457,12 +445,11 @@ fn a_bracketed_ipv6_host_works() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
-    let out = ringbench_ok(
-        &s,
-        &[
+    let out = Bench::on(&s)
+        .args([
             "-h", "[::1]", "-t", "set", "-n", "1000", "-c", "2", "--json", "-",
-        ],
-    );
+        ])
+        .ok();
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(doc["config"]["target"], format!("[::1]:{}", s.port));
     assert_eq!(s.calls("set"), 1000);
@@ -476,21 +463,11 @@ fn command_arguments_are_bytes_and_titles_are_escaped_and_short() {
     s.reset();
     let key = std::ffi::OsStr::from_bytes(b"k\xff\r\n\x01");
     let value = "v".repeat(100_000);
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringbench"))
-        .args([
-            "-p",
-            &s.port.to_string(),
-            "-n",
-            "100",
-            "-c",
-            "2",
-            "-q",
-            "set",
-        ])
+    let out = Bench::on(&s)
+        .args(["-n", "100", "-c", "2", "-q", "set"])
         .arg(key)
         .arg(&value)
-        .output()
-        .unwrap();
+        .output();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
     // The key reached the server byte for byte (redis-cli escapes it the same way).
@@ -510,19 +487,14 @@ fn command_arguments_are_bytes_and_titles_are_escaped_and_short() {
     );
 }
 
-fn run_args(args: &[String]) -> std::process::Output {
-    let refs: Vec<&str> = args.iter().map(|a| a.as_str()).collect();
-    ringbench(&refs)
-}
-
 #[test]
 fn a_server_that_demands_auth_fails_before_the_first_test() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start_with(&["--requirepass", "secret"]);
     for format in ["-q", "--csv", "--json=-"] {
-        let mut args = s.port_args();
-        args.extend(["-t", "set", "-n", "2000", format].map(String::from));
-        let out = run_args(&args);
+        let out = Bench::on(&s)
+            .args(["-t", "set", "-n", "2000", format])
+            .output();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{format}: {err}");
         // The server's own message, as redis-benchmark prints it, on ringbench's one error line.
@@ -547,11 +519,11 @@ fn error_replies_show_next_to_the_rate_in_every_format_and_exit_1() {
     s.reset();
     s.cli(&["set", "notalist", "x"]);
     let base = |fmt: &[&str]| {
-        let mut args = s.port_args();
-        args.extend(["-n", "300", "-c", "3"].map(String::from));
-        args.extend(fmt.iter().map(|a| a.to_string()));
-        args.extend(["lpush", "notalist", "a"].map(String::from));
-        run_args(&args)
+        Bench::on(&s)
+            .args(["-n", "300", "-c", "3"])
+            .args(fmt)
+            .args(["lpush", "notalist", "a"])
+            .output()
     };
     let q = base(&["-q"]);
     assert_eq!(q.status.code(), Some(1));
@@ -589,18 +561,11 @@ fn a_successful_run_with_a_password_writes_nothing_to_stderr() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start_with(&["--requirepass", "pw"]);
     let uri = format!("redis://default:pw@127.0.0.1:{}", s.port);
-    for args in [
-        vec![
-            "-p".to_string(),
-            s.port.to_string(),
-            "-a".into(),
-            "pw".into(),
-        ],
-        vec!["-u".to_string(), uri],
+    for bench in [
+        Bench::on(&s).args(["-a", "pw"]),
+        Bench::new().args(["-u", &uri]),
     ] {
-        let mut args = args;
-        args.extend(["-t", "set", "-n", "200", "-q"].map(String::from));
-        let out = run_args(&args);
+        let out = bench.args(["-t", "set", "-n", "200", "-q"]).output();
         assert!(out.status.success());
         assert!(
             out.stderr.is_empty(),
@@ -616,23 +581,8 @@ fn more_threads_than_clients_or_cores_goes_into_the_header_not_stderr() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     let cores = std::thread::available_parallelism().unwrap().get();
-    let mut args = s.port_args();
-    args.extend(
-        [
-            "-t",
-            "set",
-            "-n",
-            "500",
-            "--threads",
-            "10",
-            "-c",
-            "5",
-            "--json",
-            "-",
-        ]
-        .map(String::from),
-    );
-    let out = run_args(&args);
+    let flags = ["-t", "set", "-n", "500", "--threads", "10", "-c", "5"];
+    let out = Bench::on(&s).args(flags).json("-").output();
     assert!(out.status.success());
     assert!(
         out.stderr.is_empty(),
@@ -641,8 +591,7 @@ fn more_threads_than_clients_or_cores_goes_into_the_header_not_stderr() {
     );
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["config"]["threads"], 5, "the executors that ran");
-    args.truncate(args.len() - 2);
-    let out = run_args(&args);
+    let out = Bench::on(&s).args(flags).output();
     assert!(
         out.stderr.is_empty(),
         "{}",
@@ -667,7 +616,9 @@ fn valkey_uri_schemes_work_like_redis_ones() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start_with(&["--requirepass", "pw"]);
     let uri = format!("valkey://default:pw@127.0.0.1:{}/3", s.port);
-    let out = ringbench(&["-u", &uri, "-t", "set", "-n", "150", "-q"]);
+    let out = Bench::new()
+        .args(["-u", &uri, "-t", "set", "-n", "150", "-q"])
+        .output();
     assert!(
         out.status.success(),
         "{}",
@@ -676,7 +627,7 @@ fn valkey_uri_schemes_work_like_redis_ones() {
     assert!(out.stderr.is_empty());
     let keys = s.cli(&["-a", "pw", "--no-auth-warning", "-n", "3", "dbsize"]);
     assert_eq!(keys, "1", "SET key:__rand_int__ landed in db 3");
-    let bad = ringbench(&["-u", "valkeyx://127.0.0.1"]);
+    let bad = Bench::new().args(["-u", "valkeyx://127.0.0.1"]).output();
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("'-u'"));
 }
@@ -718,7 +669,6 @@ fn wait_bounded(mut child: std::process::Child) -> std::process::Output {
 fn idle_mode_refused_by_maxclients_reports_the_server_error() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start_with(&["--maxclients", "5"]);
-    let port = s.port.to_string();
     for threads in ["1", "2"] {
         // The previous run's connections must be gone, or the control connection is refused first.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
@@ -732,7 +682,9 @@ fn idle_mode_refused_by_maxclients_reports_the_server_error() {
             );
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
-        let child = spawn_ringbench(&["-p", &port, "-c", "10", "-I", "--threads", threads]);
+        let child = Bench::on(&s)
+            .args(["-c", "10", "-I", "--threads", threads])
+            .spawn();
         let out = wait_bounded(child);
         assert_eq!(out.status.code(), Some(1));
         assert_eq!(
@@ -747,6 +699,7 @@ fn idle_mode_refused_by_maxclients_reports_the_server_error() {
 fn idle_mode_shows_open_clients_on_a_terminal_and_fails_when_they_are_closed() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
+    // Under `script`, for a terminal (not a Bench: it takes the command line as one string).
     let cmd = format!("{} -p {} -c 3 -I", env!("CARGO_BIN_EXE_ringbench"), s.port);
     let mut child = std::process::Command::new("script")
         .args(["-qfec", &cmd, "/dev/null"])
@@ -788,7 +741,7 @@ fn idle_mode_shows_open_clients_on_a_terminal_and_fails_when_they_are_closed() {
 fn small_usage_points_name_their_flag() {
     let _turn = crate::common::lock::shared();
     let usage = |args: &[&str]| {
-        let out = ringbench(args);
+        let out = Bench::new().args(args).output();
         let err = String::from_utf8_lossy(&out.stderr).into_owned();
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{err}");
@@ -804,10 +757,12 @@ fn small_usage_points_name_their_flag() {
     );
     let e = usage(&["--plot", "x.jpg", "-t", "get"]);
     assert!(e.contains("'x.jpg'") && e.contains("'--plot'"), "{e}");
-    let out = ringbench(&["compare", "a.json", "b.json", "--plot", "x.jpg"]);
+    let out = Bench::new()
+        .args(["compare", "a.json", "b.json", "--plot", "x.jpg"])
+        .output();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("'x.jpg' for '--plot'"));
-    let help = ringbench(&["--help"]);
+    let help = Bench::new().arg("--help").output();
     let help = String::from_utf8_lossy(&help.stdout);
     assert!(
         help.contains("ringbench compare ") && help.contains("ringbench merge "),
@@ -820,9 +775,13 @@ fn small_usage_points_name_their_flag() {
 fn a_value_size_range_shows_in_the_header() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
-    let out = ringbench_ok(&s, &["-d", "10-200", "-t", "set", "-n", "300", "-r", "50"]);
+    let out = Bench::on(&s)
+        .args(["-d", "10-200", "-t", "set", "-n", "300", "-r", "50"])
+        .ok();
     assert!(out.contains("\n  10-200 bytes payload\n"), "{out}");
-    let out = ringbench_ok(&s, &["-d", "64", "-t", "set", "-n", "100"]);
+    let out = Bench::on(&s)
+        .args(["-d", "64", "-t", "set", "-n", "100"])
+        .ok();
     assert!(out.contains("\n  64 bytes payload\n"), "{out}");
 }
 
@@ -831,13 +790,14 @@ fn sequential_flag_covers_the_keyspace_like_valkey_benchmark() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
-    ringbench_ok(
-        &s,
-        &["-r", "50", "-t", "set", "-n", "50", "--sequential", "-q"],
-    );
+    Bench::on(&s)
+        .args(["-r", "50", "-t", "set", "-n", "50", "--sequential", "-q"])
+        .ok();
     assert_eq!(s.calls("set"), 50);
     assert_eq!(s.cli(&["dbsize"]), "50", "each of the 50 keys once");
-    let out = ringbench(&["--sequential", "--distribution", "zipf", "-r", "5"]);
+    let out = Bench::new()
+        .args(["--sequential", "--distribution", "zipf", "-r", "5"])
+        .output();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("'--sequential'"));
 }
@@ -847,28 +807,28 @@ fn a_command_sequence_sends_each_part_its_repeat_count() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
-    let out = ringbench_ok(
-        &s,
-        &[
+    let out = Bench::on(&s)
+        .args([
             "-n", "12", "-q", "--", "incr", "foo", ";", "3", "incr", "bar",
-        ],
-    );
+        ])
+        .ok();
     assert!(out.starts_with("incr foo ; 3 incr bar: "), "{out}");
     assert_eq!(s.cli(&["get", "foo"]), "3");
     assert_eq!(s.cli(&["get", "bar"]), "9");
     assert_eq!(s.calls("incr"), 12);
     s.reset();
-    ringbench_ok(
-        &s,
-        &[
+    Bench::on(&s)
+        .args([
             "-n", "4000", "-c", "7", "-P", "3", "-q", "--", "incr", "a", ";", "incr", "b",
-        ],
-    );
+        ])
+        .ok();
     assert_eq!(
         (s.cli(&["get", "a"]), s.cli(&["get", "b"])),
         ("2000".into(), "2000".into())
     );
-    let out = ringbench(&["-n", "5", "--", "incr", "a", ";", ";", "incr", "b"]);
+    let out = Bench::new()
+        .args(["-n", "5", "--", "incr", "a", ";", ";", "incr", "b"])
+        .output();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("invalid command sequence"));
 }

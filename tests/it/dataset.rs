@@ -1,6 +1,7 @@
 //! `--dataset FILE` (valkey-benchmark's): each request takes the next row of a CSV or TSV file into its
 //! `__field:name__` placeholders. Checked from the server's side: the keys written and their values.
 
+use crate::common::bench::Bench;
 use crate::common::cluster::Cluster;
 use crate::common::scratch::Scratch;
 use crate::common::*;
@@ -10,22 +11,6 @@ fn write(dir: &Scratch, name: &str, text: &str) -> String {
     let p = dir.path(name);
     std::fs::write(&p, text).unwrap();
     p
-}
-
-/// Runs ringbench and asserts it succeeded and wrote nothing to stderr.
-fn run_quiet(server: &RedisServer, args: &[&str]) -> String {
-    let mut all = server.port_args();
-    all.extend(args.iter().map(|s| s.to_string()));
-    let refs: Vec<&str> = all.iter().map(|s| s.as_str()).collect();
-    let out = ringbench(&refs);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stderr.is_empty(),
-        "ringbench {args:?}: {:?}\nstdout:\n{}\nstderr:\n{stderr}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 #[test]
@@ -41,9 +26,8 @@ fn each_request_takes_the_next_row_in_turn() {
     );
     // One connection, sequential keys: request i writes key i with row i % 3, as valkey-benchmark's
     // one counter over the run gives them.
-    run_quiet(
-        &s,
-        &[
+    Bench::on(&s)
+        .args([
             "--dataset",
             &csv,
             "-n",
@@ -61,8 +45,8 @@ fn each_request_takes_the_next_row_in_turn() {
             "__field:title__",
             "by",
             "[__field:author__]",
-        ],
-    );
+        ])
+        .ok();
     assert_eq!(s.calls("hset"), 7);
     assert_eq!(s.cli(&["dbsize"]), "7");
     let rows = [
@@ -91,9 +75,8 @@ fn executors_share_the_rows_as_one_counter_would() {
         text.push_str(&format!("v{i}\n"));
     }
     let csv = write(&dir, "values.csv", &text);
-    run_quiet(
-        &s,
-        &[
+    Bench::on(&s)
+        .args([
             "--dataset",
             &csv,
             "-n",
@@ -111,8 +94,8 @@ fn executors_share_the_rows_as_one_counter_would() {
             "SET",
             "k:__rand_int__",
             "__field:n__",
-        ],
-    );
+        ])
+        .ok();
     assert_eq!(s.calls("set"), 600);
     assert_eq!(s.cli(&["dbsize"]), "600");
     let mut counts: HashMap<String, u64> = HashMap::new();
@@ -134,9 +117,8 @@ fn tsv_maxdocs_base64_and_shared_numbers() {
         "items.tsv",
         "name\tblob\tcount\r\nitem1\taGVsbG8=\t100\r\nitem2\td29ybGQ=\t200\r\nitem3\tZXhjbHVkZWQ=\t300\r\n",
     );
-    run_quiet(
-        &s,
-        &[
+    Bench::on(&s)
+        .args([
             "--dataset",
             &tsv,
             "--maxdocs",
@@ -157,8 +139,8 @@ fn tsv_maxdocs_base64_and_shared_numbers() {
             "__field:count__",
             "id",
             "__rand_1st__",
-        ],
-    );
+        ])
+        .ok();
     assert_eq!(s.calls("hset"), 40);
     let keys = s.cli(&["--scan", "--pattern", "item:*"]);
     assert!(!keys.is_empty());
@@ -195,9 +177,8 @@ fn xml_documents_of_the_root_element_are_the_rows() {
     }
     text.push_str("</mediawiki>\n");
     let xml = write(&dir, "wiki.xml", &text);
-    run_quiet(
-        &s,
-        &[
+    Bench::on(&s)
+        .args([
             "--dataset",
             &xml,
             "--xml-root-element",
@@ -214,8 +195,8 @@ fn xml_documents_of_the_root_element_are_the_rows() {
             "__field:title__",
             "body",
             "__field:text__",
-        ],
-    );
+        ])
+        .ok();
     assert_eq!(s.calls("hset"), 8);
     assert_eq!(s.cli(&["dbsize"]), "4");
     for i in 0..4 {
@@ -223,7 +204,9 @@ fn xml_documents_of_the_root_element_are_the_rows() {
         assert_eq!(s.cli(&["hget", &key, "title"]), format!("Page {i}"));
         assert_eq!(s.cli(&["hget", &key, "body"]), format!("t&amp;{i}"));
     }
-    let out = ringbench(&["-p", "1", "--dataset", &xml, "SET", "k", "__field:title__"]);
+    let out = Bench::port(1)
+        .args(["--dataset", &xml, "SET", "k", "__field:title__"])
+        .output();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
@@ -297,7 +280,7 @@ fn mistakes_are_one_line_usage_errors() {
         ),
     ];
     for (args, want) in cases {
-        let out = ringbench(&[&["-p", "1"], *args].concat());
+        let out = Bench::port(1).args(*args).output();
         let stderr = String::from_utf8_lossy(&out.stderr);
         let want = want.replace("{csv}", &csv);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
@@ -313,12 +296,8 @@ fn cluster_requests_go_to_their_keys_masters() {
     let c = Cluster::start();
     let dir = Scratch::new("dataset-cluster");
     let csv = write(&dir, "d.csv", "id,name\n1,Item1\n2,Item2\n3,Item3\n");
-    let port = c.ports[0].to_string();
-    let out = crate::common::bench::Bench::new()
+    let out = Bench::cluster(c.ports[0])
         .args([
-            "-p",
-            &port,
-            "--cluster",
             "--dataset",
             &csv,
             "-n",
@@ -370,16 +349,10 @@ fn cluster_tag_becomes_a_hash_tag_per_request() {
     let c = Cluster::start();
     let dir = Scratch::new("dataset-cluster-tag");
     let csv = write(&dir, "d.csv", "id,name\n1,Item1\n2,Item2\n");
-    let port = c.ports[0].to_string();
     let run = |args: &[&str]| {
-        let out = crate::common::bench::Bench::new()
-            .args(
-                [
-                    &["-p", &port, "--cluster", "-n", "3000", "-c", "6", "-P", "4"][..],
-                    args,
-                ]
-                .concat(),
-            )
+        let out = Bench::cluster(c.ports[0])
+            .args(["-n", "3000", "-c", "6", "-P", "4"])
+            .args(args)
             .output();
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         assert!(
@@ -444,9 +417,8 @@ fn shards_go_on_where_the_shard_before_them_stops() {
     let csv = write(&dir, "rows.csv", &text);
     for k in 0..3 {
         let shard = format!("{k}/3");
-        run_quiet(
-            &s,
-            &[
+        Bench::on(&s)
+            .args([
                 "--shard",
                 &shard,
                 "--dataset",
@@ -462,8 +434,8 @@ fn shards_go_on_where_the_shard_before_them_stops() {
                 "SET",
                 "k:__rand_int__",
                 "__field:v__",
-            ],
-        );
+            ])
+            .ok();
     }
     assert_eq!(s.calls("set"), 31);
     for i in 0..31 {
@@ -479,9 +451,8 @@ fn dataset_sets_take_the_expiry_range() {
     s.reset();
     let dir = Scratch::new("dataset-expiry");
     let csv = write(&dir, "d.csv", "v\na\nb\n");
-    run_quiet(
-        &s,
-        &[
+    Bench::on(&s)
+        .args([
             "--dataset",
             &csv,
             "--expiry-range",
@@ -497,8 +468,8 @@ fn dataset_sets_take_the_expiry_range() {
             "SET",
             "e:__rand_int__",
             "__field:v__",
-        ],
-    );
+        ])
+        .ok();
     assert_eq!(s.calls("set"), 20);
     for i in 0..20 {
         let key = format!("e:{i:012}");

@@ -1,5 +1,6 @@
 //! Bad input and server faults: every one gets a clear answer, no hang, and nothing is lost from the count.
 
+use crate::common::bench::Bench;
 use crate::common::fault::{Fault, FaultServer};
 use crate::common::lock::{alone, shared};
 use crate::common::*;
@@ -12,7 +13,7 @@ fn text(b: &[u8]) -> String {
 #[test]
 fn usage_errors_are_one_line_with_exit_code_2() {
     let _turn = shared();
-    let port = free_port().to_string();
+    let port = free_port();
     // (arguments, what the message must contain besides the flag)
     let cases: &[(&[&str], &[&str])] = &[
         (&["-c", "0"], &["'-c'", "'0'"]),
@@ -53,9 +54,7 @@ fn usage_errors_are_one_line_with_exit_code_2() {
         (&["--json", "/proc/x.json"], &["'--json'", "'/proc/x.json'"]),
     ];
     for (args, wants) in cases {
-        let mut all = vec!["-p", port.as_str()];
-        all.extend_from_slice(args);
-        let out = ringbench(&all);
+        let out = Bench::port(port).args(*args).output();
         let err = text(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert_eq!(
@@ -97,10 +96,11 @@ fn unreachable_servers_fail_fast_with_the_address() {
         ),
     ];
     for (args, want) in cases {
-        let mut all = args.clone();
-        all.extend(["-t", "set", "-n", "10"]);
         let t = Instant::now();
-        let out = ringbench(&all);
+        let out = Bench::new()
+            .args(&args)
+            .args(["-t", "set", "-n", "10"])
+            .output();
         let took = t.elapsed();
         let err = text(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
@@ -115,8 +115,9 @@ fn unreachable_servers_fail_fast_with_the_address() {
 fn a_killed_server_ends_the_run_within_two_seconds_with_the_report() {
     let _turn = alone();
     let mut s = RedisServer::start();
-    let port = s.port.to_string();
-    let child = spawn_ringbench(&["-p", &port, "-t", "set", "-n", "50000000", "-c", "20"]);
+    let child = Bench::on(&s)
+        .args(["-t", "set", "-n", "50000000", "-c", "20"])
+        .spawn();
     s.wait_for_calls("set", 2000);
     let killed = Instant::now();
     s.kill();
@@ -151,20 +152,10 @@ fn dropped_connections_reconnect_and_every_request_is_accounted_for() {
     let _turn = shared();
     let s = RedisServer::start();
     s.reset();
-    let port = s.port.to_string();
     let n = 1_000_000u64;
-    let child = spawn_ringbench(&[
-        "-p",
-        &port,
-        "-t",
-        "set",
-        "-n",
-        &n.to_string(),
-        "-c",
-        "20",
-        "-P",
-        "16",
-    ]);
+    let child = Bench::on(&s)
+        .args(["-t", "set", "-n", &n.to_string(), "-c", "20", "-P", "16"])
+        .spawn();
     s.wait_for_calls("set", 50_000);
     assert!(
         s.cli(&["client", "kill", "type", "normal"])
@@ -198,20 +189,19 @@ fn dropped_connections_reconnect_and_every_request_is_accounted_for() {
 fn a_stalled_server_fails_requests_after_the_timeout() {
     let _turn = shared();
     let s = RedisServer::start();
-    let port = s.port.to_string();
     let n = 200_000u64;
-    let child = spawn_ringbench(&[
-        "-p",
-        &port,
-        "-t",
-        "get",
-        "-n",
-        &n.to_string(),
-        "-c",
-        "5",
-        "--timeout",
-        "200",
-    ]);
+    let child = Bench::on(&s)
+        .args([
+            "-t",
+            "get",
+            "-n",
+            &n.to_string(),
+            "-c",
+            "5",
+            "--timeout",
+            "200",
+        ])
+        .spawn();
     s.wait_for_calls("get", 1000);
     assert_eq!(s.cli(&["client", "pause", "1000"]), "OK");
     let out = child.wait_with_output().unwrap();
@@ -242,8 +232,9 @@ fn signal(child: &std::process::Child, sig: i32) {
 fn sigint_during_a_stall_stops_within_a_second_and_reports() {
     let _turn = alone();
     let s = RedisServer::start();
-    let port = s.port.to_string();
-    let child = spawn_ringbench(&["-p", &port, "-t", "get", "-n", "50000000", "-c", "5", "-q"]);
+    let child = Bench::on(&s)
+        .args(["-t", "get", "-n", "50000000", "-c", "5", "-q"])
+        .spawn();
     s.wait_for_calls("get", 1000);
     assert_eq!(s.cli(&["client", "pause", "5000"]), "OK");
     let t = Instant::now();
@@ -267,19 +258,9 @@ fn sigint_during_a_stall_stops_within_a_second_and_reports() {
 fn sigterm_ends_a_loop_and_sigint_ends_idle_mode() {
     let _turn = shared();
     let s = RedisServer::start();
-    let port = s.port.to_string();
-    let child = spawn_ringbench(&[
-        "-p",
-        &port,
-        "-l",
-        "-q",
-        "-t",
-        "ping_mbulk",
-        "-n",
-        "2000",
-        "-c",
-        "2",
-    ]);
+    let child = Bench::on(&s)
+        .args(["-l", "-q", "-t", "ping_mbulk", "-n", "2000", "-c", "2"])
+        .spawn();
     s.wait_for_calls("ping", 4000);
     signal(&child, libc::SIGTERM);
     let out = child.wait_with_output().unwrap();
@@ -292,7 +273,7 @@ fn sigterm_ends_a_loop_and_sigint_ends_idle_mode() {
             >= 2
     );
 
-    let child = spawn_ringbench(&["-p", &port, "-I", "-c", "7"]);
+    let child = Bench::on(&s).args(["-I", "-c", "7"]).spawn();
     let deadline = Instant::now() + Duration::from_secs(10);
     while !s.cli(&["info", "clients"]).contains("connected_clients:8") {
         assert!(Instant::now() < deadline, "idle connections never opened");
@@ -307,19 +288,9 @@ fn sigterm_ends_a_loop_and_sigint_ends_idle_mode() {
 fn replies_split_at_random_positions_are_counted_exactly() {
     let _turn = shared();
     let f = FaultServer::start(Fault::SplitReplies);
-    let port = f.port.to_string();
-    let out = ringbench(&[
-        "-p",
-        &port,
-        "-t",
-        "ping_mbulk",
-        "-n",
-        "3000",
-        "-c",
-        "3",
-        "-P",
-        "7",
-    ]);
+    let out = Bench::port(f.port)
+        .args(["-t", "ping_mbulk", "-n", "3000", "-c", "3", "-P", "7"])
+        .output();
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(stdout.contains("  3000 requests completed in "), "{stdout}");
@@ -334,19 +305,9 @@ fn replies_split_at_random_positions_are_counted_exactly() {
 fn a_malformed_reply_closes_the_connection_with_the_offending_bytes() {
     let _turn = shared();
     let f = FaultServer::start(Fault::MalformedAt(500));
-    let port = f.port.to_string();
-    let out = ringbench(&[
-        "-p",
-        &port,
-        "-t",
-        "ping_mbulk",
-        "-n",
-        "3000",
-        "-c",
-        "3",
-        "-P",
-        "4",
-    ]);
+    let out = Bench::port(f.port)
+        .args(["-t", "ping_mbulk", "-n", "3000", "-c", "3", "-P", "4"])
+        .output();
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
@@ -376,7 +337,7 @@ fn the_password_never_appears_in_any_output() {
             "-p", &port, "-a", secret, "-t", "set", "-n", "10", "-c", "0",
         ],
     ] {
-        let out = ringbench(&args);
+        let out = Bench::new().args(&args).output();
         let all = text(&out.stdout) + &text(&out.stderr);
         assert!(
             !all.contains(secret) && !all.contains(wrong),
@@ -389,11 +350,10 @@ fn the_password_never_appears_in_any_output() {
         );
     }
     // REDISCLI_AUTH works like redis-cli's.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ringbench"))
-        .args(["-p", &port, "-t", "set", "-n", "100", "-q"])
+    let out = Bench::on(&s)
+        .args(["-t", "set", "-n", "100", "-q"])
         .env("REDISCLI_AUTH", secret)
-        .output()
-        .unwrap();
+        .output();
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(!text(&out.stderr).contains("may not be safe"));
     assert!(!(text(&out.stdout) + &text(&out.stderr)).contains(secret));
@@ -404,20 +364,19 @@ fn fifteen_thousand_connections_work_and_print_no_warning() {
     let _turn = shared();
     let s = RedisServer::start_with(&["--maxclients", "16000"]);
     s.reset();
-    let port = s.port.to_string();
-    let out = ringbench(&[
-        "-p",
-        &port,
-        "-c",
-        "15000",
-        "-n",
-        "30001",
-        "-t",
-        "ping_mbulk",
-        "--threads",
-        "2",
-        "-q",
-    ]);
+    let out = Bench::on(&s)
+        .args([
+            "-c",
+            "15000",
+            "-n",
+            "30001",
+            "-t",
+            "ping_mbulk",
+            "--threads",
+            "2",
+            "-q",
+        ])
+        .output();
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(
         text(&out.stderr),
@@ -453,13 +412,11 @@ fn too_many_connections_for_the_open_files_limit_are_named() {
 
 /// Runs `-t set -n 10` under `prlimit LIMIT`, asserts exit code 1, and returns stderr.
 fn run_limited(s: &RedisServer, limit: &str, extra: &[&str]) -> String {
-    let port = s.port.to_string();
-    let out = std::process::Command::new("prlimit")
-        .args([limit, env!("CARGO_BIN_EXE_ringbench"), "-p", &port])
+    let out = Bench::on(s)
+        .under("prlimit", [limit])
         .args(extra)
         .args(["-t", "set", "-n", "10"])
-        .output()
-        .unwrap();
+        .output();
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     err
@@ -473,10 +430,9 @@ fn the_control_connection_takes_no_slot_and_no_room_is_refused_before_the_test()
     let _turn = shared();
     let s = RedisServer::start_with(&["--maxclients", "20"]);
     s.reset();
-    let port = s.port.to_string();
-    let out = ringbench(&[
-        "-p", &port, "-t", "set", "-n", "20000", "-c", "20", "--json", "-",
-    ]);
+    let out = Bench::on(&s)
+        .args(["-t", "set", "-n", "20000", "-c", "20", "--json", "-"])
+        .output();
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     assert_eq!(stderr, "");
@@ -495,7 +451,9 @@ fn the_control_connection_takes_no_slot_and_no_room_is_refused_before_the_test()
     );
 
     s.reset();
-    let out = ringbench(&["-p", &port, "-t", "set", "-n", "20000", "-c", "21"]);
+    let out = Bench::on(&s)
+        .args(["-t", "set", "-n", "20000", "-c", "21"])
+        .output();
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
@@ -525,8 +483,9 @@ fn a_full_server_is_not_an_auth_failure() {
             c
         })
         .collect();
-    let port = s.port.to_string();
-    let out = ringbench(&["-p", &port, "-a", "pw", "-t", "get", "-n", "100"]);
+    let out = Bench::on(&s)
+        .args(["-a", "pw", "-t", "get", "-n", "100"])
+        .output();
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
@@ -542,24 +501,23 @@ fn a_full_server_is_not_an_auth_failure() {
 fn timeouts_and_unsent_requests_are_in_the_json() {
     let _turn = shared();
     let s = RedisServer::start();
-    let port = s.port.to_string();
     let dir = std::env::temp_dir().join(format!("ringbench-faults-json-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let json = dir.join("t.json");
-    let child = spawn_ringbench(&[
-        "-p",
-        &port,
-        "-t",
-        "get",
-        "-n",
-        "100000",
-        "-c",
-        "3",
-        "--timeout",
-        "100",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    let child = Bench::on(&s)
+        .args([
+            "-t",
+            "get",
+            "-n",
+            "100000",
+            "-c",
+            "3",
+            "--timeout",
+            "100",
+            "--json",
+            json.to_str().unwrap(),
+        ])
+        .spawn();
     s.wait_for_calls("get", 1000);
     assert_eq!(s.cli(&["client", "pause", "400"]), "OK");
     let out = child.wait_with_output().unwrap();
@@ -586,7 +544,9 @@ fn the_peak_of_connected_clients_is_sampled_during_the_test() {
     // A test shorter than the 250 ms progress tick, in which every connection has work until the end (a
     // connection with no share may close at once, so it would not count on the server): the sample taken
     // as soon as every connection is open sees all 50 (and the control connection); 1 before and after.
-    let out = ringbench_ok(&s, &["-t", "set", "-n", "100000", "-c", "50", "-P", "16"]);
+    let out = Bench::on(&s)
+        .args(["-t", "set", "-n", "100000", "-c", "50", "-P", "16"])
+        .ok();
     let line = out
         .lines()
         .find(|l| l.contains("connected clients:"))
@@ -606,16 +566,12 @@ fn the_peak_of_connected_clients_is_sampled_during_the_test() {
 fn timeout_sigint_to_the_process_and_its_group_prints_the_report_every_time() {
     let _turn = shared();
     let s = RedisServer::start();
-    let port = s.port.to_string();
     // `timeout` signals the command and then its whole process group: two SIGINTs microseconds apart.
     for run in 0..20 {
-        let out = std::process::Command::new("timeout")
-            .args(["--preserve-status", "-s", "INT", "0.8"])
-            .arg(env!("CARGO_BIN_EXE_ringbench"))
-            .args(["-p", &port, "-t", "set", "-n", "100000000", "-c", "4", "-q"])
-            .stdin(std::process::Stdio::null())
-            .output()
-            .unwrap();
+        let out = Bench::on(&s)
+            .under("timeout", ["--preserve-status", "-s", "INT", "0.8"])
+            .args(["-t", "set", "-n", "100000000", "-c", "4", "-q"])
+            .output();
         let stdout = text(&out.stdout);
         assert_eq!(out.status.code(), Some(130), "run {run}: {stdout}");
         assert!(
@@ -670,12 +626,12 @@ fn wait_for_full_pipe(stdout: &std::process::ChildStdout, pid: u32) {
 fn signals_together_count_once_and_a_later_one_ends_at_once() {
     let _turn = alone();
     let s = RedisServer::start();
-    let port = s.port.to_string();
     // A loop of reports to a pipe nobody reads: ringbench blocks writing one (a write to a pipe is
     // restarted after the handler ran), so the first SIGINT cannot end the run. (A control read
     // without a reply served here once; it now ends at the first stop.)
-    let mut child =
-        spawn_ringbench(&["-p", &port, "-l", "-t", "ping_inline", "-n", "1", "-c", "1"]);
+    let mut child = Bench::on(&s)
+        .args(["-l", "-t", "ping_inline", "-n", "1", "-c", "1"])
+        .spawn();
     wait_for_sigint_handler(child.id());
     let stdout = child.stdout.take().unwrap();
     wait_for_full_pipe(&stdout, child.id());
@@ -705,24 +661,15 @@ fn signals_together_count_once_and_a_later_one_ends_at_once() {
 fn an_interrupted_run_says_so_in_every_format() {
     let _turn = shared();
     let s = RedisServer::start();
-    let port = s.port.to_string();
     for (format, want_out, want_err) in [
         ("-q", "(interrupted)\n", ""),
         ("--csv", "\"SET\",", "interrupted after"),
         ("--json=-", "\"stopped\": true", ""),
     ] {
         s.reset();
-        let child = spawn_ringbench(&[
-            "-p",
-            &port,
-            "-t",
-            "set",
-            "-n",
-            "100000000",
-            "-c",
-            "4",
-            format,
-        ]);
+        let child = Bench::on(&s)
+            .args(["-t", "set", "-n", "100000000", "-c", "4", format])
+            .spawn();
         s.wait_for_calls("set", 500);
         signal(&child, libc::SIGINT);
         let out = child.wait_with_output().unwrap();
@@ -732,7 +679,9 @@ fn an_interrupted_run_says_so_in_every_format() {
         assert!(stderr.contains(want_err), "{format}: {stderr}");
     }
     s.reset();
-    let child = spawn_ringbench(&["-p", &port, "-t", "set", "-n", "100000000", "-c", "4"]);
+    let child = Bench::on(&s)
+        .args(["-t", "set", "-n", "100000000", "-c", "4"])
+        .spawn();
     s.wait_for_calls("set", 500);
     signal(&child, libc::SIGINT);
     let out = child.wait_with_output().unwrap();
@@ -754,43 +703,32 @@ fn huge_pipelined_values_go_through_without_crawling() {
     let _turn = alone();
     let s = RedisServer::start();
     s.reset();
-    let port = s.port.to_string();
     // 32 SETs of 100 MB, 16 in flight on one connection: the request is one buffer per executor (no
     // placeholder), sent from where it is, so nothing is copied again while it goes out.
     let started = Instant::now();
-    let out = ringbench(&[
-        "-p",
-        &port,
-        "-d",
-        "100000000",
-        "-P",
-        "16",
-        "-n",
-        "32",
-        "-t",
-        "set",
-        "-q",
-    ]);
+    let out = Bench::on(&s)
+        .args(["-d", "100000000", "-P", "16", "-n", "32", "-t", "set", "-q"])
+        .output();
     let took = started.elapsed();
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(s.calls("set"), 32);
     assert!(took < Duration::from_secs(40), "took {took:?}");
     // With a placeholder every connection needs its own 16 x 100 MB: refused at once, by its size.
     let started = Instant::now();
-    let out = ringbench(&[
-        "-p",
-        &port,
-        "-d",
-        "100000000",
-        "-P",
-        "16",
-        "-n",
-        "32",
-        "-r",
-        "10",
-        "-t",
-        "set",
-    ]);
+    let out = Bench::on(&s)
+        .args([
+            "-d",
+            "100000000",
+            "-P",
+            "16",
+            "-n",
+            "32",
+            "-r",
+            "10",
+            "-t",
+            "set",
+        ])
+        .output();
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
     assert!(
@@ -808,20 +746,9 @@ fn huge_pipelined_values_go_through_without_crawling() {
 fn a_reply_that_trickles_in_still_times_out() {
     let _turn = shared();
     let f = FaultServer::start(Fault::Drip(200));
-    let port = f.port.to_string();
-    let args = [
-        "-p",
-        &port,
-        "-t",
-        "ping_mbulk",
-        "-n",
-        "3",
-        "-c",
-        "1",
-        "--timeout",
-        "500",
-    ];
-    let out = ringbench_within(&args, Duration::from_secs(20));
+    let out = Bench::port(f.port)
+        .args(["-t", "ping_mbulk", "-n", "3", "-c", "1", "--timeout", "500"])
+        .within(Duration::from_secs(20));
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
     assert_eq!(request_counts(&stdout), Some((3, 0, 3)), "{stdout}");
@@ -834,20 +761,9 @@ fn a_reply_that_trickles_in_still_times_out() {
 fn pushes_before_a_reply_do_not_extend_the_timeout() {
     let _turn = shared();
     let f = FaultServer::start(Fault::PushesFirst(20));
-    let port = f.port.to_string();
-    let args = [
-        "-p",
-        &port,
-        "-t",
-        "ping_mbulk",
-        "-n",
-        "2",
-        "-c",
-        "1",
-        "--timeout",
-        "500",
-    ];
-    let out = ringbench_within(&args, Duration::from_secs(20));
+    let out = Bench::port(f.port)
+        .args(["-t", "ping_mbulk", "-n", "2", "-c", "1", "--timeout", "500"])
+        .within(Duration::from_secs(20));
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
     assert_eq!(request_counts(&stdout), Some((2, 0, 2)), "{stdout}");
@@ -860,9 +776,9 @@ fn pushes_before_a_reply_do_not_extend_the_timeout() {
 fn a_line_without_crlf_is_a_protocol_error_past_64_kib() {
     let _turn = shared();
     let f = FaultServer::start(Fault::EndlessLine);
-    let port = f.port.to_string();
-    let args = ["-p", &port, "-t", "ping_mbulk", "-n", "1", "-c", "1"];
-    let out = ringbench_within(&args, Duration::from_secs(20));
+    let out = Bench::port(f.port)
+        .args(["-t", "ping_mbulk", "-n", "1", "-c", "1"])
+        .within(Duration::from_secs(20));
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
     assert!(
@@ -890,12 +806,10 @@ fn an_http_port_ends_the_run_at_once_and_says_it_answered_http() {
             );
         }
     });
-    let port = port.to_string();
     let started = Instant::now();
-    let out = ringbench_within(
-        &["-p", &port, "-t", "get", "-n", "100000", "-c", "20"],
-        Duration::from_secs(30),
-    );
+    let out = Bench::port(port)
+        .args(["-t", "get", "-n", "100000", "-c", "20"])
+        .within(Duration::from_secs(30));
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
     assert!(
@@ -917,20 +831,10 @@ fn an_http_port_ends_the_run_at_once_and_says_it_answered_http() {
 fn an_interrupt_accounts_for_the_requests_in_flight() {
     let _turn = shared();
     let s = RedisServer::start();
-    let port = s.port.to_string();
     let n = 50_000_000u64;
-    let child = spawn_ringbench(&[
-        "-p",
-        &port,
-        "-t",
-        "get",
-        "-n",
-        &n.to_string(),
-        "-c",
-        "50",
-        "-P",
-        "16",
-    ]);
+    let child = Bench::on(&s)
+        .args(["-t", "get", "-n", &n.to_string(), "-c", "50", "-P", "16"])
+        .spawn();
     wait_for_sigint_handler(child.id());
     s.wait_for_calls("get", 200_000);
     signal(&child, libc::SIGINT);
@@ -969,8 +873,7 @@ fn a_reconnect_into_a_black_hole_does_not_stop_the_other_connections() {
             "4000",
             "-q",
         ])
-        .spawn()
-        .unwrap();
+        .spawn();
     let deadline = Instant::now() + Duration::from_secs(10);
     while r.calls("get") < 20_000 {
         assert!(Instant::now() < deadline, "no load reached the server");
@@ -1046,8 +949,7 @@ fn an_interrupt_stops_connections_that_are_still_opening() {
         .ringbench()
         .args(["-h", "127.0.0.1", "-p", "7002", "-t", "get", "-n", "100000"])
         .args(["-c", "200", "--connect-timeout", "20000", "-q"])
-        .spawn()
-        .unwrap();
+        .spawn();
     std::thread::sleep(Duration::from_millis(500));
     // The child is `ip netns exec`, which execs ringbench in place: the pid is ringbench's.
     wait_for_sigint_handler(child.id());
@@ -1071,24 +973,10 @@ fn reconnect_per_request_under_duration_ends_on_time_with_exact_counts() {
     let _turn = shared();
     let s = RedisServer::start();
     s.reset();
-    let port = s.port.to_string();
-    let out = ringbench_within(
-        &[
-            "-p",
-            &port,
-            "-t",
-            "get",
-            "-k",
-            "0",
-            "-c",
-            "20",
-            "--duration",
-            "1",
-            "--json",
-            "-",
-        ],
-        Duration::from_secs(20),
-    );
+    let out = Bench::on(&s)
+        .args(["-t", "get", "-k", "0", "-c", "20", "--duration", "1"])
+        .json("-")
+        .within(Duration::from_secs(20));
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
@@ -1124,8 +1012,7 @@ fn reconnect_per_request_over_a_lossy_network_keeps_going() {
             "20",
         ])
         .args(["--duration", "4", "--timeout", "2000", "--json", "-"])
-        .spawn()
-        .unwrap();
+        .spawn();
     let deadline = Instant::now() + Duration::from_secs(10);
     while r.calls("get") < 50 {
         assert!(Instant::now() < deadline, "no load reached the server");

@@ -2,11 +2,10 @@
 //! `fleet kubernetes` renders (its pods simulated here: the rendered command run once per index with
 //! `JOB_COMPLETION_INDEX` set), and `merge -` with its shard checks, all against a real redis-server.
 
+use crate::common::bench::Bench;
 use crate::common::*;
 use ringbench::RunFile;
 use serde_json::Value;
-use std::io::Write;
-use std::process::{Command, Stdio};
 
 /// The manifest's document: comment lines on top, then the Job as JSON (which YAML reads the same).
 fn job(manifest: &str) -> Value {
@@ -22,7 +21,10 @@ fn pod_command(manifest: &str) -> (Vec<String>, Vec<String>) {
 }
 
 fn render(args: &[&str]) -> String {
-    let out = ringbench(&[&["fleet", "kubernetes"], args].concat());
+    let out = Bench::new()
+        .args(["fleet", "kubernetes"])
+        .args(args)
+        .output();
     assert!(
         out.status.success() && out.stderr.is_empty(),
         "{}",
@@ -37,14 +39,10 @@ fn run_pods(manifest: &str, pods: usize) -> Vec<Vec<u8>> {
     assert_eq!(command, ["ringbench"]);
     let children: Vec<_> = (0..pods)
         .map(|i| {
-            Command::new(env!("CARGO_BIN_EXE_ringbench"))
+            Bench::new()
                 .args(&args)
                 .env("JOB_COMPLETION_INDEX", i.to_string())
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
                 .spawn()
-                .unwrap()
         })
         .collect();
     children
@@ -65,16 +63,7 @@ fn run_pods(manifest: &str, pods: usize) -> Vec<Vec<u8>> {
 
 /// `ringbench merge - ARGS` with `input` on stdin.
 fn merge_stdin(input: &[u8], args: &[&str]) -> std::process::Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ringbench"))
-        .args(["merge", "-"])
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    child.wait_with_output().unwrap()
+    Bench::new().args(["merge", "-"]).args(args).input(input)
 }
 
 /// Checks a result document against schema/ringbench-result.schema.json.
@@ -201,14 +190,15 @@ fn run_pod_under_seccomp(manifest: &str, drop: &str) -> (std::process::ExitStatu
         .join(name.rsplit('/').next().unwrap());
     assert!(profile.is_file(), "{name}: no {}", profile.display());
     let (_, args) = pod_command(manifest);
-    let out = Command::new("/usr/bin/python3")
-        .arg(root.join("scripts/lib/under-seccomp.py"))
-        .arg(&profile)
-        .arg(drop)
-        .arg(env!("CARGO_BIN_EXE_ringbench"))
+    let script = root.join("scripts/lib/under-seccomp.py");
+    let out = Bench::new()
+        .under(
+            "/usr/bin/python3",
+            [script.as_os_str(), profile.as_os_str(), drop.as_ref()],
+        )
         .args(&args)
         .env("JOB_COMPLETION_INDEX", "0")
-        .stdin(Stdio::null())
+        .command()
         .output()
         .expect("/usr/bin/python3 runs (with python3-seccomp)");
     (
@@ -248,29 +238,28 @@ fn rate_and_clients_shares_add_up() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
-    let port = s.port.to_string();
     let at = format!("{:.3}", ringbench::unix_now() + 1.0);
     let children: Vec<_> = (0..3)
         .map(|i| {
             let shard = format!("{i}/3");
-            spawn_ringbench(&[
-                "-p",
-                &port,
-                "-t",
-                "ping_inline",
-                "-n",
-                "301",
-                "-c",
-                "7",
-                "--rps",
-                "1000.5",
-                "--shard",
-                &shard,
-                "--start-at",
-                &at,
-                "--json",
-                "-",
-            ])
+            Bench::on(&s)
+                .args([
+                    "-t",
+                    "ping_inline",
+                    "-n",
+                    "301",
+                    "-c",
+                    "7",
+                    "--rps",
+                    "1000.5",
+                    "--shard",
+                    &shard,
+                    "--start-at",
+                    &at,
+                    "--json",
+                    "-",
+                ])
+                .spawn()
         })
         .collect();
     let logs: Vec<Vec<u8>> = children
@@ -303,26 +292,13 @@ fn rate_and_clients_shares_add_up() {
 /// Three shard documents of one run (small, started together).
 fn three_shards(s: &RedisServer) -> Vec<Value> {
     let at = format!("{:.3}", ringbench::unix_now() + 1.0);
-    let port = s.port.to_string();
     let children: Vec<_> = (0..3)
         .map(|i| {
             let shard = format!("{i}/3");
-            spawn_ringbench(&[
-                "-p",
-                &port,
-                "-t",
-                "set",
-                "-n",
-                "3000",
-                "-c",
-                "3",
-                "--shard",
-                &shard,
-                "--start-at",
-                &at,
-                "--json",
-                "-",
-            ])
+            Bench::on(s)
+                .args(["-t", "set", "-n", "3000", "-c", "3", "--shard", &shard])
+                .args(["--start-at", &at, "--json", "-"])
+                .spawn()
         })
         .collect();
     children
@@ -475,14 +451,11 @@ fn shard_mistakes_are_one_line_and_exit_2() {
         ),
         (vec!["fleet", "nomad"], None, "'nomad'"),
     ] {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ringbench"));
-        cmd.args(&args)
-            .stdin(Stdio::null())
-            .env_remove("JOB_COMPLETION_INDEX");
+        let mut bench = Bench::new().args(&args).env_remove("JOB_COMPLETION_INDEX");
         if let Some(v) = env {
-            cmd.env("JOB_COMPLETION_INDEX", v);
+            bench = bench.env("JOB_COMPLETION_INDEX", v);
         }
-        let out = cmd.output().unwrap();
+        let out = bench.output();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
@@ -493,13 +466,13 @@ fn shard_mistakes_are_one_line_and_exit_2() {
 
 /// Runs `--shard I/3` for I = 0, 1, 2 at once with `args` and returns each shard's result document.
 fn run_three_shards(s: &RedisServer, args: &[&str]) -> Vec<RunFile> {
-    let port = s.port.to_string();
     let children: Vec<_> = (0..3)
         .map(|i| {
             let shard = format!("{i}/3");
-            let mut all = vec!["-p", &port, "--shard", &shard, "--json", "-"];
-            all.extend_from_slice(args);
-            spawn_ringbench(&all)
+            Bench::on(s)
+                .args(["--shard", &shard, "--json", "-"])
+                .args(args)
+                .spawn()
         })
         .collect();
     let logs: Vec<Vec<u8>> = children

@@ -7,6 +7,7 @@
 //! or a run that outlives its timeout. `RINGBENCH_FUZZ_SEED` and `RINGBENCH_FUZZ_CASES` replay or
 //! widen a search.
 
+use crate::common::bench::Bench;
 use crate::common::scratch::Scratch;
 use crate::common::*;
 use rand::rngs::SmallRng;
@@ -15,7 +16,7 @@ use std::ffi::OsString;
 use std::io::Read;
 use std::os::unix::ffi::OsStringExt;
 use std::os::unix::process::ExitStatusExt;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// How long one generated run may take before it counts as a hang.
@@ -32,17 +33,20 @@ fn run_bounded(
     envs: &[(&str, String)],
     dir: &std::path::Path,
 ) -> Option<Output> {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ringbench"));
-    cmd.args(args)
-        .envs(envs.iter().map(|(k, v)| (k, v)))
+    let mut bench = Bench::new().args(args);
+    for (k, v) in envs {
+        bench = bench.env(k, v);
+    }
+    let mut child = bench
         .env_remove("JOB_COMPLETION_INDEX")
         .env_remove("REDISCLI_AUTH")
         .current_dir(dir)
-        .stdin(Stdio::null())
+        .address_space(ADDRESS_SPACE)
+        .command()
         .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    crate::common::sys::limit_address_space(&mut cmd, ADDRESS_SPACE);
-    let mut child = cmd.spawn().unwrap();
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     // stderr is read on its own thread so a chatty child never blocks on a full pipe.
     let mut pipe = child.stderr.take().unwrap();
     let reader = std::thread::spawn(move || {
@@ -739,7 +743,7 @@ fn thousands_of_generated_command_lines_never_panic_abort_or_hang() {
 
 /// One run of the binary as the user types it, stderr returned; asserts exit 2 and one line.
 fn usage_error(args: &[&str]) -> String {
-    let out = ringbench(args);
+    let out = Bench::new().args(args).output();
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     assert_eq!(
         out.status.code(),
@@ -815,20 +819,13 @@ fn request_buffers_past_the_address_space_limit_are_refused_before_the_run() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
-    let port = s.port.to_string();
-    let args: Vec<OsString> = [
-        "-p", &port, "-t", "set", "-r", "1000", "-d", "10000000", "-P", "16", "-c", "50", "-n",
-        "100",
-    ]
-    .iter()
-    .map(OsString::from)
-    .collect();
     // `ulimit -v 6000000` (kB): 8.0 GB of buffers cannot be mapped. Exit 1, as for the other limits a
     // run does not fit in (open files, local ports).
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ringbench"));
-    cmd.args(&args).stdin(Stdio::null());
-    crate::common::sys::limit_address_space(&mut cmd, 6_000_000 * 1024);
-    let out = cmd.output().unwrap();
+    let out = Bench::on(&s)
+        .args(["-t", "set", "-r", "1000", "-d", "10000000", "-P", "16"])
+        .args(["-c", "50", "-n", "100"])
+        .address_space(6_000_000 * 1024)
+        .output();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{:?} {err}", out.status);
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
@@ -846,13 +843,12 @@ fn a_suite_whose_values_cannot_be_held_is_refused_before_it_is_built() {
     let _turn = crate::common::lock::shared();
     // -d 536870912 (the most -d allows): the default suite's MSET alone holds ten 512 MiB values. Under
     // `ulimit -v 4000000` building the suite aborted ("memory allocation of 536870912 bytes failed").
-    let port = free_port().to_string();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ringbench"));
-    cmd.args(["-p", &port, "-d", "536870912", "-n", "1"])
-        .stdin(Stdio::null());
-    crate::common::sys::limit_address_space(&mut cmd, 4_000_000 * 1024);
+    let port = free_port();
     let began = Instant::now();
-    let out = cmd.output().unwrap();
+    let out = Bench::port(port)
+        .args(["-d", "536870912", "-n", "1"])
+        .address_space(4_000_000 * 1024)
+        .output();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{:?} {err}", out.status);
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");

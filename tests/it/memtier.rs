@@ -2,32 +2,10 @@
 //! `memtier_benchmark`): memtier's command lines, checked by what a real redis-server saw (its
 //! commandstats, key names, DBSIZE, TTLs, value lengths, hits and misses) and by the shape of the results.
 
+use crate::common::bench::Bench;
 use crate::common::scratch::Scratch;
 use crate::common::*;
-use std::process::{Command, Output, Stdio};
-
-/// Runs `ringbench memtier -s 127.0.0.1 -p PORT ARGS`.
-fn memtier(s: &RedisServer, args: &[&str]) -> Output {
-    let port = s.port.to_string();
-    let mut all = vec!["memtier", "-s", "127.0.0.1", "-p", &port];
-    all.extend_from_slice(args);
-    ringbench(&all)
-}
-
-/// Like [`memtier`], failing unless it succeeded with nothing on stderr; returns stdout.
-fn memtier_ok(s: &RedisServer, args: &[&str]) -> String {
-    let out = memtier(s, args);
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout).to_string(),
-        String::from_utf8_lossy(&out.stderr).to_string(),
-    );
-    assert!(
-        out.status.success() && stderr.is_empty(),
-        "memtier {args:?}: {:?}\nstdout:\n{stdout}\nstderr:\n{stderr}",
-        out.status
-    );
-    stdout
-}
+use std::process::{Command, Stdio};
 
 fn keys(s: &RedisServer) -> Vec<String> {
     s.cli(&["--scan"]).lines().map(String::from).collect()
@@ -44,16 +22,17 @@ fn info(s: &RedisServer, field: &str) -> u64 {
 /// memtier's way of writing every key of `1..=max` once: SETs only, `-n allkeys` over parallel slices.
 fn write_all(s: &RedisServer, max: &str, more: &[&str]) {
     let max = format!("--key-maximum={max}");
-    let mut args = vec![
-        "--ratio=1:0",
-        "-n",
-        "allkeys",
-        "--key-pattern=P:P",
-        "--key-minimum=1",
-        &max,
-    ];
-    args.extend_from_slice(more);
-    memtier_ok(s, &args);
+    Bench::memtier(s)
+        .args([
+            "--ratio=1:0",
+            "-n",
+            "allkeys",
+            "--key-pattern=P:P",
+            "--key-minimum=1",
+            &max,
+        ])
+        .args(more)
+        .ok();
 }
 
 #[test]
@@ -61,9 +40,8 @@ fn a_ratio_line_sends_memtiers_order_counts_and_key_names() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
-    memtier_ok(
-        &s,
-        &[
+    let (_, stats) = Bench::memtier(&s)
+        .args([
             "-t",
             "1",
             "-c",
@@ -74,9 +52,8 @@ fn a_ratio_line_sends_memtiers_order_counts_and_key_names() {
             "1:3",
             "--key-maximum",
             "1000",
-        ],
-    );
-    let stats = s.commandstats();
+        ])
+        .counted();
     // -n is per client: 5 x 100, a SET then three GETs on each connection.
     assert_eq!(stats.get("set"), Some(&125), "{stats:?}");
     assert_eq!(stats.get("get"), Some(&375), "{stats:?}");
@@ -103,9 +80,8 @@ fn transactions_stay_in_order_on_every_connection() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
-    memtier_ok(
-        &s,
-        &[
+    let (_, stats) = Bench::memtier(&s)
+        .args([
             "--command=MULTI",
             "--command=SET __key__ __data__",
             "--command=INCR counter:__key__",
@@ -121,9 +97,8 @@ fn transactions_stay_in_order_on_every_connection() {
             "8",
             "--key-maximum",
             "100",
-        ],
-    );
-    let stats = s.commandstats();
+        ])
+        .counted();
     for c in ["multi", "set", "incr", "exec"] {
         assert_eq!(stats.get(c), Some(&1000), "{c}: {stats:?}");
     }
@@ -149,9 +124,8 @@ fn expiry_and_data_size_ranges_reach_the_server() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
-    memtier_ok(
-        &s,
-        &[
+    Bench::memtier(&s)
+        .args([
             "--ratio=1:0",
             "--expiry-range=100-200",
             "--data-size-range=10-50",
@@ -164,8 +138,8 @@ fn expiry_and_data_size_ranges_reach_the_server() {
             "--key-pattern=S:S",
             "--key-minimum=1",
             "--key-maximum=50",
-        ],
-    );
+        ])
+        .ok();
     assert_eq!(s.calls("setex"), 100);
     for k in keys(&s) {
         let ttl: i64 = s.cli(&["ttl", &k]).parse().unwrap();
@@ -187,7 +161,9 @@ fn get_hits_and_misses_match_the_servers_count() {
     // Keys 1..=500 exist; GETs over 1..=1000 find about half.
     write_all(&s, "500", &["-t", "1", "-c", "5"]);
     s.cli(&["config", "resetstat"]);
-    let out = ringbench_ok(&s, &["-t", "get", "-n", "3000", "--json", &js, "-q"]);
+    let out = Bench::on(&s)
+        .args(["-t", "get", "-n", "3000", "--json", &js, "-q"])
+        .ok();
     assert!(out.contains("GET"), "{out}");
     let run: serde_json::Value = serde_json::from_slice(&std::fs::read(&js).unwrap()).unwrap();
     let gets = &run["tests"][0]["gets"];
@@ -195,9 +171,8 @@ fn get_hits_and_misses_match_the_servers_count() {
     assert_eq!(gets["misses"], info(&s, "keyspace_misses"), "{gets}");
     assert_eq!(gets["hits"], info(&s, "keyspace_hits"), "{gets}");
     s.cli(&["config", "resetstat"]);
-    memtier_ok(
-        &s,
-        &[
+    Bench::memtier(&s)
+        .args([
             "--ratio=0:1",
             "--key-minimum=1",
             "--key-maximum=1000",
@@ -208,8 +183,8 @@ fn get_hits_and_misses_match_the_servers_count() {
             "-n",
             "500",
             "--distinct-client-seed",
-        ],
-    );
+        ])
+        .ok();
     let (hits, misses) = (info(&s, "keyspace_hits"), info(&s, "keyspace_misses"));
     assert_eq!(hits + misses, 2000);
     assert!(hits > 700 && misses > 700, "{hits} hits, {misses} misses");
@@ -228,9 +203,10 @@ fn mistakes_and_unsupported_options_are_one_line_and_exit_2() {
         (&["--no-such-option"][..], "--no-such-option"),
         (&["--command=SET k pre__data__"][..], "--command"),
     ] {
-        let mut all = vec!["memtier", "-p", "1"];
-        all.extend_from_slice(args);
-        let out = ringbench(&all);
+        let out = Bench::new()
+            .args(["memtier", "-p", "1"])
+            .args(args)
+            .output();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
@@ -247,6 +223,7 @@ fn started_as_memtier_benchmark_it_is_memtier() {
     let dir = Scratch::new("memtier-name");
     let link = dir.path("memtier_benchmark");
     std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_ringbench"), &link).unwrap();
+    // Not a Bench: the program is the link, whose name is what is tested.
     let out = Command::new(&link)
         .args(["--server", "127.0.0.1", "--port", &s.port.to_string()])
         .args([
@@ -290,24 +267,26 @@ fn size_lists_cycle_and_the_s_pattern_grows_with_the_key() {
         "--key-pattern=S:S",
         "--key-minimum=1",
     ];
-    let mut args = one_client.to_vec();
-    args.extend(["--data-size-list=10:2,20:1", "--key-maximum=30", "-n", "30"]);
-    memtier_ok(&s, &args);
+    Bench::memtier(&s)
+        .args(one_client)
+        .args(["--data-size-list=10:2,20:1", "--key-maximum=30", "-n", "30"])
+        .ok();
     for k in 1..=30u64 {
         let len: u64 = s.cli(&["strlen", &format!("memtier-{k}")]).parse().unwrap();
         let want = if (k - 1) % 3 < 2 { 10 } else { 20 };
         assert_eq!(len, want, "memtier-{k}");
     }
     s.cli(&["flushall"]);
-    let mut args = one_client.to_vec();
-    args.extend([
-        "--data-size-range=10-100",
-        "--data-size-pattern=S",
-        "--key-maximum=10",
-        "-n",
-        "10",
-    ]);
-    memtier_ok(&s, &args);
+    Bench::memtier(&s)
+        .args(one_client)
+        .args([
+            "--data-size-range=10-100",
+            "--data-size-pattern=S",
+            "--key-maximum=10",
+            "-n",
+            "10",
+        ])
+        .ok();
     let lens: Vec<u64> = (1..=10)
         .map(|k| s.cli(&["strlen", &format!("memtier-{k}")]).parse().unwrap())
         .collect();
@@ -321,9 +300,8 @@ fn results_have_memtiers_table_json_and_hdr_files() {
     s.reset();
     let dir = Scratch::new("memtier-out");
     let (js, hdr, report) = (dir.path("m.json"), dir.path("h"), dir.path("out.txt"));
-    let stdout = memtier_ok(
-        &s,
-        &[
+    let stdout = Bench::memtier(&s)
+        .args([
             "-t",
             "2",
             "-c",
@@ -339,8 +317,8 @@ fn results_have_memtiers_table_json_and_hdr_files() {
             "--hide-histogram",
             "--print-percentiles",
             "50,99.9",
-        ],
-    );
+        ])
+        .ok();
     let line = |name: &str| {
         stdout
             .lines()
@@ -391,9 +369,8 @@ fn results_have_memtiers_table_json_and_hdr_files() {
         );
     }
     // -o: the report goes to the file, nothing to stdout.
-    let out = memtier_ok(
-        &s,
-        &[
+    let out = Bench::memtier(&s)
+        .args([
             "-t",
             "1",
             "-c",
@@ -403,8 +380,8 @@ fn results_have_memtiers_table_json_and_hdr_files() {
             "-o",
             &report,
             "--run-count=2",
-        ],
-    );
+        ])
+        .ok();
     assert!(out.is_empty(), "{out}");
     let text = std::fs::read_to_string(&report).unwrap();
     for section in [
@@ -424,9 +401,8 @@ fn statsd_gets_memtiers_metric_names() {
     udp.set_read_timeout(Some(std::time::Duration::from_secs(10)))
         .unwrap();
     let port = udp.local_addr().unwrap().port().to_string();
-    memtier_ok(
-        &s,
-        &[
+    Bench::memtier(&s)
+        .args([
             "-t",
             "1",
             "-c",
@@ -440,8 +416,8 @@ fn statsd_gets_memtiers_metric_names() {
             "--statsd-run-label",
             "lbl",
             "--hide-histogram",
-        ],
-    );
+        ])
+        .ok();
     let mut buf = vec![0u8; 65536];
     let n = udp.recv(&mut buf).expect("a StatsD datagram");
     let text = String::from_utf8_lossy(&buf[..n]).to_string();
@@ -461,25 +437,21 @@ fn a_password_is_used_but_never_written() {
     let s = RedisServer::start_with(&["--requirepass", "s3cret-pw"]);
     let dir = Scratch::new("memtier-auth");
     let js = dir.path("m.json");
-    let port = s.port.to_string();
-    let out = ringbench(&[
-        "memtier",
-        "-s",
-        "127.0.0.1",
-        "-p",
-        &port,
-        "-a",
-        "s3cret-pw",
-        "-t",
-        "1",
-        "-c",
-        "2",
-        "-n",
-        "20",
-        "--json-out-file",
-        &js,
-        "--hide-histogram",
-    ]);
+    let out = Bench::memtier(&s)
+        .args([
+            "-a",
+            "s3cret-pw",
+            "-t",
+            "1",
+            "-c",
+            "2",
+            "-n",
+            "20",
+            "--json-out-file",
+            &js,
+            "--hide-histogram",
+        ])
+        .output();
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr),
@@ -491,17 +463,9 @@ fn a_password_is_used_but_never_written() {
         "{json}"
     );
     assert!(json.contains("\"authenticate\": \"*****\""), "{json}");
-    let wrong = ringbench(&[
-        "memtier",
-        "-s",
-        "127.0.0.1",
-        "-p",
-        &port,
-        "-a",
-        "nope-pw",
-        "-n",
-        "5",
-    ]);
+    let wrong = Bench::memtier(&s)
+        .args(["-a", "nope-pw", "-n", "5"])
+        .output();
     let err = String::from_utf8_lossy(&wrong.stderr);
     assert_eq!(wrong.status.code(), Some(1), "{err}");
     assert!(
@@ -521,9 +485,8 @@ fn a_rate_limited_burst_is_sent_as_its_replies_return() {
     let dir = Scratch::new("memtier-rate");
     let js = dir.path("r.json");
     // 250 a second per connection: bursts of 5 requests every 20 ms on each of the 10 connections.
-    let stdout = memtier_ok(
-        &s,
-        &[
+    let stdout = Bench::memtier(&s)
+        .args([
             "-t",
             "1",
             "-c",
@@ -536,8 +499,8 @@ fn a_rate_limited_burst_is_sent_as_its_replies_return() {
             "--hide-histogram",
             "--json-out-file",
             &js,
-        ],
-    );
+        ])
+        .ok();
     assert!(stdout.contains("\nSent "), "no from-send row:\n{stdout}");
     let run: serde_json::Value = serde_json::from_slice(&std::fs::read(&js).unwrap()).unwrap();
     let all = &run["ALL STATS"];
@@ -594,9 +557,8 @@ fn scan_iteration_follows_each_replys_cursor() {
         );
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    let stdout = memtier_ok(
-        &s,
-        &[
+    let stdout = Bench::memtier(&s)
+        .args([
             "--command",
             "SCAN 0 COUNT 10",
             "--scan-incremental-iteration",
@@ -609,8 +571,8 @@ fn scan_iteration_follows_each_replys_cursor() {
             "-n",
             "40",
             "--hide-histogram",
-        ],
-    );
+        ])
+        .ok();
     // The monitor has every SCAN once the server counted them all (it writes them as it runs them).
     while std::fs::read_to_string(&path)
         .unwrap()
@@ -682,7 +644,7 @@ fn scan_iteration_follows_each_replys_cursor() {
         ),
         (vec!["--scan-incremental-iteration"], "--command"),
     ] {
-        let out = memtier(&s, &args);
+        let out = Bench::memtier(&s).args(&args).output();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
@@ -702,9 +664,8 @@ fn reconnect_interval_opens_a_new_connection_every_n_requests() {
     let stats =
         |section: &str| s.cli(&["-a", "pw-reconnect", "--no-auth-warning", "info", section]);
     let before = parse_commandstats(&stats("commandstats"));
-    memtier_ok(
-        &s,
-        &[
+    Bench::memtier(&s)
+        .args([
             "-a",
             "pw-reconnect",
             "-t",
@@ -719,8 +680,8 @@ fn reconnect_interval_opens_a_new_connection_every_n_requests() {
             "4",
             "--ratio=0:1",
             "--hide-histogram",
-        ],
-    );
+        ])
+        .ok();
     let after = parse_commandstats(&stats("commandstats"));
     let calls =
         |name: &str| after.get(name).copied().unwrap_or(0) - before.get(name).copied().unwrap_or(0);
@@ -728,17 +689,16 @@ fn reconnect_interval_opens_a_new_connection_every_n_requests() {
     // 45 requests in tens: 5 connections per client, 10 in all; the one that asks the server's
     // CONFIG before the run authenticates too, and so did the test's own INFO after it.
     assert_eq!(calls("auth"), 10 + calls("config|get") + 1, "{after:?}");
-    let refused = memtier(
-        &s,
-        &[
+    let refused = Bench::memtier(&s)
+        .args([
             "-a",
             "pw-reconnect",
             "--reconnect-interval",
             "5",
             "--rate-limiting",
             "10",
-        ],
-    );
+        ])
+        .output();
     let err = String::from_utf8_lossy(&refused.stderr);
     assert_eq!(refused.status.code(), Some(2), "{err}");
     assert!(

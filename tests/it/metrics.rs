@@ -2,8 +2,9 @@
 //! (its HTTP API queried afterwards), and a UDP listener receiving `--statsd`'s datagrams. Counts are
 //! checked against the real redis-server's commandstats.
 
+use crate::common::bench::Bench;
 use crate::common::scratch::Scratch;
-use crate::common::{RedisServer, free_port, ringbench, spawn_ringbench};
+use crate::common::{RedisServer, free_port};
 use std::io::{Read, Write};
 use std::net::{TcpStream, UdpSocket};
 use std::process::{Child, Command, Stdio};
@@ -138,8 +139,6 @@ fn prometheus_scrapes_a_run_and_its_final_totals_match_the_server() {
     let json = dir.path("run.json");
     let listen = format!("127.0.0.1:{port}");
     let args = [
-        "-p",
-        &server.port.to_string(),
         "-t",
         "set,get",
         "--duration",
@@ -155,7 +154,7 @@ fn prometheus_scrapes_a_run_and_its_final_totals_match_the_server() {
         "-q",
     ];
     let started = Instant::now();
-    let out = ringbench(&args);
+    let out = Bench::on(&server).args(args).output();
     let took = started.elapsed();
     assert!(out.status.success(), "{out:?}");
     assert!(
@@ -213,20 +212,20 @@ fn the_endpoint_serves_openmetrics_while_the_run_lasts() {
     let server = RedisServer::start();
     let port = free_port();
     let listen = format!("127.0.0.1:{port}");
-    let child = spawn_ringbench(&[
-        "-p",
-        &server.port.to_string(),
-        "-t",
-        "get",
-        "--duration",
-        "3",
-        "-c",
-        "5",
-        "--metrics-listen",
-        &listen,
-        "--metrics-linger",
-        "0",
-    ]);
+    let child = Bench::on(&server)
+        .args([
+            "-t",
+            "get",
+            "--duration",
+            "3",
+            "-c",
+            "5",
+            "--metrics-listen",
+            &listen,
+            "--metrics-linger",
+            "0",
+        ])
+        .spawn();
     let start = Instant::now();
     let page = loop {
         if let Some((200, body)) = http_get(port, "/metrics")
@@ -261,16 +260,9 @@ fn a_taken_metrics_port_is_a_one_line_error() {
     let server = RedisServer::start();
     let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = held.local_addr().unwrap().to_string();
-    let out = ringbench(&[
-        "-p",
-        &server.port.to_string(),
-        "-t",
-        "get",
-        "-n",
-        "10",
-        "--metrics-listen",
-        &addr,
-    ]);
+    let out = Bench::on(&server)
+        .args(["-t", "get", "-n", "10", "--metrics-listen", &addr])
+        .output();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -279,12 +271,9 @@ fn a_taken_metrics_port_is_a_one_line_error() {
         "{err}"
     );
     assert_eq!(server.calls("get"), 0);
-    let out = ringbench(&[
-        "-p",
-        &server.port.to_string(),
-        "--metrics-listen",
-        "localhost:1",
-    ]);
+    let out = Bench::on(&server)
+        .args(["--metrics-listen", "localhost:1"])
+        .output();
     assert_eq!(out.status.code(), Some(2));
 }
 
@@ -296,23 +285,23 @@ fn statsd_lines_arrive_once_a_second_and_end_with_the_final_figures() {
     sock.set_read_timeout(Some(Duration::from_millis(200)))
         .unwrap();
     let dest = sock.local_addr().unwrap().to_string();
-    let mut child = spawn_ringbench(&[
-        "-p",
-        &server.port.to_string(),
-        "-t",
-        "get",
-        "--duration",
-        "3.5",
-        "-c",
-        "5",
-        "--statsd",
-        &dest,
-        "--statsd-prefix",
-        "lab",
-        "--statsd-run-label",
-        "t1",
-        "-q",
-    ]);
+    let mut child = Bench::on(&server)
+        .args([
+            "-t",
+            "get",
+            "--duration",
+            "3.5",
+            "-c",
+            "5",
+            "--statsd",
+            &dest,
+            "--statsd-prefix",
+            "lab",
+            "--statsd-run-label",
+            "t1",
+            "-q",
+        ])
+        .spawn();
     let mut datagrams = Vec::new();
     let mut buf = [0u8; 65536];
     let status = loop {

@@ -2,6 +2,7 @@
 //! `--command-key-pattern`), valkey-benchmark 9's independent `__rand_Nth__` sequences and `--expiry-range`,
 //! each checked against a real redis-server's own counts, keys, values and TTLs.
 
+use crate::common::bench::Bench;
 use crate::common::scratch::Scratch;
 use crate::common::*;
 use hdrhistogram::Histogram;
@@ -84,9 +85,8 @@ fn memtier_commands_are_counted_exactly_per_command_in_every_format() {
     let dir = Scratch::new("memtier");
     let js = dir.path("run.json");
     let prefix = dir.path("log-");
-    let out = ringbench_ok(
-        &s,
-        &[
+    let (out, stats) = Bench::on(&s)
+        .args([
             "--command",
             "SET __key__ __data__",
             "--command-ratio",
@@ -114,9 +114,8 @@ fn memtier_commands_are_counted_exactly_per_command_in_every_format() {
             &js,
             "--hdr-out",
             &prefix,
-        ],
-    );
-    let stats = s.commandstats();
+        ])
+        .counted();
     assert_eq!(stats.get("set"), Some(&2000), "{stats:?}");
     assert_eq!(stats.get("get"), Some(&1000), "{stats:?}");
     assert_eq!(stats.get("hset"), Some(&3000), "{stats:?}");
@@ -180,9 +179,8 @@ fn memtier_commands_are_counted_exactly_per_command_in_every_format() {
     }
     // -q and CSV: a line per command.
     s.reset();
-    let q = ringbench_ok(
-        &s,
-        &[
+    let q = Bench::on(&s)
+        .args([
             "--command",
             "SET __key__ v",
             "--command",
@@ -192,8 +190,8 @@ fn memtier_commands_are_counted_exactly_per_command_in_every_format() {
             "-r",
             "10",
             "-q",
-        ],
-    );
+        ])
+        .ok();
     assert!(
         q.contains("MIX SET __key__ v:1,GET __key__:1 / SET __key__ v: "),
         "{q}"
@@ -202,9 +200,8 @@ fn memtier_commands_are_counted_exactly_per_command_in_every_format() {
         q.contains("MIX SET __key__ v:1,GET __key__:1 / GET __key__: "),
         "{q}"
     );
-    let csv = ringbench_ok(
-        &s,
-        &[
+    let csv = Bench::on(&s)
+        .args([
             "--command",
             "SET __key__ v",
             "--command",
@@ -214,8 +211,8 @@ fn memtier_commands_are_counted_exactly_per_command_in_every_format() {
             "-r",
             "10",
             "--csv",
-        ],
-    );
+        ])
+        .ok();
     assert!(
         csv.contains("\"MIX SET __key__ v:1,GET __key__:1 / GET __key__\","),
         "{csv}"
@@ -229,9 +226,8 @@ fn mix_takes_commands_and_test_names_with_exact_weights() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
-    let out = ringbench_ok(
-        &s,
-        &[
+    let (out, stats) = Bench::on(&s)
+        .args([
             "--mix",
             "GET user:__key__:80, SET user:__key__ __data__:15,incr:5",
             "-n",
@@ -244,9 +240,8 @@ fn mix_takes_commands_and_test_names_with_exact_weights() {
             "2",
             "-c",
             "4",
-        ],
-    );
-    let stats = s.commandstats();
+        ])
+        .counted();
     assert_eq!(stats.get("get"), Some(&8000), "{stats:?}");
     assert_eq!(stats.get("set"), Some(&1500), "{stats:?}");
     assert_eq!(stats.get("incr"), Some(&500), "{stats:?}");
@@ -263,24 +258,19 @@ fn each_command_counts_its_own_error_replies() {
     s.reset();
     let dir = Scratch::new("errors");
     let js = dir.path("run.json");
-    let mut args = s.port_args();
-    args.extend(
-        [
-            "--command",
-            "LPUSH l v",
-            "--command",
-            "GET l",
-            "-n",
-            "200",
-            "-c",
-            "1",
-            "--json",
-            &js,
-        ]
-        .map(String::from),
-    );
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let o = ringbench(&refs);
+    let flags = [
+        "--command",
+        "LPUSH l v",
+        "--command",
+        "GET l",
+        "-n",
+        "200",
+        "-c",
+        "1",
+        "--json",
+        &js,
+    ];
+    let o = Bench::on(&s).args(flags).output();
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert_eq!(row(&out, "LPUSH l v"), (100, 0), "{out}");
@@ -291,10 +281,7 @@ fn each_command_counts_its_own_error_replies() {
     assert_eq!(cmds[0]["errors"].as_u64(), Some(0));
     assert_eq!(cmds[1]["errors"].as_u64(), Some(100));
     // -q and the CSV's stderr line name the command.
-    let mut q = args.clone();
-    q.push("-q".into());
-    let refs: Vec<&str> = q.iter().map(String::as_str).collect();
-    let o = ringbench(&refs);
+    let o = Bench::on(&s).args(flags).arg("-q").output();
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(
         out.contains("/ GET l: ") && out.contains(", 100 error replies\n"),
@@ -309,9 +296,8 @@ fn a_mix_runs_open_loop_for_a_duration() {
     s.reset();
     let dir = Scratch::new("open");
     let prefix = dir.path("o-");
-    let out = ringbench_ok(
-        &s,
-        &[
+    let out = Bench::on(&s)
+        .args([
             "--command",
             "SET __key__ __data__",
             "--command",
@@ -328,8 +314,8 @@ fn a_mix_runs_open_loop_for_a_duration() {
             "2",
             "--hdr-out",
             &prefix,
-        ],
-    );
+        ])
+        .ok();
     let (done, _) = completed(&out);
     let (sets, gets) = (s.calls("set"), s.calls("get"));
     assert_eq!(sets + gets, done, "{out}");
@@ -405,7 +391,7 @@ fn mix_mistakes_are_one_line_usage_errors() {
         (&["--expiry-range", "0-5"], "whole seconds from 1"),
         (&["--expiry-range", "5"], "must be MIN-MAX"),
     ] {
-        let o = ringbench(args);
+        let o = Bench::new().args(args).output();
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
@@ -421,7 +407,7 @@ fn rand_nth_placeholders_are_independent_sequences() {
     s.reset();
     let seq = |args: &[&str]| {
         s.reset();
-        ringbench_ok(&s, args);
+        Bench::on(&s).args(args).ok();
     };
     seq(&[
         "-r",
@@ -500,9 +486,8 @@ fn sets_carry_a_ttl_from_the_expiry_range() {
     let dir = Scratch::new("ttl");
     let js = dir.path("run.json");
     // The default suite's SET test.
-    let out = ringbench_ok(
-        &s,
-        &[
+    let out = Bench::on(&s)
+        .args([
             "-t",
             "set,get",
             "-r",
@@ -511,8 +496,8 @@ fn sets_carry_a_ttl_from_the_expiry_range() {
             "3000",
             "--expiry-range",
             "100-200",
-        ],
-    );
+        ])
+        .ok();
     assert!(
         out.contains("  SETs expire: EX 100-200 seconds (--expiry-range)"),
         "{out}"
@@ -527,9 +512,8 @@ fn sets_carry_a_ttl_from_the_expiry_range() {
     assert_eq!(s.calls("set"), 3000);
     // SETs of a mix and of a memtier command get one; a SET with its own TTL and other commands do not.
     s.reset();
-    ringbench_ok(
-        &s,
-        &[
+    Bench::on(&s)
+        .args([
             "--command",
             "SET a:__key__ __data__",
             "--command",
@@ -545,8 +529,8 @@ fn sets_carry_a_ttl_from_the_expiry_range() {
             "-P",
             "4",
             "-q",
-        ],
-    );
+        ])
+        .ok();
     assert_eq!(s.calls("set"), 2000);
     let a = ttls(&s, "a:*");
     assert!(
@@ -560,9 +544,8 @@ fn sets_carry_a_ttl_from_the_expiry_range() {
     );
     assert!(ttls(&s, "c:*").iter().all(|&x| x == -1));
     s.reset();
-    ringbench_ok(
-        &s,
-        &[
+    Bench::on(&s)
+        .args([
             "--mix",
             "set:1,get:1",
             "-r",
@@ -574,8 +557,8 @@ fn sets_carry_a_ttl_from_the_expiry_range() {
             "-q",
             "--json",
             &js,
-        ],
-    );
+        ])
+        .ok();
     let run = json(&js);
     assert_eq!(run["config"]["expiry_range"], serde_json::json!([7, 7]));
     assert_valid(&run);
@@ -594,9 +577,8 @@ fn merge_sums_each_command_of_a_mix() {
     let dir = Scratch::new("merge");
     let (a, b, m) = (dir.path("a.json"), dir.path("b.json"), dir.path("m.json"));
     for (file, n) in [(&a, "2000"), (&b, "4000")] {
-        ringbench_ok(
-            &s,
-            &[
+        Bench::on(&s)
+            .args([
                 "--mix",
                 "SET k:__key__ v:1,get:1",
                 "-r",
@@ -606,10 +588,12 @@ fn merge_sums_each_command_of_a_mix() {
                 "-q",
                 "--json",
                 file,
-            ],
-        );
+            ])
+            .ok();
     }
-    let o = ringbench(&["merge", &a, &b, "--json", &m, "-q"]);
+    let o = Bench::new()
+        .args(["merge", &a, &b, "--json", &m, "-q"])
+        .output();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let q = String::from_utf8_lossy(&o.stdout);
     assert!(q.contains("MIX SET k:__key__ v:1,get:1 / GET: "), "{q}");
@@ -635,10 +619,9 @@ fn plot_has_a_line_per_command_of_a_mix() {
     let s = RedisServer::start();
     let dir = Scratch::new("plot");
     let svg = dir.path("mix.svg");
-    ringbench_ok(
-        &s,
-        &["--mix", "set:1,GET k:1", "-n", "2000", "-q", "--plot", &svg],
-    );
+    Bench::on(&s)
+        .args(["--mix", "set:1,GET k:1", "-n", "2000", "-q", "--plot", &svg])
+        .ok();
     let text = std::fs::read_to_string(&svg).unwrap();
     let doc = roxmltree::Document::parse(&text).unwrap();
     let labels: Vec<&str> = doc

@@ -1,5 +1,6 @@
 //! The client's self-report and `--cpus`, checked against a real redis-server and the kernel's view of the threads.
 
+use crate::common::bench::Bench;
 use crate::common::*;
 
 #[test]
@@ -7,9 +8,8 @@ fn normal_report_shows_the_clients_cost_per_executor() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     s.reset();
-    let out = ringbench_ok(
-        &s,
-        &[
+    let out = Bench::on(&s)
+        .args([
             "-t",
             "set",
             "-n",
@@ -20,8 +20,8 @@ fn normal_report_shows_the_clients_cost_per_executor() {
             "4",
             "--threads",
             "2",
-        ],
-    );
+        ])
+        .ok();
     assert_eq!(s.calls("set"), 40000);
     let line = out
         .lines()
@@ -50,7 +50,7 @@ fn quiet_and_csv_have_no_cost_line() {
     let _turn = crate::common::lock::shared();
     let s = RedisServer::start();
     for mode in ["-q", "--csv"] {
-        let out = ringbench_ok(&s, &["-t", "ping", "-n", "1000", mode]);
+        let out = Bench::on(&s).args(["-t", "ping", "-n", "1000", mode]).ok();
         assert!(!out.contains("client:"), "{mode}: {out}");
     }
 }
@@ -67,9 +67,8 @@ fn cpus_pins_executors_in_the_order_given() {
         .join(",");
     let threads = want.len().to_string();
     let s = RedisServer::start();
-    let mut args = s.port_args();
-    args.extend(
-        [
+    let mut child = Bench::on(&s)
+        .args([
             "-t",
             "ping",
             "-l",
@@ -80,11 +79,8 @@ fn cpus_pins_executors_in_the_order_given() {
             &threads,
             "--cpus",
             &list,
-        ]
-        .map(String::from),
-    );
-    let refs: Vec<&str> = args.iter().map(|a| a.as_str()).collect();
-    let mut child = spawn_ringbench(&refs);
+        ])
+        .spawn();
     let found = executor_cpus(&child, want.len());
     child.kill().unwrap();
     child.wait().unwrap();
@@ -101,7 +97,7 @@ fn cpus_mistakes_are_usage_errors() {
     let _turn = crate::common::lock::shared();
     let beyond = (usable_cores().iter().max().unwrap() + 1).to_string();
     for list in [beyond.as_str(), "a,b", "3-1", "0,0"] {
-        let out = ringbench(&["-p", "1", "--cpus", list, "-q"]);
+        let out = Bench::port(1).args(["--cpus", list, "-q"]).output();
         assert_eq!(out.status.code(), Some(2), "--cpus {list}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(err.lines().count(), 1, "{err}");

@@ -1,10 +1,10 @@
 //! End-to-end checks of open-loop rate, time-bounded runs, key distributions, values and mixes against a
 //! real redis-server, each figure compared with what the server itself counted.
 
+use crate::common::bench::Bench;
 use crate::common::lock::{alone, shared};
 use crate::common::*;
 use std::collections::HashSet;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The number after `prefix` on the first line that contains it.
@@ -41,10 +41,9 @@ fn fixed_rate_for_a_fixed_time() {
     s.reset();
     // -P 4 gives each connection slack: when the (debug) client is descheduled for a few ms on a busy
     // machine, the requests that fell due go out together instead of holding back the schedule.
-    let out = ringbench_ok(
-        &s,
-        &["--rps", "5000", "--duration", "3", "-t", "set", "-P", "4"],
-    );
+    let out = Bench::on(&s)
+        .args(["--rps", "5000", "--duration", "3", "-t", "set", "-P", "4"])
+        .ok();
     let sets = s.calls("set") as f64;
     assert!(
         (sets - 15000.0).abs() <= 750.0,
@@ -67,7 +66,9 @@ fn a_reply_is_timed_when_it_arrives_not_when_the_paced_client_wakes() {
     // Two connections, 50 rps: a request is due every 20 ms, alternately on each. Between two due
     // requests the executor sleeps, and the reply that arrived meanwhile is read only at the next
     // wake-up, up to 20 ms later: its latency must still end when it reached the socket.
-    let out = ringbench_ok(&s, &["--rps", "50", "-c", "2", "-n", "40", "-t", "get"]);
+    let out = Bench::on(&s)
+        .args(["--rps", "50", "-c", "2", "-n", "40", "-t", "get"])
+        .ok();
     assert_eq!(s.calls("get"), 40, "{out}");
     assert_eq!(completed(&out).0, 40, "{out}");
     let service = summary_row(&out, "service time");
@@ -81,19 +82,9 @@ fn a_paused_server_shows_in_intended_start_latency() {
     let _turn = alone();
     let s = RedisServer::start();
     s.reset();
-    let mut args = s.port_args();
-    args.extend(
-        ["--rps", "2000", "--duration", "4", "-t", "get"]
-            .iter()
-            .map(|a| a.to_string()),
-    );
-    let child = Command::new(env!("CARGO_BIN_EXE_ringbench"))
-        .args(&args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = Bench::on(&s)
+        .args(["--rps", "2000", "--duration", "4", "-t", "get"])
+        .spawn();
     // Pause from another connection once the run is under way (some GETs counted), not after a guessed sleep.
     let deadline = Instant::now() + Duration::from_secs(10);
     while s.calls("get") < 300 {
@@ -160,7 +151,7 @@ fn duration_bounds_a_closed_loop_run() {
     let _turn = alone();
     let s = RedisServer::start();
     s.reset();
-    let out = ringbench_ok(&s, &["--duration", "2", "-t", "get"]);
+    let out = Bench::on(&s).args(["--duration", "2", "-t", "get"]).ok();
     let (n, secs) = completed(&out);
     assert!((1.8..=2.2).contains(&secs), "ran {secs} s\n{out}");
     assert_eq!(n, s.calls("get"), "{out}");
@@ -172,7 +163,9 @@ fn warmup_is_sent_but_not_reported() {
     let _turn = alone();
     let s = RedisServer::start();
     s.reset();
-    let out = ringbench_ok(&s, &["--warmup", "1", "--duration", "1", "-t", "get"]);
+    let out = Bench::on(&s)
+        .args(["--warmup", "1", "--duration", "1", "-t", "get"])
+        .ok();
     let (n, secs) = completed(&out);
     let server = s.calls("get");
     assert!((0.9..=1.1).contains(&secs), "{secs}\n{out}");
@@ -182,9 +175,8 @@ fn warmup_is_sent_but_not_reported() {
     assert_eq!(n + warmup, server, "{out}");
     // At a fixed rate the halves are known: 1000 warmup requests, 1000 reported.
     s.reset();
-    let out = ringbench_ok(
-        &s,
-        &[
+    let out = Bench::on(&s)
+        .args([
             "--warmup",
             "1",
             "--duration",
@@ -195,8 +187,8 @@ fn warmup_is_sent_but_not_reported() {
             "get",
             "-c",
             "10",
-        ],
-    );
+        ])
+        .ok();
     let (n, _) = completed(&out);
     let server = s.calls("get");
     assert!((950..=1050).contains(&n), "reported {n}\n{out}");
@@ -225,7 +217,7 @@ fn sequential_keys_cover_the_keyspace_once() {
             "--threads",
             threads,
         ];
-        ringbench_ok(&s, &args);
+        Bench::on(&s).args(args).ok();
         assert_eq!(s.cli(&["dbsize"]), "1000", "--threads {threads}");
     }
 }
@@ -235,9 +227,8 @@ fn zipf_makes_a_hot_key() {
     let _turn = shared();
     let s = RedisServer::start();
     s.reset();
-    ringbench_ok(
-        &s,
-        &[
+    Bench::on(&s)
+        .args([
             "--distribution",
             "zipf:1.0",
             "-r",
@@ -247,8 +238,8 @@ fn zipf_makes_a_hot_key() {
             "-t",
             "incr",
             "-q",
-        ],
-    );
+        ])
+        .ok();
     // Under zipf 1.0 over 10000 keys, key 0 gets 1 / H(10000) = 1 / 9.79 of the requests: about 5100 of
     // 50000, where a uniform draw gives each key 5. The bound asks for half the expected count, which is
     // still 500 times the uniform share, so it fails only if the distribution is not zipf-like.
@@ -267,9 +258,8 @@ fn random_data_makes_values_differ() {
     let _turn = shared();
     let s = RedisServer::start();
     s.reset();
-    ringbench_ok(
-        &s,
-        &[
+    Bench::on(&s)
+        .args([
             "--random-data",
             "-t",
             "set",
@@ -278,8 +268,8 @@ fn random_data_makes_values_differ() {
             "-n",
             "2000",
             "-q",
-        ],
-    );
+        ])
+        .ok();
     let keys = s.cli(&["--scan"]);
     let values: HashSet<String> = keys.lines().map(|k| s.cli(&["get", k])).collect();
     assert!(values.len() > 1, "{values:?}");
@@ -292,12 +282,11 @@ fn data_placeholder_takes_d_bytes() {
     let _turn = shared();
     let s = RedisServer::start();
     s.reset();
-    ringbench_ok(
-        &s,
-        &[
+    Bench::on(&s)
+        .args([
             "-d", "50", "-r", "100", "-n", "1000", "-q", "set", "__key__", "__data__",
-        ],
-    );
+        ])
+        .ok();
     let keys = s.cli(&["--scan"]);
     assert!(keys.lines().count() > 1);
     for k in keys.lines() {
@@ -314,9 +303,8 @@ fn value_sizes_follow_a_range() {
     let _turn = shared();
     let s = RedisServer::start();
     s.reset();
-    ringbench_ok(
-        &s,
-        &[
+    Bench::on(&s)
+        .args([
             "-d",
             "10-20",
             "--random-data",
@@ -329,8 +317,8 @@ fn value_sizes_follow_a_range() {
             "-P",
             "8",
             "-q",
-        ],
-    );
+        ])
+        .ok();
     let mut lens = HashSet::new();
     for k in s.cli(&["--scan"]).lines() {
         let n: usize = s.cli(&["strlen", k]).parse().unwrap();
@@ -346,9 +334,8 @@ fn shared_random_numbers_repeat_within_a_command() {
     let _turn = shared();
     let s = RedisServer::start();
     s.reset();
-    ringbench_ok(
-        &s,
-        &[
+    Bench::on(&s)
+        .args([
             "-r",
             "1000",
             "-n",
@@ -358,8 +345,8 @@ fn shared_random_numbers_repeat_within_a_command() {
             "h:__rand_1st__",
             "f",
             "__rand_1st__",
-        ],
-    );
+        ])
+        .ok();
     for k in s.cli(&["--scan"]).lines() {
         assert_eq!(s.cli(&["hget", k, "f"]), &k[2..], "{k}");
     }
@@ -370,7 +357,9 @@ fn mix_follows_its_weights() {
     let _turn = shared();
     let s = RedisServer::start();
     s.reset();
-    let out = ringbench_ok(&s, &["--mix", "get:80,set:20", "-n", "10000", "-r", "1000"]);
+    let out = Bench::on(&s)
+        .args(["--mix", "get:80,set:20", "-n", "10000", "-r", "1000"])
+        .ok();
     let (gets, sets) = (s.calls("get"), s.calls("set"));
     assert!((7760..=8240).contains(&gets), "{gets} GETs\n{out}");
     assert!((1940..=2060).contains(&sets), "{sets} SETs\n{out}");
@@ -384,7 +373,9 @@ fn mix_follows_its_weights() {
         l.split_whitespace().nth(1).unwrap().parse().unwrap()
     };
     assert_eq!((row("GET"), row("SET")), (gets, sets), "{out}");
-    let q = ringbench_ok(&s, &["--mix", "get:80,set:20", "-n", "1000", "-q"]);
+    let q = Bench::on(&s)
+        .args(["--mix", "get:80,set:20", "-n", "1000", "-q"])
+        .ok();
     assert!(q.contains("MIX get:80,set:20 / GET:"), "{q}");
 }
 
@@ -399,7 +390,7 @@ fn usage_mistakes_exit_2() {
         &["--mix", "get:80,bogus:20"],
         &["--mix", "get:1", "-t", "set"],
     ] {
-        let o = ringbench(args);
+        let o = Bench::new().args(args).output();
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");

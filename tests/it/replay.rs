@@ -2,6 +2,7 @@
 //! and across a real cluster's masters, checked against the servers' own commandstats; and files that
 //! cannot be replayed, refused before anything is sent.
 
+use crate::common::bench::Bench;
 use crate::common::cluster::Cluster;
 use crate::common::*;
 use std::collections::HashMap;
@@ -134,10 +135,7 @@ fn contents(port: u16, tag: &str) -> Vec<String> {
 /// Runs ringbench against `server`; the capture holds one command that gets an error reply, so the
 /// run ends with exit code 1 after its full report.
 fn run_with_errors(server: &RedisServer, args: &[&str]) -> String {
-    let mut all = server.port_args();
-    all.extend(args.iter().map(|s| s.to_string()));
-    let refs: Vec<&str> = all.iter().map(String::as_str).collect();
-    let out = ringbench(&refs);
+    let out = Bench::on(server).args(args).output();
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     assert_eq!(
         out.status.code(),
@@ -250,7 +248,6 @@ fn a_capture_replays_across_a_clusters_masters() {
     }
     std::fs::write(&path, &text).unwrap();
     let c = Cluster::start();
-    let port = c.ports[0].to_string();
     let p = path.to_str().unwrap();
     // Closed loop on two executors, then the open loop at twice the recorded pace.
     for pace in ["max", "2x"] {
@@ -258,21 +255,20 @@ fn a_capture_replays_across_a_clusters_masters() {
             c.cli(node, &["flushall"]);
         }
         c.reset_stats();
-        let out = ringbench(&[
-            "-p",
-            &port,
-            "--cluster",
-            "--replay",
-            p,
-            "--replay-pace",
-            pace,
-            "-c",
-            "4",
-            "-P",
-            "4",
-            "--threads",
-            "2",
-        ]);
+        let out = Bench::cluster(c.ports[0])
+            .args([
+                "--replay",
+                p,
+                "--replay-pace",
+                pace,
+                "-c",
+                "4",
+                "-P",
+                "4",
+                "--threads",
+                "2",
+            ])
+            .output();
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert_eq!(
             out.status.code(),
@@ -333,10 +329,7 @@ fn a_malformed_line_is_refused_with_its_number_and_nothing_is_sent() {
     for (text, want, what) in cases {
         let path = scratch_file("bad.txt");
         std::fs::write(&path, text).unwrap();
-        let mut args = s.port_args();
-        args.extend(["--replay".into(), path.to_str().unwrap().into()]);
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let out = ringbench(&args);
+        let out = Bench::on(&s).arg("--replay").arg(&path).output();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{what}: {stderr}");
         assert_eq!(stderr.lines().count(), 1, "{what}: one line: {stderr}");
@@ -380,13 +373,7 @@ fn a_malformed_line_is_refused_with_its_number_and_nothing_is_sent() {
             "'--rps'",
         ),
     ] {
-        let out = ringbench(
-            &[
-                &s.port_args().iter().map(String::as_str).collect::<Vec<_>>()[..],
-                args,
-            ]
-            .concat(),
-        );
+        let out = Bench::on(&s).args(args).output();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains(want), "{args:?}: {stderr}");
@@ -426,7 +413,7 @@ fn paced_replays_keep_the_capture_times_or_the_rate() {
         (&["--replay", p, "--rps", "50", "--json", j][..], 0.6),
     ] {
         s.reset();
-        let out = ringbench_ok(&s, args);
+        let out = Bench::on(&s).args(args).ok();
         let v = json_file(&json);
         let t = &v["tests"][0];
         // The last command is due `at_least` seconds in: the run cannot end before it was sent.
@@ -454,19 +441,10 @@ fn a_replay_under_rfr_reads_from_replicas_and_writes_to_masters() {
     }
     std::fs::write(&path, text).unwrap();
     c.reset_stats();
-    let port = c.ports[0].to_string();
     let p = path.to_str().unwrap();
-    let out = ringbench(&[
-        "-p",
-        &port,
-        "--cluster",
-        "--rfr",
-        "yes",
-        "--replay",
-        p,
-        "-c",
-        "3",
-    ]);
+    let out = Bench::cluster(c.ports[0])
+        .args(["--rfr", "yes", "--replay", p, "-c", "3"])
+        .output();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),

@@ -2,6 +2,7 @@
 //! (`--report`, and `ringbench report` of several files) from the file alone, and a screenshot shows its
 //! charts drawn. The page must fetch nothing: no script, style or image from elsewhere.
 
+use crate::common::bench::Bench;
 use crate::common::scratch::Scratch;
 use crate::common::*;
 use std::process::Command;
@@ -59,15 +60,13 @@ fn the_html_report_is_self_contained_and_a_browser_draws_it() {
     let s = RedisServer::start();
     let dir = Scratch::new("html-report");
     let (page, a, b) = (dir.path("run.html"), dir.path("a.json"), dir.path("b.json"));
-    ringbench_ok(
-        &s,
-        &[
+    Bench::on(&s)
+        .args([
             "-t", "set,get", "-n", "20000", "-q", "--report", &page, "--json", &a,
-        ],
-    );
-    ringbench_ok(
-        &s,
-        &[
+        ])
+        .ok();
+    Bench::on(&s)
+        .args([
             "-t",
             "get",
             "--rps",
@@ -77,8 +76,8 @@ fn the_html_report_is_self_contained_and_a_browser_draws_it() {
             "-q",
             "--json",
             &b,
-        ],
-    );
+        ])
+        .ok();
     let html = std::fs::read_to_string(&page).unwrap();
     // Nothing to fetch: the only URL is SVG's namespace, which names and loads nothing.
     let urls: Vec<&str> = html
@@ -110,7 +109,7 @@ fn the_html_report_is_self_contained_and_a_browser_draws_it() {
     );
     // Two files: the comparison and its verdicts first, then each file.
     let both = dir.path("both.html");
-    let out = ringbench(&["report", &a, &b, "-o", &both]);
+    let out = Bench::new().args(["report", &a, &b, "-o", &both]).output();
     assert!(
         out.status.success(),
         "{}",
@@ -154,8 +153,12 @@ fn the_html_report_is_self_contained_and_a_browser_draws_it() {
     );
     // A name that is not .html is a usage error; an output that cannot be written, exit 1... (2 for
     // a bad file given to read).
-    let out = ringbench(&["-p", &s.port.to_string(), "-n", "10", "--report", "x.txt"]);
+    let out = Bench::on(&s)
+        .args(["-n", "10", "--report", "x.txt"])
+        .output();
     assert_eq!(out.status.code(), Some(2));
-    let out = ringbench(&["report", "/nonexistent.json", "-o", &dir.path("x.html")]);
+    let out = Bench::new()
+        .args(["report", "/nonexistent.json", "-o", &dir.path("x.html")])
+        .output();
     assert_eq!(out.status.code(), Some(2));
 }

@@ -1,6 +1,7 @@
 //! Results people keep: --json against its schema, histograms against the printed figures, merge, compare,
 //! --hdr-out interval logs and --plot charts, all from real runs against a real redis-server.
 
+use crate::common::bench::Bench;
 use crate::common::scratch::Scratch;
 use crate::common::*;
 use hdrhistogram::Histogram;
@@ -52,9 +53,8 @@ fn json_validates_and_its_histogram_matches_the_printed_figures() {
     s.reset();
     let dir = Scratch::new("json");
     let json = dir.path("run.json");
-    let text = ringbench_ok(
-        &s,
-        &[
+    let text = Bench::on(&s)
+        .args([
             "-t",
             "set,get",
             "-n",
@@ -65,8 +65,8 @@ fn json_validates_and_its_histogram_matches_the_printed_figures() {
             "2",
             "--json",
             &json,
-        ],
-    );
+        ])
+        .ok();
     let (doc, run) = load(&json);
     assert_valid(&doc);
     assert!(!text.contains("\"format\""), "JSON went to stdout");
@@ -116,14 +116,9 @@ fn json_to_stdout_is_the_only_output_and_counts_error_kinds() {
     let s = RedisServer::start();
     s.reset();
     s.cli(&["rpush", "alist", "x"]);
-    let mut args = s.port_args();
-    args.extend(
-        ["-n", "500", "-c", "5", "--json", "-", "incr", "alist"]
-            .iter()
-            .map(|a| a.to_string()),
-    );
-    let refs: Vec<&str> = args.iter().map(|a| a.as_str()).collect();
-    let out = ringbench(&refs);
+    let out = Bench::on(&s)
+        .args(["-n", "500", "-c", "5", "--json", "-", "incr", "alist"])
+        .output();
     let stdout = String::from_utf8(out.stdout).unwrap();
     let doc: Value = serde_json::from_str(&stdout).expect("stdout is one JSON document");
     assert_valid(&doc);
@@ -150,15 +145,13 @@ fn merge_of_two_runs_sums_requests_and_merges_histograms() {
     s.reset();
     let dir = Scratch::new("merge");
     let (a, b, m) = (dir.path("a.json"), dir.path("b.json"), dir.path("m.json"));
-    ringbench_ok(
-        &s,
-        &["-t", "set", "-n", "12000", "-c", "4", "-q", "--json", &a],
-    );
-    ringbench_ok(
-        &s,
-        &["-t", "set", "-n", "8000", "-c", "40", "-q", "--json", &b],
-    );
-    let out = ringbench(&["merge", &a, &b, "--json", &m]);
+    Bench::on(&s)
+        .args(["-t", "set", "-n", "12000", "-c", "4", "-q", "--json", &a])
+        .ok();
+    Bench::on(&s)
+        .args(["-t", "set", "-n", "8000", "-c", "40", "-q", "--json", &b])
+        .ok();
+    let out = Bench::new().args(["merge", &a, &b, "--json", &m]).output();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -205,12 +198,11 @@ fn runs_with_the_same_start_at_start_together_and_merge() {
     let dir = Scratch::new("startat");
     let at = ringbench::unix_now() + 2.0;
     let at_s = format!("{at:.3}");
-    let exe = env!("CARGO_BIN_EXE_ringbench");
-    let port = s.port.to_string();
     let spawn = |out: &str| {
-        std::process::Command::new(exe)
-            .args(["-p", &port, "-t", "get", "-n", "10000", "-c", "5", "-q"])
+        Bench::on(&s)
+            .args(["-t", "get", "-n", "10000", "-c", "5", "-q"])
             .args(["--start-at", &at_s, "--json", out])
+            .command()
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
             .spawn()
@@ -235,7 +227,7 @@ fn runs_with_the_same_start_at_start_together_and_merge() {
         assert!(r.tests[0].start_unix >= at, "started before --start-at");
         assert_eq!(r.config.start_at, Some(at_s.parse().unwrap()));
     }
-    let out = ringbench(&["merge", &a, &b, "-q"]);
+    let out = Bench::new().args(["merge", &a, &b, "-q"]).output();
     assert!(out.status.success());
     assert_eq!(s.calls("get"), 20000);
     let text = String::from_utf8_lossy(&out.stdout);
@@ -249,20 +241,20 @@ fn compare_prints_the_changes_against_the_first_file() {
     s.reset();
     let dir = Scratch::new("compare");
     let (a, b) = (dir.path("base.json"), dir.path("new.json"));
-    ringbench_ok(
-        &s,
-        &[
+    Bench::on(&s)
+        .args([
             "-t", "set,get", "-n", "10000", "-c", "2", "-q", "--json", &a,
-        ],
-    );
-    ringbench_ok(
-        &s,
-        &[
+        ])
+        .ok();
+    Bench::on(&s)
+        .args([
             "-t", "set,get", "-n", "10000", "-c", "20", "-P", "4", "-q", "--json", &b,
-        ],
-    );
+        ])
+        .ok();
     let svg = dir.path("cmp.svg");
-    let out = ringbench(&["compare", &a, &b, "--plot", &svg]);
+    let out = Bench::new()
+        .args(["compare", &a, &b, "--plot", &svg])
+        .output();
     assert!(
         out.status.success(),
         "{}",
@@ -332,10 +324,9 @@ fn plot_draws_one_line_per_test() {
     let s = RedisServer::start();
     let dir = Scratch::new("plot");
     let svg = dir.path("run.svg");
-    ringbench_ok(
-        &s,
-        &["-t", "set,get,incr", "-n", "5000", "-q", "--plot", &svg],
-    );
+    Bench::on(&s)
+        .args(["-t", "set,get,incr", "-n", "5000", "-q", "--plot", &svg])
+        .ok();
     assert_eq!(series_lines(&svg), 3);
     let text = std::fs::read_to_string(&svg).unwrap();
     let doc = roxmltree::Document::parse(&text).unwrap();
@@ -357,9 +348,8 @@ fn hdr_out_writes_an_interval_log_per_test_that_reads_back() {
     let dir = Scratch::new("hdr");
     let prefix = dir.path("run1-");
     let json = dir.path("run.json");
-    ringbench_ok(
-        &s,
-        &[
+    Bench::on(&s)
+        .args([
             "-t",
             "set,lpush",
             "-n",
@@ -373,8 +363,8 @@ fn hdr_out_writes_an_interval_log_per_test_that_reads_back() {
             &prefix,
             "--json",
             &json,
-        ],
-    );
+        ])
+        .ok();
     let (_, run) = load(&json);
     for (t, file, tag) in [
         (&run.tests[0], "run1-set.hlog", "set"),
@@ -446,7 +436,7 @@ fn mistakes_are_one_line_and_exit_2() {
         ),
         (vec!["compare", bad.as_str()], "compare"),
     ] {
-        let out = ringbench(&args);
+        let out = Bench::new().args(&args).output();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
@@ -460,9 +450,13 @@ fn merge_refuses_different_workloads() {
     let s = RedisServer::start();
     let dir = Scratch::new("mismatch");
     let (a, b) = (dir.path("a.json"), dir.path("b.json"));
-    ringbench_ok(&s, &["-t", "set", "-n", "1000", "-q", "--json", &a]);
-    ringbench_ok(&s, &["-t", "get", "-n", "1000", "-q", "--json", &b]);
-    let out = ringbench(&["merge", &a, &b]);
+    Bench::on(&s)
+        .args(["-t", "set", "-n", "1000", "-q", "--json", &a])
+        .ok();
+    Bench::on(&s)
+        .args(["-t", "get", "-n", "1000", "-q", "--json", &b])
+        .ok();
+    let out = Bench::new().args(["merge", &a, &b]).output();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("test list"));
 }
@@ -473,19 +467,11 @@ fn an_interval_log_that_cannot_be_written_keeps_the_report() {
     let s = RedisServer::start();
     s.reset();
     let dir = Scratch::new("gone");
-    let port = s.port.to_string();
 
     // Checked before the run: a place no file can be created in is refused at once, by its value.
-    let out = ringbench(&[
-        "-p",
-        &port,
-        "-t",
-        "set",
-        "-n",
-        "10",
-        "--hdr-out",
-        "/proc/x-",
-    ]);
+    let out = Bench::on(&s)
+        .args(["-t", "set", "-n", "10", "--hdr-out", "/proc/x-"])
+        .output();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
@@ -502,20 +488,20 @@ fn an_interval_log_that_cannot_be_written_keeps_the_report() {
     let prefix = format!("{}/run-", logs.display());
     let json = dir.path("run.json");
     let n = 100_000u64;
-    let child = spawn_ringbench(&[
-        "-p",
-        &port,
-        "-t",
-        "set,get",
-        "-n",
-        &n.to_string(),
-        "-c",
-        "10",
-        "--hdr-out",
-        &prefix,
-        "--json",
-        &json,
-    ]);
+    let child = Bench::on(&s)
+        .args([
+            "-t",
+            "set,get",
+            "-n",
+            &n.to_string(),
+            "-c",
+            "10",
+            "--hdr-out",
+            &prefix,
+            "--json",
+            &json,
+        ])
+        .spawn();
     s.wait_for_calls("set", 1000);
     std::fs::remove_dir(&logs).unwrap();
     let out = child.wait_with_output().unwrap();
@@ -554,17 +540,9 @@ fn plot_to_a_png_name_draws_a_png() {
     let s = RedisServer::start();
     let dir = Scratch::new("png");
     let png_path = dir.path("run.png");
-    let out = ringbench(&[
-        "-p",
-        &s.port.to_string(),
-        "-t",
-        "set,get",
-        "-n",
-        "3000",
-        "-q",
-        "--plot",
-        &png_path,
-    ]);
+    let out = Bench::on(&s)
+        .args(["-t", "set,get", "-n", "3000", "-q", "--plot", &png_path])
+        .output();
     assert!(out.status.success() && out.stderr.is_empty());
     let decoder = png::Decoder::new(std::fs::File::open(&png_path).expect("a PNG file"));
     let mut reader = decoder.read_info().expect("a valid PNG");
@@ -598,7 +576,7 @@ fn compare_says_whether_a_difference_is_beyond_the_noise_of_repeated_runs() {
                 let path = dir.path(&format!("{name}{i}.json"));
                 let mut args = vec!["-t", "get", "-n", "20000", "-q", "--json", &path];
                 args.extend(flags);
-                ringbench_ok(&s, &args);
+                Bench::on(&s).args(&args).ok();
                 path
             })
             .collect()
@@ -609,7 +587,7 @@ fn compare_says_whether_a_difference_is_beyond_the_noise_of_repeated_runs() {
     args.extend(a.iter().map(String::as_str));
     args.push("vs");
     args.extend(b.iter().map(String::as_str));
-    let out = ringbench(&args);
+    let out = Bench::new().args(&args).output();
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(
         out.status.success(),
@@ -636,14 +614,16 @@ fn compare_says_whether_a_difference_is_beyond_the_noise_of_repeated_runs() {
         "{text}"
     );
     // The same runs on both sides (in another order): no difference.
-    let out = ringbench(&["compare", &a[0], &a[1], &a[2], "vs", &a[2], &a[0], &a[1]]);
+    let out = Bench::new()
+        .args(["compare", &a[0], &a[1], &a[2], "vs", &a[2], &a[0], &a[1]])
+        .output();
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(
         text.contains("rps: no significant difference (+0.0%, 95% CI -"),
         "{text}"
     );
     // One run a side: the change, and no verdict on noise.
-    let out = ringbench(&["compare", &a[0], "vs", &b[0]]);
+    let out = Bench::new().args(["compare", &a[0], "vs", &b[0]]).output();
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(
         text.contains("one run per side: noise cannot be judged"),
@@ -655,7 +635,7 @@ fn compare_says_whether_a_difference_is_beyond_the_noise_of_repeated_runs() {
         vec!["compare", &a[0], &b[0], "vs"],
         vec!["compare", &a[0], "vs", &a[1], "vs", &b[0]],
     ] {
-        let out = ringbench(&bad);
+        let out = Bench::new().args(&bad).output();
         assert_eq!(out.status.code(), Some(2), "{bad:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("'vs'") && err.lines().count() == 1, "{err}");
@@ -682,9 +662,8 @@ fn run_count_repeats_the_suite_and_sums_each_test_up() {
     s.reset();
     let dir = Scratch::new("run-count");
     let json = dir.path("runs.json");
-    let text = ringbench_ok(
-        &s,
-        &[
+    let text = Bench::on(&s)
+        .args([
             "-t",
             "set,get",
             "-n",
@@ -693,8 +672,8 @@ fn run_count_repeats_the_suite_and_sums_each_test_up() {
             "3",
             "--json",
             &json,
-        ],
-    );
+        ])
+        .ok();
     assert_eq!(s.calls("set"), 15000);
     assert_eq!(s.calls("get"), 15000);
     let (doc, file) = load(&json);
@@ -726,35 +705,30 @@ fn run_count_repeats_the_suite_and_sums_each_test_up() {
         );
     }
     // -q and CSV: one line per test, the medians.
-    let q = ringbench_ok(
-        &s,
-        &["-t", "set,get", "-n", "2000", "--run-count", "3", "-q"],
-    );
+    let q = Bench::on(&s)
+        .args(["-t", "set,get", "-n", "2000", "--run-count", "3", "-q"])
+        .ok();
     let lines: Vec<&str> = q.lines().collect();
     assert_eq!(lines.len(), 2, "{q}");
     assert!(lines[0].starts_with("SET: ") && lines[0].contains("(median of 3 runs; rps "));
-    let csv = ringbench_ok(
-        &s,
-        &["-t", "get", "-n", "2000", "--run-count", "2", "--csv"],
-    );
+    let csv = Bench::on(&s)
+        .args(["-t", "get", "-n", "2000", "--run-count", "2", "--csv"])
+        .ok();
     assert_eq!(csv.lines().count(), 2, "{csv}");
     assert!(
         csv.lines().nth(1).unwrap().starts_with("\"GET\",\""),
         "{csv}"
     );
     // The file's runs are runs for compare.
-    let out = ringbench(&["compare", &json, "vs", &json]);
+    let out = Bench::new().args(["compare", &json, "vs", &json]).output();
     let cmp = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(
         cmp.contains("rps: no significant difference (+0.0%"),
         "{cmp}"
     );
     // With -l, or 0 runs: a usage error.
-    let port = s.port.to_string();
     for bad in [&["--run-count", "2", "-l"][..], &["--run-count", "0"][..]] {
-        let mut args = vec!["-p", port.as_str(), "-n", "10"];
-        args.extend(bad);
-        let out = ringbench(&args);
+        let out = Bench::on(&s).args(["-n", "10"]).args(bad).output();
         assert_eq!(out.status.code(), Some(2), "{bad:?}");
         assert!(String::from_utf8_lossy(&out.stderr).contains("--run-count"));
     }
@@ -769,9 +743,8 @@ fn the_json_has_a_per_second_series_that_merge_adds_up() {
     let dir = Scratch::new("per-second");
     let (a, b, m) = (dir.path("a.json"), dir.path("b.json"), dir.path("m.json"));
     for (path, c) in [(&a, "5"), (&b, "10")] {
-        ringbench_ok(
-            &s,
-            &[
+        Bench::on(&s)
+            .args([
                 "-t",
                 "get",
                 "--rps",
@@ -783,8 +756,8 @@ fn the_json_has_a_per_second_series_that_merge_adds_up() {
                 "-q",
                 "--json",
                 path,
-            ],
-        );
+            ])
+            .ok();
     }
     let (doc, ra) = load(&a);
     assert_valid(&doc);
@@ -805,7 +778,9 @@ fn the_json_has_a_per_second_series_that_merge_adds_up() {
             }
         }
     }
-    let out = ringbench(&["merge", &a, &b, "--ignore-shards", "--json", &m]);
+    let out = Bench::new()
+        .args(["merge", &a, &b, "--ignore-shards", "--json", &m])
+        .output();
     assert!(
         out.status.success(),
         "{}",

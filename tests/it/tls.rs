@@ -3,6 +3,7 @@
 //! Counts are read from the server's plain port, which each server keeps open for `redis-cli`.
 
 use crate::common::alloc::{ALLOCS, Counting};
+use crate::common::bench::Bench;
 use crate::common::lock::{alone, shared};
 use crate::common::*;
 use std::net::TcpListener;
@@ -180,8 +181,7 @@ impl TlsServer {
 
     /// Runs ringbench against the TLS port.
     fn run(&self, args: &[&str]) -> Output {
-        let port = self.tls_port.to_string();
-        ringbench(&[&["-p", port.as_str()][..], args].concat())
+        Bench::port(self.tls_port).args(args).output()
     }
 
     /// Runs ringbench against the TLS port and asserts success.
@@ -387,9 +387,11 @@ fn tls_with_cacert_reaches_the_server_exactly_n_times() {
     // rediss:// turns TLS on; -h localhost checks the certificate's DNS name rather than its IP address.
     s.server.reset();
     let uri = format!("rediss://localhost:{}", s.tls_port);
-    let out = ringbench(&[
-        "-u", &uri, "--cacert", &ca, "-t", "incr", "-n", "5000", "-q",
-    ]);
+    let out = Bench::new()
+        .args([
+            "-u", &uri, "--cacert", &ca, "-t", "incr", "-n", "5000", "-q",
+        ])
+        .output();
     assert!(
         out.status.success(),
         "{}",
@@ -632,7 +634,7 @@ fn tls_flag_mistakes_are_usage_errors() {
     let certs = Certs::make("usage");
     let ca = certs.path("ca.crt");
     let usage = |args: &[&str]| {
-        let out = ringbench(args);
+        let out = Bench::new().args(args).output();
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
@@ -729,22 +731,10 @@ fn tls_cluster_reaches_every_master_through_its_tls_port() {
     let c = TlsCluster::start(&certs);
     let ca = certs.path("ca.crt");
     let seed = c.ports[0].to_string();
-    let out = ringbench(&[
-        "-h",
-        "127.0.0.1",
-        "-p",
-        &seed,
-        "--tls",
-        "--cacert",
-        &ca,
-        "--cluster",
-        "-t",
-        "set,get",
-        "-r",
-        "10000",
-        "-n",
-        "6000",
-    ]);
+    let out = Bench::new()
+        .args(["-h", "127.0.0.1", "-p", &seed, "--tls", "--cacert", &ca])
+        .args(["--cluster", "-t", "set,get", "-r", "10000", "-n", "6000"])
+        .output();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -841,9 +831,10 @@ fn a_tls_port_without_tls_and_tls_to_a_plain_port_say_so_at_once() {
     let _turn = shared();
     let certs = Certs::make("kind");
     let s = TlsServer::start(&certs, false);
-    let tls_port = s.tls_port.to_string();
     let started = Instant::now();
-    let out = ringbench(&["-p", &tls_port, "-t", "get", "-n", "1000", "-c", "5"]);
+    let out = Bench::port(s.tls_port)
+        .args(["-t", "get", "-n", "1000", "-c", "5"])
+        .output();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
@@ -857,19 +848,10 @@ fn a_tls_port_without_tls_and_tls_to_a_plain_port_say_so_at_once() {
     let plain = s.server.port.to_string();
     let ca = certs.path("ca.crt");
     let started = Instant::now();
-    let out = ringbench(&[
-        "--tls",
-        "--cacert",
-        &ca,
-        "-p",
-        &plain,
-        "--connect-timeout",
-        "1000",
-        "-t",
-        "get",
-        "-n",
-        "1000",
-    ]);
+    let out = Bench::new()
+        .args(["--tls", "--cacert", &ca, "-p", &plain])
+        .args(["--connect-timeout", "1000", "-t", "get", "-n", "1000"])
+        .output();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
@@ -927,23 +909,11 @@ fn tls_stalled_server_fails_requests_after_the_timeout() {
     let s = TlsServer::start(&certs, false);
     // Enough that the run is still going when the pause lands (1,000 GETs in), and no more.
     let n = 20_000u64;
-    let port = s.tls_port.to_string();
     let ca = certs.path("ca.crt");
-    let child = spawn_ringbench(&[
-        "-p",
-        &port,
-        "--tls",
-        "--cacert",
-        &ca,
-        "-t",
-        "get",
-        "-n",
-        &n.to_string(),
-        "-c",
-        "5",
-        "--timeout",
-        "200",
-    ]);
+    let child = Bench::port(s.tls_port)
+        .args(["--tls", "--cacert", &ca, "-t", "get", "-n", &n.to_string()])
+        .args(["-c", "5", "--timeout", "200"])
+        .spawn();
     s.server.wait_for_calls("get", 1000);
     assert_eq!(s.tls_cli(&certs, &["client", "pause", "1000"]), "OK");
     let out = child.wait_with_output().unwrap();
@@ -1118,18 +1088,10 @@ fn an_ip_address_checks_the_chain_but_not_the_name() {
         "{msg}"
     );
     let port = s.tls_port.to_string();
-    let out = ringbench(&[
-        "-h",
-        "localhost",
-        "-p",
-        &port,
-        "--tls",
-        "--cacert",
-        &ca,
-        "-n",
-        "10",
-        "-q",
-    ]);
+    let out = Bench::new()
+        .args(["-h", "localhost", "-p", &port, "--tls", "--cacert", &ca])
+        .args(["-n", "10", "-q"])
+        .output();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not valid for the name 'localhost'"));
 }
@@ -1141,19 +1103,10 @@ fn header_says_which_tls_checks_ran() {
     let s = TlsServer::start(&certs, false);
     let ca = certs.path("ca.crt");
     let port = s.tls_port.to_string();
-    let out = ringbench(&[
-        "-h",
-        "localhost",
-        "-p",
-        &port,
-        "--tls",
-        "--cacert",
-        &ca,
-        "-t",
-        "get",
-        "-n",
-        "100",
-    ]);
+    let out = Bench::new()
+        .args(["-h", "localhost", "-p", &port, "--tls", "--cacert", &ca])
+        .args(["-t", "get", "-n", "100"])
+        .output();
     assert!(out.status.success() && out.stderr.is_empty());
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(

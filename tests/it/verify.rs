@@ -1,14 +1,12 @@
 //! `--data-verify` / `--verify-only` against a real redis-server: the write pass's keys and values are
 //! read back from the server, and a value a side client changes between the passes is reported.
 
+use crate::common::bench::Bench;
 use crate::common::*;
 
-/// Runs ringbench against `s` with `args`; returns its exit code and stdout.
-fn run(s: &RedisServer, args: &[&str]) -> (i32, String, String) {
-    let mut all: Vec<String> = s.port_args();
-    all.extend(args.iter().map(|a| a.to_string()));
-    let refs: Vec<&str> = all.iter().map(|a| a.as_str()).collect();
-    let out = ringbench(&refs);
+/// Runs `bench`; returns its exit code, stdout and stderr.
+fn run(bench: Bench) -> (i32, String, String) {
+    let out = bench.output();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -47,7 +45,7 @@ fn data_verify_reports_a_value_changed_between_the_passes() {
     ];
     let mut args = vec!["--data-verify"];
     args.extend_from_slice(&flags);
-    let (code, out, err) = run(&s, &args);
+    let (code, out, err) = run(Bench::on(&s).args(&args));
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(err, "");
     assert_eq!(
@@ -68,7 +66,7 @@ fn data_verify_reports_a_value_changed_between_the_passes() {
     s.cli(&["config", "resetstat"]);
     let mut args = vec!["--verify-only"];
     args.extend_from_slice(&flags);
-    let (code, out, err) = run(&s, &args);
+    let (code, out, err) = run(Bench::on(&s).args(&args));
     assert_eq!(code, 1, "{out}{err}");
     assert_eq!(
         verify_line(&out),
@@ -187,7 +185,7 @@ fn data_verify_checks_random_values_of_varying_length() {
     ];
     let mut args = vec!["--data-verify"];
     args.extend_from_slice(&flags);
-    let (code, out, err) = run(&s, &args);
+    let (code, out, err) = run(Bench::on(&s).args(&args));
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(
         verify_line(&out),
@@ -212,7 +210,7 @@ fn data_verify_checks_random_values_of_varying_length() {
     s.cli(&["append", "key:000000001234", "z"]);
     let mut args = vec!["--verify-only"];
     args.extend_from_slice(&flags);
-    let (code, out, _) = run(&s, &args);
+    let (code, out, _) = run(Bench::on(&s).args(&args));
     assert_eq!(code, 1, "{out}");
     assert_eq!(
         verify_line(&out),
@@ -227,7 +225,7 @@ fn data_verify_checks_random_values_of_varying_length() {
         .iter()
         .map(|a| if *a == "9" { "10" } else { a })
         .collect();
-    let (code, out, _) = run(&s, &other);
+    let (code, out, _) = run(Bench::on(&s).args(&other));
     assert_eq!(code, 1, "{out}");
     assert!(verify_line(&out).starts_with("data verify: 3000 keys checked, 0 verified"));
 }
@@ -238,21 +236,18 @@ fn data_verify_shards_each_check_their_own_slice() {
     let s = RedisServer::start();
     s.reset();
     for shard in ["0/2", "1/2"] {
-        let (code, out, err) = run(
-            &s,
-            &[
-                "--data-verify",
-                "-r",
-                "3001",
-                "--shard",
-                shard,
-                "-c",
-                "4",
-                "--threads",
-                "2",
-                "-q",
-            ],
-        );
+        let (code, out, err) = run(Bench::on(&s).args([
+            "--data-verify",
+            "-r",
+            "3001",
+            "--shard",
+            shard,
+            "-c",
+            "4",
+            "--threads",
+            "2",
+            "-q",
+        ]));
         assert_eq!(code, 0, "{out}{err}");
         let want = if shard == "0/2" { 1501 } else { 1500 };
         assert_eq!(
@@ -270,19 +265,16 @@ fn data_verify_shards_each_check_their_own_slice() {
     // A key of shard 1's slice (1501..3001) is missing for shard 1 only.
     s.cli(&["del", "key:000000002000"]);
     let only = |shard: &str| {
-        run(
-            &s,
-            &[
-                "--verify-only",
-                "-r",
-                "3001",
-                "--shard",
-                shard,
-                "-c",
-                "4",
-                "-q",
-            ],
-        )
+        run(Bench::on(&s).args([
+            "--verify-only",
+            "-r",
+            "3001",
+            "--shard",
+            shard,
+            "-c",
+            "4",
+            "-q",
+        ]))
     };
     let (code, out, _) = only("0/2");
     assert_eq!(code, 0, "{out}");
@@ -320,9 +312,7 @@ fn data_verify_usage_errors_exit_2_naming_the_flag() {
         ),
     ] {
         // Nothing listens on port 1: the mistake is found before connecting.
-        let mut all = args.to_vec();
-        all.extend_from_slice(&["-p", "1"]);
-        let out = ringbench(&all);
+        let out = Bench::new().args(args).args(["-p", "1"]).output();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{err}");
@@ -355,21 +345,18 @@ fn data_verify_figures_in_json_and_in_a_merge_of_shards() {
     s.reset();
     let files = [dir.path("a.json"), dir.path("b.json")];
     for (shard, file) in ["0/2", "1/2"].iter().zip(&files) {
-        let (code, out, err) = run(
-            &s,
-            &[
-                "--data-verify",
-                "-r",
-                "2001",
-                "--shard",
-                shard,
-                "-c",
-                "2",
-                "-q",
-                "--json",
-                file,
-            ],
-        );
+        let (code, out, err) = run(Bench::on(&s).args([
+            "--data-verify",
+            "-r",
+            "2001",
+            "--shard",
+            shard,
+            "-c",
+            "2",
+            "-q",
+            "--json",
+            file,
+        ]));
         assert_eq!(code, 0, "{out}{err}");
     }
     let a = json(&files[0]);
@@ -382,14 +369,16 @@ fn data_verify_figures_in_json_and_in_a_merge_of_shards() {
     let merged = dir.path("m.json");
     // The shards ran one after the other, so their starts are the first one's run time apart; on a
     // loaded machine that passes merge's 1 s clock check, which is not what this test is about.
-    let out = ringbench(&[
-        "merge",
-        &files[0],
-        &files[1],
-        "--ignore-shards",
-        "--json",
-        &merged,
-    ]);
+    let out = Bench::new()
+        .args([
+            "merge",
+            &files[0],
+            &files[1],
+            "--ignore-shards",
+            "--json",
+            &merged,
+        ])
+        .output();
     assert!(
         out.status.success(),
         "{}",
@@ -405,7 +394,8 @@ fn data_verify_figures_in_json_and_in_a_merge_of_shards() {
 
     s.cli(&["del", "key:000000000017"]);
     let file = dir.path("c.json");
-    let (code, out, _) = run(&s, &["--verify-only", "-r", "2001", "-q", "--json", &file]);
+    let (code, out, _) =
+        run(Bench::on(&s).args(["--verify-only", "-r", "2001", "-q", "--json", &file]));
     assert_eq!(code, 1, "{out}");
     let c = json(&file);
     let v = &c["tests"][0]["data_verify"];
@@ -424,18 +414,7 @@ fn cluster_data_verify_checks_every_key_on_its_master() {
     let _turn = crate::common::lock::shared();
     use crate::common::cluster::Cluster;
     let c = Cluster::start();
-    let run_c = |args: &[&str]| {
-        let mut all = c.addr();
-        all.push("--cluster".into());
-        all.extend(args.iter().map(|a| a.to_string()));
-        let refs: Vec<&str> = all.iter().map(|a| a.as_str()).collect();
-        let out = ringbench(&refs);
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    };
+    let run_c = |args: &[&str]| run(Bench::cluster(c.ports[0]).arg("--cluster").args(args));
     let flags = [
         "-r",
         "6000",
