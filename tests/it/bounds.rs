@@ -3,7 +3,8 @@
 //! replies' grace after it, then the account names what was left unanswered. And a stalled server
 //! does not turn `--timeout`'s reconnects into a storm its maxclients refuses.
 
-use crate::common::{RedisServer, request_account, ringbench_within, sys};
+use crate::common::bench::Bench;
+use crate::common::{RedisServer, request_account, sys};
 use std::time::{Duration, Instant};
 
 fn server_pid(s: &RedisServer) -> i32 {
@@ -23,9 +24,6 @@ fn duration_bounds_a_run_whose_server_stops_reading() {
         let s = RedisServer::start();
         s.reset();
         let pid = server_pid(&s);
-        let port = s.port.to_string();
-        let mut args = vec!["-p", &port, "--duration", "2"];
-        args.extend_from_slice(load);
         // The server stops reading a second into the run.
         let stopper = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_secs(1));
@@ -34,7 +32,10 @@ fn duration_bounds_a_run_whose_server_stops_reading() {
         let started = Instant::now();
         // The build before ran on until killed (40 s and more): 2 s, the 1 s grace, and a loaded
         // machine's margin.
-        let out = ringbench_within(&args, Duration::from_secs(20));
+        let out = Bench::on(&s)
+            .args(["--duration", "2"])
+            .args(load)
+            .within(Duration::from_secs(20));
         let took = started.elapsed();
         stopper.join().unwrap();
         sys::kill(pid, libc::SIGCONT);
@@ -82,14 +83,11 @@ fn a_stall_under_timeout_does_not_become_a_reconnect_storm() {
         std::thread::sleep(Duration::from_secs(1));
         crate::common::redis_cli(server_port, &["DEBUG", "SLEEP", "3"])
     });
-    let port = s.port.to_string();
     // Each request stalled past 300 ms drops its connection: -c 40 reconnecting every 350 ms made
     // about 370 connections in the 3 s, 262 of them refused when the server woke (the build before
     // then blamed "the server's maxclients is below -c", 100 against 40).
-    let out = ringbench_within(
-        &[
-            "-p",
-            &port,
+    let out = Bench::on(&s)
+        .args([
             "-t",
             "get",
             "-c",
@@ -98,9 +96,8 @@ fn a_stall_under_timeout_does_not_become_a_reconnect_storm() {
             "300",
             "--duration",
             "6",
-        ],
-        Duration::from_secs(40),
-    );
+        ])
+        .within(Duration::from_secs(40));
     assert_eq!(sleeper.join().unwrap().trim(), "OK");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -213,18 +213,9 @@ fn too_few_clients_for_the_masters_is_a_usage_error() {
     // -c 100 fits 300 open files on one server, not with a connection to each of 3 masters per
     // client: refused with the limit's advice once the layout is read, before any connection opens
     // (the build before failed with a bare "Too many open files" mid-run).
-    let mut cmd = std::process::Command::new(crate::common::cluster::bin());
-    cmd.args([
-        "-p",
-        &c.ports[0].to_string(),
-        "--cluster",
-        "-c",
-        "100",
-        "-n",
-        "1000",
-        "-t",
-        "set",
-    ]);
+    let mut cmd = Bench::cluster(c.ports[0])
+        .args(["-c", "100", "-n", "1000", "-t", "set"])
+        .command();
     crate::common::sys::limit_open_files(&mut cmd, 300);
     c.reset_stats();
     let out = cmd.output().unwrap();
