@@ -19,6 +19,7 @@ mod fleet;
 mod fuzz_cli;
 mod memtier;
 mod metrics;
+mod metrics_bounds;
 mod mix;
 mod perf;
 mod rate;

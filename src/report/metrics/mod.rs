@@ -2,6 +2,7 @@
 //! both fed by one [`board::Board`] the run's main thread updates on its progress ticks.
 
 pub(crate) mod board;
+pub(crate) mod http;
 pub(crate) mod prometheus;
 pub(crate) mod statsd;
 

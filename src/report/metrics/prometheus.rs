@@ -1,13 +1,14 @@
-//! `--metrics-listen`: the run's live figures as an OpenMetrics page at `/metrics`, served from a
-//! thread of its own (never an executor) until the run is over and a scrape has read the final
+//! `--metrics-listen`: the run's live figures as an OpenMetrics page at `/metrics`, served from
+//! threads of its own (never an executor) until the run is over and a scrape has read the final
 //! figures, or `--metrics-linger` has passed.
 //!
 //! The page is written by prometheus-client's OpenMetrics encoder (escaping, `# TYPE` / `# UNIT` lines,
-//! the `_total` and `_bucket` suffixes, `# EOF`), and served by tiny_http (request parsing, keep-alive,
-//! `HEAD`): both are well-kept crates, and the format and HTTP details are where a hand-written
-//! endpoint would go wrong with some scraper.
+//! the `_total` and `_bucket` suffixes, `# EOF`), a well-kept crate: the format is where a hand-written
+//! encoder would go wrong with some scraper. It is served by `http.rs`, the small HTTP/1.1 server of
+//! this folder, bounded in the threads, memory and time any client can make it hold.
 
 use crate::report::metrics::board::{Board, State};
+use crate::report::metrics::http;
 use crate::stats::live::Snapshot;
 use hdrhistogram::Histogram;
 use prometheus_client::collector::Collector;
@@ -16,8 +17,6 @@ use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::{Registry, Unit};
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// Latency bucket bounds in seconds: 1, 1.5, 2, 3, 5 and 7 per decade from 10 µs to 10 s, fine enough
@@ -28,12 +27,11 @@ pub const BOUNDS_S: [f64; 37] = [
     200e-3, 300e-3, 500e-3, 700e-3, 1.0, 1.5, 2.0, 3.0, 5.0, 7.0, 10.0,
 ];
 
-/// The endpoint of a run: its thread, and the flag that stops it.
+/// The endpoint of a run: its server, and the board it serves.
 pub struct Endpoint {
     /// The address it listens on (the port the kernel chose for port 0).
     pub addr: SocketAddr,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    server: http::Server,
     board: Arc<Board>,
 }
 
@@ -45,32 +43,32 @@ pub struct ListenError {
     reason: String,
 }
 
+/// The page's media type.
+const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
 impl Endpoint {
-    /// Listens on `addr` and serves `board` from a thread of its own.
+    /// Listens on `addr` and serves `board` from threads of its own.
     pub fn start(addr: SocketAddr, board: Arc<Board>) -> Result<Endpoint, ListenError> {
-        let server = tiny_http::Server::http(addr).map_err(|e| ListenError {
+        let served = board.clone();
+        let handler = move |path: &str| {
+            if path != "/metrics" {
+                return http::Reply::text(404, "not found: the metrics are at /metrics");
+            }
+            // Counted before the page is made: what it shows is at least as new as the count.
+            served.note_read();
+            http::Reply {
+                status: 200,
+                content_type: OPENMETRICS,
+                body: page(&served),
+            }
+        };
+        let server = http::Server::start(addr, Box::new(handler)).map_err(|e| ListenError {
             addr,
             reason: e.to_string(),
         })?;
-        let bound = server.server_addr().to_ip().ok_or_else(|| ListenError {
-            addr,
-            reason: "not an IP address".to_string(),
-        })?;
-        let stop = Arc::new(AtomicBool::new(false));
-        let thread = {
-            let (stop, board) = (stop.clone(), board.clone());
-            std::thread::Builder::new()
-                .name("ringbench-metrics".to_string())
-                .spawn(move || serve(&server, &board, &stop))
-                .map_err(|e| ListenError {
-                    addr,
-                    reason: e.to_string(),
-                })?
-        };
         Ok(Endpoint {
-            addr: bound,
-            stop,
-            thread: Some(thread),
+            addr: server.addr,
+            server,
             board,
         })
     }
@@ -81,48 +79,7 @@ impl Endpoint {
         while Instant::now() < until && self.board.read(|s| s.final_reads) == 0 {
             std::thread::sleep(Duration::from_millis(20));
         }
-        self.shut();
-    }
-
-    fn shut(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-impl Drop for Endpoint {
-    fn drop(&mut self) {
-        self.shut();
-    }
-}
-
-fn serve(server: &tiny_http::Server, board: &Arc<Board>, stop: &AtomicBool) {
-    let content_type = tiny_http::Header::from_bytes(
-        "Content-Type",
-        "application/openmetrics-text; version=1.0.0; charset=utf-8",
-    )
-    .expect("a valid header");
-    while !stop.load(Ordering::Relaxed) {
-        let Ok(Some(req)) = server.recv_timeout(Duration::from_millis(50)) else {
-            continue;
-        };
-        let path = req.url().split('?').next().unwrap_or("");
-        let response = if !matches!(
-            req.method(),
-            tiny_http::Method::Get | tiny_http::Method::Head
-        ) {
-            tiny_http::Response::from_string("only GET /metrics\n").with_status_code(405)
-        } else if path != "/metrics" {
-            tiny_http::Response::from_string("not found: the metrics are at /metrics\n")
-                .with_status_code(404)
-        } else {
-            // Counted before the page is made: what it shows is at least as new as the count.
-            board.note_read();
-            tiny_http::Response::from_string(page(board)).with_header(content_type.clone())
-        };
-        let _ = req.respond(response);
+        self.server.shut();
     }
 }
 
