@@ -95,16 +95,17 @@ impl Sink for LiveMetrics {
         Ok(())
     }
 
-    /// The endpoint serves the final figures until a scrape has read them, at most `--metrics-linger`.
+    /// The endpoint serves the final figures until a scrape has read them, at most `--metrics-linger`;
+    /// not after a run stopped by a signal, which ends at once.
     fn finish(
         &mut self,
         _results: &[TestResult],
-        _stopped: bool,
+        stopped: bool,
         _out: &mut dyn Write,
     ) -> Result<(), SinkError> {
         self.board.finish();
         if let Some(e) = self.endpoint.take() {
-            e.linger(self.linger);
+            e.linger(if stopped { Duration::ZERO } else { self.linger });
         }
         Ok(())
     }
