@@ -3,6 +3,7 @@
 pub(crate) mod compare;
 pub(crate) mod encoded_histogram;
 pub(crate) mod hdrlog;
+mod histogram_check;
 pub(crate) mod html;
 pub(crate) mod memtier;
 pub(crate) mod memtier_sink;
@@ -13,6 +14,7 @@ pub(crate) mod plot;
 pub(crate) mod rate_report;
 pub(crate) mod repeats;
 pub(crate) mod result_file;
+mod result_load;
 pub(crate) mod results;
 mod significance;
 pub(crate) mod sink;

@@ -16,6 +16,7 @@ mod dataset;
 mod faults;
 mod fleet;
 mod fuzz_cli;
+mod hostile_files;
 mod memtier;
 mod metrics;
 mod mix;
