@@ -91,3 +91,11 @@ impl EncodedHistogram {
             .map_err(HistogramError::Decode)
     }
 }
+
+/// Adds `h` to `sum`, refusing a total past [`MAX_COUNT`] (hdrhistogram's addition saturates instead).
+pub fn add_checked(sum: &mut Histogram<u64>, h: &Histogram<u64>) -> Result<(), HistogramError> {
+    match sum.len().checked_add(h.len()) {
+        Some(total) if total <= MAX_COUNT => sum.add(h).map_err(HistogramError::Add),
+        _ => Err(HistogramError::Total),
+    }
+}

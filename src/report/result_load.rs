@@ -1,10 +1,17 @@
 //! A result file read back (`merge`, `compare`, `report`): parsed, its format checked, and nothing in it
-//! taken on trust past what a run writes: every histogram passes `histogram_check` before anything decodes
-//! it (so each tool refuses a bad one, naming it, before it starts).
+//! taken on trust past what a run writes. Every number is at most [`MAX_COUNT`] (2^53; the run's seed
+//! aside), so no count read from a file, nor a sum of a few, overflows; every histogram passes
+//! `histogram_check` before anything decodes it (so each tool refuses a bad one, naming it, before it
+//! starts); the read pass's failed keys are no more than the keys it checked.
 
-use crate::report::encoded_histogram::{EncodedHistogram, HistogramError};
+use crate::report::encoded_histogram::{EncodedHistogram, HistogramError, MAX_COUNT};
 use crate::report::result_file::{FORMAT, FORMAT_VERSION, ResultFileError, RunFile};
+use serde_json::Value;
+use std::fmt::Write;
 use std::path::Path;
+
+/// The numbers a result file may hold past [`MAX_COUNT`]: the run's seed, any u64.
+const UNBOUNDED: [&str; 1] = ["config.seed"];
 
 impl RunFile {
     /// Reads a result file, checked.
@@ -80,8 +87,51 @@ fn check_document(f: &RunFile, text: &str, path: &str) -> Result<(), ResultFileE
         path: path.to_string(),
         reason,
     };
-    let _ = text;
-    check_histograms(f).map_err(refused)
+    // The document parsed as a RunFile: it parses as JSON.
+    let doc: Value = serde_json::from_str(text).map_err(|e| refused(e.to_string()))?;
+    check_numbers(&doc, &mut String::new()).map_err(refused)?;
+    check_histograms(f).map_err(refused)?;
+    check_verify(f).map_err(refused)
+}
+
+/// Refuses a number past [`MAX_COUNT`] (negative ones by their size), naming where it is (`at`, as
+/// `tests[0].requests`): no run writes one, and sums of such counts would overflow.
+fn check_numbers(v: &Value, at: &mut String) -> Result<(), String> {
+    match v {
+        Value::Number(n) => {
+            let past = match (n.as_u64(), n.as_i64(), n.as_f64()) {
+                (Some(u), _, _) => u > MAX_COUNT,
+                (None, Some(i), _) => i.unsigned_abs() > MAX_COUNT,
+                (None, None, f) => f.is_some_and(|f| f.abs() > MAX_COUNT as f64),
+            };
+            if past && !UNBOUNDED.contains(&at.as_str()) {
+                return Err(format!(
+                    "{at} is {n}, past {MAX_COUNT} (2^53): no run writes such a figure"
+                ));
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                let len = at.len();
+                let _ = write!(at, "[{i}]");
+                check_numbers(item, at)?;
+                at.truncate(len);
+            }
+        }
+        Value::Object(fields) => {
+            for (name, item) in fields {
+                let len = at.len();
+                if !at.is_empty() {
+                    at.push('.');
+                }
+                at.push_str(name);
+                check_numbers(item, at)?;
+                at.truncate(len);
+            }
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// Checks every histogram of the file (each test's, each mixed command's, each second's) without decoding
@@ -100,6 +150,26 @@ fn check_histograms(f: &RunFile) -> Result<(), String> {
         }
         for s in &t.per_second {
             named(format!("{test}, second {}", s.second), &s.histogram)?;
+        }
+    }
+    Ok(())
+}
+
+/// The read pass's failed keys (mismatched, missing, answered with an error) are among those it checked:
+/// a report subtracts them.
+fn check_verify(f: &RunFile) -> Result<(), String> {
+    for (i, t) in f.tests.iter().enumerate() {
+        if let Some(v) = &t.data_verify {
+            // Each is at most 2^53 (checked above): their sum fits.
+            let failed = v.mismatched + v.missing + v.errors;
+            if failed > v.checked {
+                return Err(format!(
+                    "test {} '{}': data_verify counts {failed} keys mismatched, missing or in error, more than the {} checked",
+                    i + 1,
+                    t.title,
+                    v.checked
+                ));
+            }
         }
     }
     Ok(())

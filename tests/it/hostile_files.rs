@@ -9,12 +9,16 @@ use base64::Engine as _;
 use serde_json::Value;
 use std::io::Write;
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 /// The address space the tools run in: a tool that allocates what a file claims fails past it.
 const ADDRESS_SPACE: u64 = 200 << 20;
 /// The most resident memory a tool may reach on these files.
 const PEAK_MIB: u64 = 100;
+/// How long a tool may take on these files.
+const TIMEOUT: Duration = Duration::from_secs(60);
 
 /// A real result file of one SET test, as JSON (one short run, made once for the whole module).
 fn real() -> Value {
@@ -63,7 +67,8 @@ impl Ended {
     }
 }
 
-/// Runs ringbench with `args` in `dir` under [`ADDRESS_SPACE`], its output into files; its peak memory.
+/// Runs ringbench with `args` in `dir` under [`ADDRESS_SPACE`], its output into files, killed past
+/// [`TIMEOUT`]; its peak memory.
 fn tool(dir: &Scratch, args: &[&str]) -> Ended {
     let (out, err) = (dir.path("tool.out"), dir.path("tool.err"));
     let mut cmd = Command::new(crate::common::cluster::bin());
@@ -73,7 +78,30 @@ fn tool(dir: &Scratch, args: &[&str]) -> Ended {
         .stdout(std::fs::File::create(&out).unwrap())
         .stderr(std::fs::File::create(&err).unwrap());
     sys::limit_address_space(&mut cmd, ADDRESS_SPACE);
-    let (status, peak_kib) = sys::wait_with_peak_rss(cmd.spawn().unwrap());
+    let child = cmd.spawn().unwrap();
+    // A tool that hangs (a panic under the memory limit could wait on a lock for good) is killed.
+    let pid = child.id() as i32;
+    let ended = Arc::new(AtomicBool::new(false));
+    let watch = {
+        let ended = ended.clone();
+        std::thread::spawn(move || {
+            let start = Instant::now();
+            while start.elapsed() < TIMEOUT {
+                if ended.load(Ordering::SeqCst) {
+                    return false;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            // Our own child, not reaped yet (ended is false).
+            sys::kill(pid, libc::SIGKILL)
+        })
+    };
+    let (status, peak_kib) = sys::wait_with_peak_rss(child);
+    ended.store(true, Ordering::SeqCst);
+    assert!(
+        !watch.join().unwrap(),
+        "ringbench {args:?} ran past {TIMEOUT:?}"
+    );
     Ended {
         code: status.code(),
         stderr: std::fs::read_to_string(&err).unwrap_or_default(),
@@ -226,4 +254,156 @@ fn report_exits_2_when_a_histogram_does_not_decode() {
         let ended = tool(&dir, &["report", file, "-o", "r.html"]);
         ended.assert_refused(&[file, what, "cookie 0x00000000"]);
     }
+}
+
+/// `doc` with the value at JSON pointer `at` set to `v`.
+fn set(mut doc: Value, at: &str, v: Value) -> Value {
+    *doc.pointer_mut(at).unwrap_or_else(|| panic!("no {at}")) = v;
+    doc
+}
+
+const LIMIT: u64 = 1 << 53;
+
+#[test]
+fn a_figure_past_2_53_is_refused_naming_its_field() {
+    let _turn = crate::common::lock::shared();
+    let dir = Scratch::new("figures");
+    write(&dir, "a.json", &real());
+    let mut kinds = real();
+    kinds["tests"][0]["errors"]["by_kind"] = serde_json::json!({"ERR": 1});
+    for (at, v, field) in [
+        // The finding's: it merged to "19999 requests completed" beside "40000 requested".
+        (
+            "/tests/0/requests",
+            Value::from(u64::MAX),
+            "tests[0].requests",
+        ),
+        (
+            "/tests/0/requested",
+            Value::from(LIMIT + 1),
+            "tests[0].requested",
+        ),
+        (
+            "/tests/0/errors/by_kind/ERR",
+            Value::from(u64::MAX),
+            "tests[0].errors.by_kind.ERR",
+        ),
+        (
+            "/tests/0/executors/0/requests",
+            Value::from(LIMIT + 1),
+            "tests[0].executors[0].requests",
+        ),
+        ("/config/clients", Value::from(u64::MAX), "config.clients"),
+        // A float too: a duration of 1e300 s made `Duration::from_secs_f64` panic.
+        (
+            "/tests/0/duration_s",
+            Value::from(1e300),
+            "tests[0].duration_s",
+        ),
+        (
+            "/tests/0/server/used_memory_after",
+            Value::from(u64::MAX),
+            "tests[0].server.used_memory_after",
+        ),
+    ] {
+        let doc = set(kinds.clone(), at, v);
+        write(&dir, "b.json", &doc);
+        let ended = tool(&dir, &["merge", "a.json", "b.json", "-q"]);
+        ended.assert_refused(&["b.json", field, "past 9007199254740992 (2^53)"]);
+    }
+    // The seed is any u64.
+    write(
+        &dir,
+        "b.json",
+        &set(real(), "/config/seed", u64::MAX.into()),
+    );
+    let ended = tool(&dir, &["merge", "a.json", "b.json", "-q"]);
+    assert_eq!(ended.code, Some(0), "{}", ended.stderr);
+}
+
+#[test]
+fn sums_past_2_53_are_refused_not_wrapped_or_saturated() {
+    let _turn = crate::common::lock::shared();
+    let dir = Scratch::new("sums");
+    // Each file's figure is within the limit; their sum is past it.
+    for (at, what) in [
+        ("/tests/0/requests", "requests of test 'SET'"),
+        ("/config/clients", "config.clients"),
+        ("/tests/0/errors/failed", "failed requests of test 'SET'"),
+    ] {
+        let doc = set(real(), at, LIMIT.into());
+        write(&dir, "a.json", &doc);
+        write(&dir, "b.json", &doc);
+        let ended = tool(&dir, &["merge", "a.json", "b.json", "-q"]);
+        ended.assert_refused(&["cannot merge: the files'", what, "add up past"]);
+    }
+    // Histograms: the finding's counts near i64::MAX (they merged to p99 0.000) are refused as they load;
+    // two of 2^52 + 1 each load, and their sum is refused.
+    let near = count(i64::MAX - 1000);
+    let near = forged(near.len() as u32, 3, HOUR_NS, &near, None);
+    write(&dir, "a.json", &with_histogram(&near, 3));
+    let ended = tool(&dir, &["merge", "a.json", "b.json", "-q"]);
+    ended.assert_refused(&["a.json", "a count of 9223372036854774807, more than"]);
+    let half = count((1 << 52) + 1);
+    let half = forged(half.len() as u32, 3, HOUR_NS, &half, None);
+    write(&dir, "a.json", &with_histogram(&half, 3));
+    write(&dir, "b.json", &with_histogram(&half, 3));
+    let ended = tool(&dir, &["merge", "a.json", "b.json", "-q"]);
+    ended.assert_refused(&["test 'SET'", "counts add up past 9007199254740992"]);
+}
+
+#[test]
+fn the_read_pass_fails_no_more_keys_than_it_checked() {
+    let _turn = crate::common::lock::shared();
+    let dir = Scratch::new("verify");
+    let verify = serde_json::json!({"checked": 5, "verified": 0, "mismatched": 7, "missing": 0,
+        "errors": 0, "examples": []});
+    let mut doc = real();
+    doc["tests"][0]["data_verify"] = verify;
+    write(&dir, "a.json", &doc);
+    write(&dir, "b.json", &real());
+    let ended = tool(&dir, &["merge", "b.json", "a.json", "-q"]);
+    ended.assert_refused(&[
+        "a.json",
+        "7 keys mismatched, missing or in error, more than the 5 checked",
+    ]);
+}
+
+/// Every number of `v` (its histograms aside: their digits are a small type) set to 2^53.
+fn at_the_limit(v: &mut Value) {
+    match v {
+        Value::Number(n) => {
+            *v = if n.is_f64() {
+                Value::from(LIMIT as f64)
+            } else {
+                Value::from(LIMIT)
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(at_the_limit),
+        Value::Object(fields) => fields
+            .iter_mut()
+            .filter(|(k, _)| k.as_str() != "histogram")
+            .for_each(|(_, x)| at_the_limit(x)),
+        _ => {}
+    }
+}
+
+#[test]
+fn every_figure_of_a_test_at_2_53_is_read_without_a_panic() {
+    let _turn = crate::common::lock::shared();
+    let dir = Scratch::new("limit");
+    let mut doc = real();
+    at_the_limit(&mut doc["tests"][0]);
+    write(&dir, "a.json", &doc);
+    write(&dir, "b.json", &doc);
+    for args in [
+        vec!["compare", "a.json", "b.json", "--plot", "c.svg"],
+        vec!["report", "a.json", "b.json", "-o", "r.html"],
+    ] {
+        let ended = tool(&dir, &args);
+        assert_eq!(ended.code, Some(0), "{args:?}: {}", ended.stderr);
+        ended.assert_small();
+    }
+    let ended = tool(&dir, &["merge", "a.json", "b.json", "-q"]);
+    ended.assert_refused(&["cannot merge: the files'", "add up past"]);
 }
