@@ -195,9 +195,10 @@ pub fn run_compare(
         .map_err(|e| ToolError::Other(format!("could not write the output: {e}")))?;
     if let Some(path) = &a.plot {
         let titles = compare::test_titles(&loaded);
-        let mut hists = Vec::new();
+        let mut series = Vec::new();
         for f in &loaded {
             for t in &f.file.tests {
+                // One histogram decoded at a time: only its line's points are kept.
                 let h = t.histogram.decode().map_err(|reason| {
                     ToolError::Other(format!("{}: test '{}': {reason}", f.label, t.title))
                 })?;
@@ -207,16 +208,9 @@ pub fn run_compare(
                 } else {
                     format!("{}: {}", f.label, t.title)
                 };
-                hists.push((label, h));
+                series.push(Series::of(label, &h));
             }
         }
-        let series: Vec<Series<'_>> = hists
-            .iter()
-            .map(|(label, hist)| Series {
-                label: label.clone(),
-                hist,
-            })
-            .collect();
         // The subtitle: each distinct target and flags among the files.
         let mut runs: Vec<String> = Vec::new();
         for f in &loaded {
@@ -262,63 +256,16 @@ pub fn run_merge(a: &MergeArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
         }
     }
     let f = &merged.file;
-    let results = f
-        .tests
-        .iter()
-        .map(|t| t.to_result())
-        .collect::<Result<Vec<_>, _>>()?;
-    let write_err =
-        |e: std::io::Error| ToolError::Other(format!("could not write the output: {e}"));
-    if a.json.as_deref() != Some("-") {
-        let header = Header {
-            clients: f.config.clients as usize,
-            data_size: f.config.data_size as usize,
-            data_min: None,
-            keepalive: f.config.keepalive,
-            save: None,
-            appendonly: None,
-            multi_thread: f.config.threads > 1,
-            threads: f.config.threads as usize,
-            threads_note: None,
-            tls: None,
-            cluster_nodes: None,
-            expiry: None,
-            replay: None,
-        };
-        let mut text = format!(
-            "Merged {} runs (client hosts: {})\n",
-            files.len(),
-            f.client_host
-        );
-        if let Some(n) = shards {
-            text.push_str(&format!(
-                "All {n} shards of one run; first sends {:.1} ms apart\n",
-                merged.start_spread * 1e3
-            ));
-        }
-        text.push('\n');
-        for r in &results {
-            if a.quiet {
-                text.push_str(&report::quiet_line(r));
-                text.push_str(&crate::report::rate_report::quiet_parts(r));
-            } else {
-                text.push_str(&crate::report::results::normal_text(r, &header));
-            }
-        }
-        out.write_all(text.as_bytes()).map_err(write_err)?;
-        out.flush().map_err(write_err)?;
-    }
+    let text = a.json.as_deref() != Some("-");
+    let series = if text || a.plot.is_some() {
+        merged_report(&merged, files.len(), shards, text.then_some(a.quiet), out)?
+    } else {
+        Vec::new()
+    };
     if let Some(dest) = &a.json {
         f.write_to(dest, out)?;
     }
     if let Some(path) = &a.plot {
-        let series: Vec<Series<'_>> = results
-            .iter()
-            .map(|r| Series {
-                label: r.title.clone(),
-                hist: &r.stats.hist,
-            })
-            .collect();
         let title = format!(
             "ringbench merge: latency by percentile\n{}",
             f.config.summary(f.capacity.is_none())
@@ -326,4 +273,64 @@ pub fn run_merge(a: &MergeArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
         plot::write(path, &title, &series)?;
     }
     Ok(())
+}
+
+/// The merged report, test by test (one test's histograms decoded at a time, within `HELD_AT_ONCE`,
+/// checked for every test before anything is printed), and each test's line of the chart. `quiet`:
+/// `None` prints nothing (the JSON goes to stdout), `Some(q)` the report (`-q`'s lines when `q`).
+fn merged_report(
+    merged: &crate::report::merge::Merged,
+    runs: usize,
+    shards: Option<u64>,
+    quiet: Option<bool>,
+    out: &mut dyn Write,
+) -> Result<Vec<Series>, ToolError> {
+    let f = &merged.file;
+    let refused = |t: &crate::report::result_file::TestEntry, e| {
+        ToolError::Other(format!("merged test '{}': {e}", t.title))
+    };
+    for t in &f.tests {
+        t.check_held().map_err(|e| refused(t, e))?;
+    }
+    let write_err =
+        |e: std::io::Error| ToolError::Other(format!("could not write the output: {e}"));
+    let header = Header {
+        clients: f.config.clients as usize,
+        data_size: f.config.data_size as usize,
+        data_min: None,
+        keepalive: f.config.keepalive,
+        save: None,
+        appendonly: None,
+        multi_thread: f.config.threads > 1,
+        threads: f.config.threads as usize,
+        threads_note: None,
+        tls: None,
+        cluster_nodes: None,
+        expiry: None,
+        replay: None,
+    };
+    if quiet.is_some() {
+        let mut text = format!("Merged {runs} runs (client hosts: {})\n", f.client_host);
+        if let Some(n) = shards {
+            text.push_str(&format!(
+                "All {n} shards of one run; first sends {:.1} ms apart\n",
+                merged.start_spread * 1e3
+            ));
+        }
+        text.push('\n');
+        out.write_all(text.as_bytes()).map_err(write_err)?;
+    }
+    let mut series = Vec::new();
+    for t in &f.tests {
+        let r = t.to_result().map_err(|e| refused(t, e))?;
+        let text = match quiet {
+            None => String::new(),
+            Some(true) => report::quiet_line(&r) + &crate::report::rate_report::quiet_parts(&r),
+            Some(false) => crate::report::results::normal_text(&r, &header),
+        };
+        out.write_all(text.as_bytes()).map_err(write_err)?;
+        series.push(Series::of(r.title.clone(), &r.stats.hist));
+    }
+    out.flush().map_err(write_err)?;
+    Ok(series)
 }

@@ -10,6 +10,10 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::report::histogram_check::MAX_COUNT;
 
+/// The most bytes of counts a file tool holds decoded at once: one test's histograms, its own and each
+/// mixed command's (a histogram takes 264 KiB at 3 significant digits, 26 MiB at 5).
+pub const HELD_AT_ONCE: u64 = 64 << 20;
+
 /// Value of a histogram's `encoding` field.
 pub const HISTOGRAM_ENCODING: &str = "hdrhistogram-v2-deflate-base64";
 
@@ -31,6 +35,12 @@ pub enum HistogramError {
     /// Two histograms that cannot be added up (a merge).
     #[error("{0:?}")]
     Add(#[source] hdrhistogram::errors::AdditionError),
+    /// A test whose histograms would take more than [`HELD_AT_ONCE`] decoded together.
+    #[error(
+        "its histograms (the test's and {commands} commands') take {mib} MiB decoded, more than the {} MiB a file tool holds at once",
+        HELD_AT_ONCE >> 20
+    )]
+    Held { mib: u64, commands: usize },
     /// Two histograms whose counts would add up past [`MAX_COUNT`].
     #[error("histograms whose counts add up past {MAX_COUNT} (2^53): refused")]
     Total,

@@ -217,10 +217,7 @@ fn failures_paragraph(s: &mut String, e: &ErrorCounts) {
 /// The test's latency by percentile and its per-second rate and p99, as inline SVG.
 fn test_charts(s: &mut String, t: &TestEntry) {
     if let Ok(h) = t.histogram.decode() {
-        let series = [Series {
-            label: t.title.clone(),
-            hist: &h,
-        }];
+        let series = [Series::of(t.title.clone(), &h)];
         if let Ok(svg) = plot::render(&format!("{}: latency by percentile", t.title), &series) {
             let _ = writeln!(s, "<div class=\"chart\">{svg}</div>");
         }
@@ -255,26 +252,21 @@ fn capacity_section(
             ""
         }
     );
-    // The knee: each counted step's percentiles against its offered rate.
-    let hists: Vec<_> = cap
-        .steps
-        .iter()
-        .zip(&file.tests)
-        .filter(|(step, _)| !step.repeated)
-        .filter_map(|(step, t)| Some((step, t.histogram.decode().ok()?)))
-        .collect();
-    let points: Vec<KneePoint<'_>> = hists
-        .iter()
-        .map(|(step, h)| KneePoint {
-            offered: step.offered_rps,
-            pass: step.pass,
-            hist: h,
-        })
-        .collect();
     let objectives: Vec<(f64, f64)> = cap
         .objectives
         .iter()
         .map(|o| (o.percentile, o.max_ms))
+        .collect();
+    // The knee: each counted step's percentiles against its offered rate, one histogram decoded at a time.
+    let points: Vec<KneePoint> = cap
+        .steps
+        .iter()
+        .zip(&file.tests)
+        .filter(|(step, _)| !step.repeated)
+        .filter_map(|(step, t)| {
+            let h = t.histogram.decode().ok()?;
+            Some(KneePoint::of(step.offered_rps, step.pass, &h, &objectives))
+        })
         .collect();
     if let Ok(svg) = plot::render_knee(
         "capacity: latency against offered load",

@@ -5,7 +5,7 @@
 //! so `merge` and `compare` work from exact data, not from rounded percentiles.
 
 use crate::config::Config;
-pub use crate::report::encoded_histogram::{EncodedHistogram, HistogramError};
+pub use crate::report::encoded_histogram::{EncodedHistogram, HELD_AT_ONCE, HistogramError};
 use crate::stats::server_view::ServerView;
 use crate::stats::{ShardStats, TestResult, new_histogram, ns_to_ms};
 use hdrhistogram::Histogram;
@@ -609,8 +609,26 @@ impl TestEntry {
         }
     }
 
-    /// A `TestResult` rebuilt from the entry (for the text report of a merge).
+    /// Bytes the test's histograms (its own and each mixed command's) take decoded together, refused past
+    /// [`HELD_AT_ONCE`].
+    pub fn check_held(&self) -> Result<u64, HistogramError> {
+        let mut held = self.histogram.decoded_bytes()?;
+        for c in &self.commands {
+            held += c.histogram.decoded_bytes()?;
+        }
+        if held > HELD_AT_ONCE {
+            return Err(HistogramError::Held {
+                mib: held >> 20,
+                commands: self.commands.len(),
+            });
+        }
+        Ok(held)
+    }
+
+    /// A `TestResult` rebuilt from the entry (for the text report of a merge), its histograms within
+    /// [`HELD_AT_ONCE`].
     pub fn to_result(&self) -> Result<TestResult, HistogramError> {
+        self.check_held()?;
         let hist = self.histogram.decode()?;
         let mut stats = ShardStats::new(hist.sigfig());
         stats.hist = hist;

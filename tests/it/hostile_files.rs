@@ -407,3 +407,78 @@ fn every_figure_of_a_test_at_2_53_is_read_without_a_panic() {
     let ended = tool(&dir, &["merge", "a.json", "b.json", "-q"]);
     ended.assert_refused(&["cannot merge: the files'", "add up past"]);
 }
+
+/// A histogram at 5 significant digits holding one count: 26 MiB of counts once decoded.
+fn five_digits() -> String {
+    let one = count(1);
+    forged(one.len() as u32, 5, HOUR_NS, &one, None)
+}
+
+#[test]
+fn many_tests_at_5_digits_are_decoded_one_at_a_time() {
+    let _turn = crate::common::lock::shared();
+    let dir = Scratch::new("many");
+    // 20 tests (a 26 KB file), each histogram 26 MiB decoded: merge held them all (575 MB), compare
+    // --plot twice that, report's capacity knee every step's.
+    let mut doc = with_histogram(&five_digits(), 5);
+    let t0 = doc["tests"][0].clone();
+    let mut tests = Vec::new();
+    let mut steps = Vec::new();
+    for i in 0..20 {
+        let mut t = t0.clone();
+        t["title"] = format!("T{i}").into();
+        tests.push(t);
+        steps.push(serde_json::json!({"offered_rps": 1000.0 * (i + 1) as f64,
+            "achieved_rps": 1000.0, "pass": true, "reasons": [], "warmup_requests": 0,
+            "client_busy": 0.1}));
+    }
+    doc["config"]["tests"] = tests.iter().map(|t| t["title"].clone()).collect();
+    doc["tests"] = Value::Array(tests);
+    write(&dir, "a.json", &doc);
+    write(&dir, "b.json", &doc);
+    doc["capacity"] = serde_json::json!({"objectives": [{"percentile": 99.0, "max_ms": 1.0}],
+        "precision": 0.05, "step_duration_s": 1.0, "warmup_s": 0.0, "probe": null, "steps": steps,
+        "capacity_rps": 20000.0, "next_rps": null, "client_limited": false});
+    write(&dir, "capacity.json", &doc);
+    for args in [
+        vec!["merge", "a.json", "b.json", "-q", "--plot", "m.svg"],
+        vec!["compare", "a.json", "b.json", "--plot", "c.svg"],
+        vec!["report", "capacity.json", "-o", "r.html"],
+    ] {
+        let ended = tool(&dir, &args);
+        assert_eq!(ended.code, Some(0), "{args:?}: {}", ended.stderr);
+        ended.assert_small();
+    }
+    let page = std::fs::read_to_string(dir.path("r.html")).unwrap();
+    assert!(page.contains("capacity: latency against offered load"));
+}
+
+#[test]
+fn a_test_holding_more_than_64_mib_of_histograms_is_refused() {
+    let _turn = crate::common::lock::shared();
+    let dir = Scratch::new("held");
+    // One test of 20 mixed commands, each histogram at 5 digits: 520 MiB decoded together, which the
+    // merged text report held (549 MB).
+    let mut doc = real();
+    let t = &mut doc["tests"][0];
+    t["per_second"] = Value::Array(Vec::new());
+    let command = serde_json::json!({"title": "GET", "command": "GET", "requests": 1, "errors": 0,
+        "rps": 1.0, "latency_ms": t["latency_ms"].clone(), "histogram": {"encoding":
+        "hdrhistogram-v2-deflate-base64", "unit": "ns", "significant_figures": 5,
+        "data": five_digits()}});
+    t["commands"] = (0..20)
+        .map(|i| {
+            let mut c = command.clone();
+            c["title"] = format!("C{i}").into();
+            c
+        })
+        .collect();
+    write(&dir, "a.json", &doc);
+    write(&dir, "b.json", &doc);
+    let ended = tool(&dir, &["merge", "a.json", "b.json", "-q"]);
+    ended.assert_refused(&[
+        "merged test 'SET'",
+        "take 520 MiB decoded, more than the 64 MiB a file tool holds at once",
+    ]);
+    assert_eq!(std::fs::read_to_string(dir.path("tool.out")).unwrap(), "");
+}
