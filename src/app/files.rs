@@ -4,6 +4,7 @@
 use crate::cli::subcommands::{CompareArgs, MergeArgs, ReportArgs};
 use crate::report::compare::{self, Loaded};
 use crate::report::plot::{self, Series};
+use crate::report::printable::{printable, printable_lines};
 use crate::report::result_file::{ResultFileError, RunFile};
 use crate::report::{self, Header};
 use std::io::Write;
@@ -77,11 +78,8 @@ fn warn_differences(name: &str, files: &[(String, RunFile)], clients: bool, err:
             differ.push(format!("target {} (not {})", b.target, a.target));
         }
         if !differ.is_empty() {
-            let _ = writeln!(
-                err,
-                "ringbench: {name}: warning: {file} differs from {first_name} in {}",
-                differ.join(", ")
-            );
+            let line = format!("{file} differs from {first_name} in {}", differ.join(", "));
+            let _ = writeln!(err, "ringbench: {name}: warning: {}", printable(&line));
         }
     }
 }
@@ -190,7 +188,7 @@ pub fn run_compare(
         Some(at) => compare::sides(&loaded[..at], &loaded[at..]),
         None => compare::table(&loaded),
     };
-    out.write_all(text.as_bytes())
+    out.write_all(printable_lines(&text).as_bytes())
         .and_then(|_| out.flush())
         .map_err(|e| ToolError::Other(format!("could not write the output: {e}")))?;
     if let Some(path) = &a.plot {
@@ -208,7 +206,7 @@ pub fn run_compare(
                 } else {
                     format!("{}: {}", f.label, t.title)
                 };
-                series.push(Series::of(label, &h));
+                series.push(Series::of(printable(&label).into_owned(), &h));
             }
         }
         // The subtitle: each distinct target and flags among the files.
@@ -221,7 +219,7 @@ pub fn run_compare(
         }
         let title = format!(
             "ringbench compare: latency by percentile\n{}",
-            runs.join("  vs  ")
+            printable(&runs.join("  vs  "))
         );
         plot::write(path, &title, &series)?;
     }
@@ -249,8 +247,9 @@ pub fn run_merge(a: &MergeArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
         if *share < 0.9 {
             let _ = writeln!(
                 err,
-                "ringbench: merge: warning: in '{title}' the runs overlap for only {:.0}% of their span; \
+                "ringbench: merge: warning: in '{}' the runs overlap for only {:.0}% of their span; \
                  start them together (--start-at) for a meaningful merged throughput",
+                printable(title),
                 share * 100.0
             );
         }
@@ -268,7 +267,7 @@ pub fn run_merge(a: &MergeArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
     if let Some(path) = &a.plot {
         let title = format!(
             "ringbench merge: latency by percentile\n{}",
-            f.config.summary(f.capacity.is_none())
+            printable(&f.config.summary(f.capacity.is_none()))
         );
         plot::write(path, &title, &series)?;
     }
@@ -310,7 +309,8 @@ fn merged_report(
         replay: None,
     };
     if quiet.is_some() {
-        let mut text = format!("Merged {runs} runs (client hosts: {})\n", f.client_host);
+        let hosts = printable(&f.client_host);
+        let mut text = format!("Merged {runs} runs (client hosts: {hosts})\n");
         if let Some(n) = shards {
             text.push_str(&format!(
                 "All {n} shards of one run; first sends {:.1} ms apart\n",
@@ -322,15 +322,42 @@ fn merged_report(
     }
     let mut series = Vec::new();
     for t in &f.tests {
-        let r = t.to_result().map_err(|e| refused(t, e))?;
+        let mut r = t.to_result().map_err(|e| refused(t, e))?;
+        printable_result(&mut r);
         let text = match quiet {
             None => String::new(),
             Some(true) => report::quiet_line(&r) + &crate::report::rate_report::quiet_parts(&r),
             Some(false) => crate::report::results::normal_text(&r, &header),
         };
-        out.write_all(text.as_bytes()).map_err(write_err)?;
+        // Whatever else of the file the report quotes, no control character goes out raw.
+        out.write_all(printable_lines(&text).as_bytes())
+            .map_err(write_err)?;
         series.push(Series::of(r.title.clone(), &r.stats.hist));
     }
     out.flush().map_err(write_err)?;
     Ok(series)
+}
+
+/// The strings of a merged test a report prints on lines of their own (its title, its commands', its first
+/// error, its error kinds, its server's nodes) with their line breaks escaped too.
+fn printable_result(r: &mut crate::stats::TestResult) {
+    let fix = |s: &mut String| {
+        if let std::borrow::Cow::Owned(p) = printable(s) {
+            *s = p;
+        }
+    };
+    fix(&mut r.title);
+    for p in &mut r.stats.parts {
+        fix(&mut p.title);
+    }
+    if let Some(e) = &mut r.stats.first_error {
+        fix(e);
+    }
+    r.stats.error_kinds = std::mem::take(&mut r.stats.error_kinds)
+        .into_iter()
+        .map(|(k, n)| (printable(&k).into_owned(), n))
+        .collect();
+    for n in r.server.iter_mut().flat_map(|v| v.nodes.iter_mut()) {
+        fix(&mut n.node);
+    }
 }

@@ -9,8 +9,10 @@ use crate::report::plot::{self, KneePoint, Series};
 use crate::report::result_file::{ErrorCounts, RunFile, TestEntry};
 use std::fmt::Write;
 
-/// `s` with HTML's special characters escaped.
+/// `s` with HTML's special characters escaped, and its control characters (but line breaks) as
+/// `printable` writes them.
 fn esc(s: &str) -> String {
+    let s = crate::report::printable::printable_lines(s);
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -216,9 +218,10 @@ fn failures_paragraph(s: &mut String, e: &ErrorCounts) {
 
 /// The test's latency by percentile and its per-second rate and p99, as inline SVG.
 fn test_charts(s: &mut String, t: &TestEntry) {
+    let title = crate::report::printable::printable(&t.title);
     if let Ok(h) = t.histogram.decode() {
-        let series = [Series::of(t.title.clone(), &h)];
-        if let Ok(svg) = plot::render(&format!("{}: latency by percentile", t.title), &series) {
+        let series = [Series::of(title.to_string(), &h)];
+        if let Ok(svg) = plot::render(&format!("{title}: latency by percentile"), &series) {
             let _ = writeln!(s, "<div class=\"chart\">{svg}</div>");
         }
     }
@@ -227,7 +230,7 @@ fn test_charts(s: &mut String, t: &TestEntry) {
         .iter()
         .map(|e| (e.second as f64, e.rps, e.p99_ms))
         .collect();
-    if let Ok(svg) = plot::render_seconds(&format!("{}: each second", t.title), &seconds) {
+    if let Ok(svg) = plot::render_seconds(&format!("{title}: each second"), &seconds) {
         let _ = writeln!(s, "<div class=\"chart\">{svg}</div>");
     }
 }
@@ -288,5 +291,6 @@ mod tests {
             esc("<a href=\"x\">&'"),
             "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
         );
+        assert_eq!(esc("a\u{1b}[2J\u{7}\r\nb"), "a\\u{1b}[2J\\u{7}\\r\nb");
     }
 }

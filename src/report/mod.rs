@@ -11,6 +11,7 @@ pub(crate) mod merge;
 pub(crate) mod metrics;
 pub(crate) mod per_second;
 pub(crate) mod plot;
+pub(crate) mod printable;
 pub(crate) mod rate_report;
 pub(crate) mod repeats;
 pub(crate) mod result_file;

@@ -35,6 +35,7 @@ fn real() -> Value {
 /// How a tool ended.
 struct Ended {
     code: Option<i32>,
+    stdout: String,
     stderr: String,
     peak_mib: u64,
 }
@@ -104,6 +105,7 @@ fn tool(dir: &Scratch, args: &[&str]) -> Ended {
     );
     Ended {
         code: status.code(),
+        stdout: std::fs::read_to_string(&out).unwrap_or_default(),
         stderr: std::fs::read_to_string(&err).unwrap_or_default(),
         peak_mib: peak_kib / 1024,
     }
@@ -481,4 +483,65 @@ fn a_test_holding_more_than_64_mib_of_histograms_is_refused() {
         "take 520 MiB decoded, more than the 64 MiB a file tool holds at once",
     ]);
     assert_eq!(std::fs::read_to_string(dir.path("tool.out")).unwrap(), "");
+}
+
+/// A title that clears the screen, sets the terminal's title, rings its bell, returns over its line,
+/// breaks it, reverses what follows, and holds a C1 control (CSI).
+const HOSTILE: &str = "SET\u{1b}[2J\u{1b}]0;pwned\u{7}\rX\nY\u{202e}Z\u{9b}0m";
+
+/// No control character but line breaks, no bidirectional override, in `text`.
+fn assert_printable(what: &str, text: &str) {
+    let bad: Vec<char> = text
+        .chars()
+        .filter(|&c| (c.is_control() && c != '\n') || ('\u{202a}'..='\u{202e}').contains(&c))
+        .collect();
+    assert!(bad.is_empty(), "{what}: {bad:?} in:\n{text}");
+}
+
+#[test]
+fn strings_from_files_reach_the_terminal_escaped() {
+    let _turn = crate::common::lock::shared();
+    let dir = Scratch::new("printable");
+    let mut doc = real();
+    doc["tests"][0]["title"] = HOSTILE.into();
+    doc["config"]["tests"] = serde_json::json!([HOSTILE]);
+    doc["client_host"] = "host\u{7}\u{1b}[31m".into();
+    doc["tests"][0]["errors"]["first"] = "ERR \u{1b}[5m".into();
+    write(&dir, "a.json", &doc);
+    write(&dir, "b.json", &doc);
+    doc["config"]["target"] = "127.0.0.1:\u{1b}[8m1".into();
+    doc["config"]["pipeline"] = 7.into();
+    write(&dir, "c.json", &doc);
+    let mut bad = doc.clone();
+    bad["tests"][0]["histogram"]["data"] = "AAAAAAAAAAAA".into();
+    write(&dir, "bad.json", &bad);
+    // The same title, escaped as each tool prints it.
+    let shown = "SET\\u{1b}[2J\\u{1b}]0;pwned\\u{7}\\rX\\nY\\u{202e}Z\\u{9b}0m";
+    for args in [
+        vec!["compare", "a.json", "c.json", "--plot", "c.svg"],
+        vec!["merge", "a.json", "b.json"],
+        vec!["merge", "a.json", "b.json", "-q", "--plot", "m.svg"],
+        vec!["report", "a.json", "c.json", "-o", "r.html"],
+        vec!["merge", "a.json", "bad.json"],
+    ] {
+        let ended = tool(&dir, &args);
+        assert_printable(&format!("{args:?} stdout"), &ended.stdout);
+        assert_printable(&format!("{args:?} stderr"), &ended.stderr);
+        assert!(
+            ended.stdout.contains(shown) || ended.stderr.contains(shown) || args[0] == "report",
+            "{args:?}: no {shown} in\n{}\n{}",
+            ended.stdout,
+            ended.stderr
+        );
+    }
+    // The charts and the page: the target (compare's subtitle) and the title, escaped.
+    for (file, want) in [
+        ("c.svg", "127.0.0.1:\\u{1b}[8m1"),
+        ("m.svg", "SET\\u{1b}[2J"),
+        ("r.html", "SET\\u{1b}[2J"),
+    ] {
+        let text = std::fs::read_to_string(dir.path(file)).unwrap();
+        assert_printable(file, &text);
+        assert!(text.contains(want), "no {want} in {file}");
+    }
 }
