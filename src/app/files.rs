@@ -8,7 +8,7 @@ use crate::report::printable::{printable, printable_lines};
 use crate::report::result_file::{ResultFileError, RunFile};
 use crate::report::{self, Header};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Why a subcommand failed.
 #[derive(Debug, thiserror::Error)]
@@ -21,6 +21,9 @@ pub enum ToolError {
     Plot(#[from] plot::PlotError),
     #[error(transparent)]
     Usage(#[from] crate::config::UsageError),
+    /// An output file that cannot be written (its folder missing, say): found before any input is read.
+    #[error(transparent)]
+    Output(#[from] crate::config::error::PathError),
     #[error(transparent)]
     Histogram(#[from] crate::report::result_file::HistogramError),
     #[error("{0}")]
@@ -35,6 +38,19 @@ impl ToolError {
             _ => 2,
         }
     }
+}
+
+/// Checks the output files a tool was given, before it reads anything: a chart's name (`--plot`), and
+/// that each can be written (its folder exists and takes a new file), as a benchmark checks its own.
+fn check_outputs(plot: Option<&Path>, files: &[(&'static str, &Path)]) -> Result<(), ToolError> {
+    if let Some(p) = plot {
+        crate::config::paths::check_extension("--plot", p)?;
+    }
+    for (flag, path) in plot.map(|p| ("--plot", p)).iter().chain(files) {
+        let shown = path.display().to_string();
+        crate::config::paths::check_writable(flag, &shown, &shown)?;
+    }
+    Ok(())
 }
 
 /// Refuses a file given twice (the same file by its canonical path, however it is written): merged, its
@@ -132,6 +148,7 @@ fn load_for_merge(files: &[PathBuf]) -> Result<Vec<(String, RunFile)>, ToolError
 
 /// `ringbench report`: the files as one HTML page.
 pub fn run_report(a: &ReportArgs) -> Result<(), ToolError> {
+    check_outputs(None, &[("--output", &a.output)])?;
     let loaded: Vec<Loaded> = load_all(&a.files)?
         .into_iter()
         .map(|(label, file)| Loaded { label, file })
@@ -151,9 +168,7 @@ pub fn run_compare(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), ToolError> {
-    if let Some(p) = &a.plot {
-        crate::config::paths::check_extension("--plot", p)?;
-    }
+    check_outputs(a.plot.as_deref(), &[])?;
     // `A1 A2 vs B1 B2`: two sides of several runs each.
     let split = a.files.iter().position(|f| f.as_os_str() == "vs");
     if let Some(at) = split
@@ -228,9 +243,11 @@ pub fn run_compare(
 
 /// `merge`: prints the merged report, and writes JSON and the chart when asked.
 pub fn run_merge(a: &MergeArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), ToolError> {
-    if let Some(p) = &a.plot {
-        crate::config::paths::check_extension("--plot", p)?;
-    }
+    let json: Vec<(&'static str, &Path)> = match a.json.as_deref() {
+        Some(j) if j != "-" => vec![("--json", Path::new(j))],
+        _ => Vec::new(),
+    };
+    check_outputs(a.plot.as_deref(), &json)?;
     refuse_repeats(&a.files)?;
     let files = load_for_merge(&a.files)?;
     let shards = if a.ignore_shards {

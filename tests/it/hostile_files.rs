@@ -35,6 +35,7 @@ fn real() -> Value {
 /// How a tool ended.
 struct Ended {
     code: Option<i32>,
+    signal: Option<i32>,
     stdout: String,
     stderr: String,
     peak_mib: u64,
@@ -71,6 +72,15 @@ impl Ended {
 /// Runs ringbench with `args` in `dir` under [`ADDRESS_SPACE`], its output into files, killed past
 /// [`TIMEOUT`]; its peak memory.
 fn tool(dir: &Scratch, args: &[&str]) -> Ended {
+    tool_interrupted(dir, args, None).0
+}
+
+/// [`tool`], sent SIGINT after `interrupt` when given: then also how long it took to end after it.
+fn tool_interrupted(
+    dir: &Scratch,
+    args: &[&str],
+    interrupt: Option<Duration>,
+) -> (Ended, Option<Duration>) {
     let (out, err) = (dir.path("tool.out"), dir.path("tool.err"));
     let mut cmd = Command::new(crate::common::cluster::bin());
     cmd.args(args)
@@ -87,28 +97,34 @@ fn tool(dir: &Scratch, args: &[&str]) -> Ended {
         let ended = ended.clone();
         std::thread::spawn(move || {
             let start = Instant::now();
+            let mut interrupted = None;
             while start.elapsed() < TIMEOUT {
                 if ended.load(Ordering::SeqCst) {
-                    return false;
+                    return (false, interrupted);
                 }
-                std::thread::sleep(Duration::from_millis(20));
+                if interrupted.is_none() && interrupt.is_some_and(|i| start.elapsed() >= i) {
+                    // Our own child, not reaped yet (ended is false).
+                    sys::kill(pid, libc::SIGINT);
+                    interrupted = Some(Instant::now());
+                }
+                std::thread::sleep(Duration::from_millis(5));
             }
-            // Our own child, not reaped yet (ended is false).
-            sys::kill(pid, libc::SIGKILL)
+            (sys::kill(pid, libc::SIGKILL), interrupted)
         })
     };
     let (status, peak_kib) = sys::wait_with_peak_rss(child);
+    let done = Instant::now();
     ended.store(true, Ordering::SeqCst);
-    assert!(
-        !watch.join().unwrap(),
-        "ringbench {args:?} ran past {TIMEOUT:?}"
-    );
-    Ended {
+    let (killed, interrupted) = watch.join().unwrap();
+    assert!(!killed, "ringbench {args:?} ran past {TIMEOUT:?}");
+    let ended = Ended {
         code: status.code(),
+        signal: std::os::unix::process::ExitStatusExt::signal(&status),
         stdout: std::fs::read_to_string(&out).unwrap_or_default(),
         stderr: std::fs::read_to_string(&err).unwrap_or_default(),
         peak_mib: peak_kib / 1024,
-    }
+    };
+    (ended, interrupted.map(|at| done.duration_since(at)))
 }
 
 /// Writes `doc` as `name` in `dir`.
@@ -544,4 +560,73 @@ fn strings_from_files_reach_the_terminal_escaped() {
         assert_printable(file, &text);
         assert!(text.contains(want), "no {want} in {file}");
     }
+}
+
+#[test]
+fn a_missing_output_folder_is_a_usage_error_before_any_input_is_read() {
+    let _turn = crate::common::lock::shared();
+    let dir = Scratch::new("outputs");
+    write(&dir, "a.json", &real());
+    write(&dir, "b.json", &real());
+    // The inputs are fine, missing, or hostile (a histogram claiming 4 GiB): the output is found first.
+    let big = forged(u32::MAX, 3, HOUR_NS, &[2; 100], None);
+    write(&dir, "big.json", &with_histogram(&big, 3));
+    for inputs in [
+        ["a.json", "b.json"],
+        ["none.json", "b.json"],
+        ["a.json", "big.json"],
+    ] {
+        for (args, flag) in [
+            (vec!["merge", "--json", "/no/such/m.json", "-q"], "'--json'"),
+            (vec!["merge", "--plot", "/no/such/m.svg"], "'--plot'"),
+            (vec!["compare", "--plot", "/no/such/c.png"], "'--plot'"),
+            (vec!["report", "-o", "/no/such/r.html"], "'--output'"),
+            (vec!["report", "--output", "."], "'--output'"),
+        ] {
+            let mut args = args.clone();
+            args.extend(inputs);
+            let ended = tool(&dir, &args);
+            let folder = if flag == "'--output'" && args.contains(&".") {
+                "'.' is a folder"
+            } else {
+                "folder '/no/such' does not exist"
+            };
+            ended.assert_refused(&[flag, folder]);
+            assert_eq!(ended.stdout, "", "{args:?}");
+        }
+    }
+}
+
+#[test]
+fn sigint_ends_a_long_merge_within_a_second() {
+    let _turn = crate::common::lock::shared();
+    let dir = Scratch::new("sigint");
+    // A real test with 600 seconds, each second's histogram at 5 digits: merge adds them second by
+    // second (26 MiB each decoded), for many seconds.
+    let mut doc = real();
+    let second = serde_json::json!({"second": 0, "seconds": 1.0, "requests": 1, "rps": 1.0,
+        "p50_ms": 0.1, "p99_ms": 0.1, "max_ms": 0.1, "histogram": {"encoding":
+        "hdrhistogram-v2-deflate-base64", "unit": "ns", "significant_figures": 5,
+        "data": five_digits()}});
+    doc["tests"][0]["per_second"] = (0..600)
+        .map(|i| {
+            let mut s = second.clone();
+            s["second"] = i.into();
+            s
+        })
+        .collect();
+    write(&dir, "a.json", &doc);
+    write(&dir, "b.json", &doc);
+    let (ended, after) = tool_interrupted(
+        &dir,
+        &["merge", "a.json", "b.json", "-q"],
+        Some(Duration::from_millis(700)),
+    );
+    let after = after.expect("still running when interrupted");
+    assert_eq!(ended.signal, Some(libc::SIGINT), "{}", ended.stderr);
+    assert!(
+        after < Duration::from_secs(1),
+        "ended {after:?} after SIGINT"
+    );
+    ended.assert_small();
 }
