@@ -106,7 +106,9 @@ pub fn dispatch(args: &[OsString], out: &mut dyn Write, err: &mut dyn Write) -> 
     Invocation::Done(match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            let _ = writeln!(err, "ringbench: {name}: {e}");
+            // The error may quote a result file (a test's title): never a raw control character.
+            let line = report::printable::printable(&e.to_string()).into_owned();
+            let _ = writeln!(err, "ringbench: {name}: {line}");
             ExitCode::from(e.code())
         }
     })

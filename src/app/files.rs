@@ -4,10 +4,11 @@
 use crate::cli::subcommands::{CompareArgs, MergeArgs, ReportArgs};
 use crate::report::compare::{self, Loaded};
 use crate::report::plot::{self, Series};
+use crate::report::printable::{printable, printable_lines};
 use crate::report::result_file::{ResultFileError, RunFile};
 use crate::report::{self, Header};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Why a subcommand failed.
 #[derive(Debug, thiserror::Error)]
@@ -20,6 +21,9 @@ pub enum ToolError {
     Plot(#[from] plot::PlotError),
     #[error(transparent)]
     Usage(#[from] crate::config::UsageError),
+    /// An output file that cannot be written (its folder missing, say): found before any input is read.
+    #[error(transparent)]
+    Output(#[from] crate::config::error::PathError),
     #[error(transparent)]
     Histogram(#[from] crate::report::result_file::HistogramError),
     #[error("{0}")]
@@ -34,6 +38,19 @@ impl ToolError {
             _ => 2,
         }
     }
+}
+
+/// Checks the output files a tool was given, before it reads anything: a chart's name (`--plot`), and
+/// that each can be written (its folder exists and takes a new file), as a benchmark checks its own.
+fn check_outputs(plot: Option<&Path>, files: &[(&'static str, &Path)]) -> Result<(), ToolError> {
+    if let Some(p) = plot {
+        crate::config::paths::check_extension("--plot", p)?;
+    }
+    for (flag, path) in plot.map(|p| ("--plot", p)).iter().chain(files) {
+        let shown = path.display().to_string();
+        crate::config::paths::check_writable(flag, &shown, &shown)?;
+    }
+    Ok(())
 }
 
 /// Refuses a file given twice (the same file by its canonical path, however it is written): merged, its
@@ -77,11 +94,8 @@ fn warn_differences(name: &str, files: &[(String, RunFile)], clients: bool, err:
             differ.push(format!("target {} (not {})", b.target, a.target));
         }
         if !differ.is_empty() {
-            let _ = writeln!(
-                err,
-                "ringbench: {name}: warning: {file} differs from {first_name} in {}",
-                differ.join(", ")
-            );
+            let line = format!("{file} differs from {first_name} in {}", differ.join(", "));
+            let _ = writeln!(err, "ringbench: {name}: warning: {}", printable(&line));
         }
     }
 }
@@ -134,6 +148,7 @@ fn load_for_merge(files: &[PathBuf]) -> Result<Vec<(String, RunFile)>, ToolError
 
 /// `ringbench report`: the files as one HTML page.
 pub fn run_report(a: &ReportArgs) -> Result<(), ToolError> {
+    check_outputs(None, &[("--output", &a.output)])?;
     let loaded: Vec<Loaded> = load_all(&a.files)?
         .into_iter()
         .map(|(label, file)| Loaded { label, file })
@@ -153,9 +168,7 @@ pub fn run_compare(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), ToolError> {
-    if let Some(p) = &a.plot {
-        crate::config::paths::check_extension("--plot", p)?;
-    }
+    check_outputs(a.plot.as_deref(), &[])?;
     // `A1 A2 vs B1 B2`: two sides of several runs each.
     let split = a.files.iter().position(|f| f.as_os_str() == "vs");
     if let Some(at) = split
@@ -190,14 +203,15 @@ pub fn run_compare(
         Some(at) => compare::sides(&loaded[..at], &loaded[at..]),
         None => compare::table(&loaded),
     };
-    out.write_all(text.as_bytes())
+    out.write_all(printable_lines(&text).as_bytes())
         .and_then(|_| out.flush())
         .map_err(|e| ToolError::Other(format!("could not write the output: {e}")))?;
     if let Some(path) = &a.plot {
         let titles = compare::test_titles(&loaded);
-        let mut hists = Vec::new();
+        let mut series = Vec::new();
         for f in &loaded {
             for t in &f.file.tests {
+                // One histogram decoded at a time: only its line's points are kept.
                 let h = t.histogram.decode().map_err(|reason| {
                     ToolError::Other(format!("{}: test '{}': {reason}", f.label, t.title))
                 })?;
@@ -207,16 +221,9 @@ pub fn run_compare(
                 } else {
                     format!("{}: {}", f.label, t.title)
                 };
-                hists.push((label, h));
+                series.push(Series::of(printable(&label).into_owned(), &h));
             }
         }
-        let series: Vec<Series<'_>> = hists
-            .iter()
-            .map(|(label, hist)| Series {
-                label: label.clone(),
-                hist,
-            })
-            .collect();
         // The subtitle: each distinct target and flags among the files.
         let mut runs: Vec<String> = Vec::new();
         for f in &loaded {
@@ -227,7 +234,7 @@ pub fn run_compare(
         }
         let title = format!(
             "ringbench compare: latency by percentile\n{}",
-            runs.join("  vs  ")
+            printable(&runs.join("  vs  "))
         );
         plot::write(path, &title, &series)?;
     }
@@ -236,9 +243,11 @@ pub fn run_compare(
 
 /// `merge`: prints the merged report, and writes JSON and the chart when asked.
 pub fn run_merge(a: &MergeArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), ToolError> {
-    if let Some(p) = &a.plot {
-        crate::config::paths::check_extension("--plot", p)?;
-    }
+    let json: Vec<(&'static str, &Path)> = match a.json.as_deref() {
+        Some(j) if j != "-" => vec![("--json", Path::new(j))],
+        _ => Vec::new(),
+    };
+    check_outputs(a.plot.as_deref(), &json)?;
     refuse_repeats(&a.files)?;
     let files = load_for_merge(&a.files)?;
     let shards = if a.ignore_shards {
@@ -255,41 +264,70 @@ pub fn run_merge(a: &MergeArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
         if *share < 0.9 {
             let _ = writeln!(
                 err,
-                "ringbench: merge: warning: in '{title}' the runs overlap for only {:.0}% of their span; \
+                "ringbench: merge: warning: in '{}' the runs overlap for only {:.0}% of their span; \
                  start them together (--start-at) for a meaningful merged throughput",
+                printable(title),
                 share * 100.0
             );
         }
     }
     let f = &merged.file;
-    let results = f
-        .tests
-        .iter()
-        .map(|t| t.to_result())
-        .collect::<Result<Vec<_>, _>>()?;
+    let text = a.json.as_deref() != Some("-");
+    let series = if text || a.plot.is_some() {
+        merged_report(&merged, files.len(), shards, text.then_some(a.quiet), out)?
+    } else {
+        Vec::new()
+    };
+    if let Some(dest) = &a.json {
+        f.write_to(dest, out)?;
+    }
+    if let Some(path) = &a.plot {
+        let title = format!(
+            "ringbench merge: latency by percentile\n{}",
+            printable(&f.config.summary(f.capacity.is_none()))
+        );
+        plot::write(path, &title, &series)?;
+    }
+    Ok(())
+}
+
+/// The merged report, test by test (one test's histograms decoded at a time, within `HELD_AT_ONCE`,
+/// checked for every test before anything is printed), and each test's line of the chart. `quiet`:
+/// `None` prints nothing (the JSON goes to stdout), `Some(q)` the report (`-q`'s lines when `q`).
+fn merged_report(
+    merged: &crate::report::merge::Merged,
+    runs: usize,
+    shards: Option<u64>,
+    quiet: Option<bool>,
+    out: &mut dyn Write,
+) -> Result<Vec<Series>, ToolError> {
+    let f = &merged.file;
+    let refused = |t: &crate::report::result_file::TestEntry, e| {
+        ToolError::Other(format!("merged test '{}': {e}", t.title))
+    };
+    for t in &f.tests {
+        t.check_held().map_err(|e| refused(t, e))?;
+    }
     let write_err =
         |e: std::io::Error| ToolError::Other(format!("could not write the output: {e}"));
-    if a.json.as_deref() != Some("-") {
-        let header = Header {
-            clients: f.config.clients as usize,
-            data_size: f.config.data_size as usize,
-            data_min: None,
-            keepalive: f.config.keepalive,
-            save: None,
-            appendonly: None,
-            multi_thread: f.config.threads > 1,
-            threads: f.config.threads as usize,
-            threads_note: None,
-            tls: None,
-            cluster_nodes: None,
-            expiry: None,
-            replay: None,
-        };
-        let mut text = format!(
-            "Merged {} runs (client hosts: {})\n",
-            files.len(),
-            f.client_host
-        );
+    let header = Header {
+        clients: f.config.clients as usize,
+        data_size: f.config.data_size as usize,
+        data_min: None,
+        keepalive: f.config.keepalive,
+        save: None,
+        appendonly: None,
+        multi_thread: f.config.threads > 1,
+        threads: f.config.threads as usize,
+        threads_note: None,
+        tls: None,
+        cluster_nodes: None,
+        expiry: None,
+        replay: None,
+    };
+    if quiet.is_some() {
+        let hosts = printable(&f.client_host);
+        let mut text = format!("Merged {runs} runs (client hosts: {hosts})\n");
         if let Some(n) = shards {
             text.push_str(&format!(
                 "All {n} shards of one run; first sends {:.1} ms apart\n",
@@ -297,33 +335,46 @@ pub fn run_merge(a: &MergeArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
             ));
         }
         text.push('\n');
-        for r in &results {
-            if a.quiet {
-                text.push_str(&report::quiet_line(r));
-                text.push_str(&crate::report::rate_report::quiet_parts(r));
-            } else {
-                text.push_str(&crate::report::results::normal_text(r, &header));
-            }
-        }
         out.write_all(text.as_bytes()).map_err(write_err)?;
-        out.flush().map_err(write_err)?;
     }
-    if let Some(dest) = &a.json {
-        f.write_to(dest, out)?;
+    let mut series = Vec::new();
+    for t in &f.tests {
+        let mut r = t.to_result().map_err(|e| refused(t, e))?;
+        printable_result(&mut r);
+        let text = match quiet {
+            None => String::new(),
+            Some(true) => report::quiet_line(&r) + &crate::report::rate_report::quiet_parts(&r),
+            Some(false) => crate::report::results::normal_text(&r, &header),
+        };
+        // Whatever else of the file the report quotes, no control character goes out raw.
+        out.write_all(printable_lines(&text).as_bytes())
+            .map_err(write_err)?;
+        series.push(Series::of(r.title.clone(), &r.stats.hist));
     }
-    if let Some(path) = &a.plot {
-        let series: Vec<Series<'_>> = results
-            .iter()
-            .map(|r| Series {
-                label: r.title.clone(),
-                hist: &r.stats.hist,
-            })
-            .collect();
-        let title = format!(
-            "ringbench merge: latency by percentile\n{}",
-            f.config.summary(f.capacity.is_none())
-        );
-        plot::write(path, &title, &series)?;
+    out.flush().map_err(write_err)?;
+    Ok(series)
+}
+
+/// The strings of a merged test a report prints on lines of their own (its title, its commands', its first
+/// error, its error kinds, its server's nodes) with their line breaks escaped too.
+fn printable_result(r: &mut crate::stats::TestResult) {
+    let fix = |s: &mut String| {
+        if let std::borrow::Cow::Owned(p) = printable(s) {
+            *s = p;
+        }
+    };
+    fix(&mut r.title);
+    for p in &mut r.stats.parts {
+        fix(&mut p.title);
     }
-    Ok(())
+    if let Some(e) = &mut r.stats.first_error {
+        fix(e);
+    }
+    r.stats.error_kinds = std::mem::take(&mut r.stats.error_kinds)
+        .into_iter()
+        .map(|(k, n)| (printable(&k).into_owned(), n))
+        .collect();
+    for n in r.server.iter_mut().flat_map(|v| v.nodes.iter_mut()) {
+        fix(&mut n.node);
+    }
 }

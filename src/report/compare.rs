@@ -3,6 +3,7 @@
 //! noise (`report::significance`). `ringbench compare A1.json A2.json vs B1.json B2.json` compares two
 //! sides of several runs each (a file's repeated tests, from `-l`, count as runs too).
 
+use crate::report::printable::printable;
 use crate::report::result_file::{RunFile, TestEntry};
 use crate::report::significance::{self, Judged};
 use std::fmt::Write;
@@ -76,7 +77,7 @@ pub fn table(files: &[Loaded]) -> String {
             .enumerate()
             .map(|(i, (f, e))| {
                 let vals = e.map(figures).unwrap_or([None; 4]);
-                let mut row = vec![f.label.clone()];
+                let mut row = vec![printable(&f.label).into_owned()];
                 for k in 0..4 {
                     row.push(cell(vals[k], base[k], DECIMALS[k], i == 0));
                 }
@@ -92,7 +93,7 @@ pub fn table(files: &[Loaded]) -> String {
                 widths[k] = widths[k].max(c.len());
             }
         }
-        let _ = writeln!(s, "====== {title} ======");
+        let _ = writeln!(s, "====== {} ======", printable(&title));
         let _ = write!(s, "{:<w$}", "file", w = widths[0]);
         for k in 0..4 {
             let _ = write!(s, "  {:>w$}", HEADS[k], w = widths[k + 1]);
@@ -109,8 +110,8 @@ pub fn table(files: &[Loaded]) -> String {
             let _ = writeln!(
                 s,
                 "{} vs {}: {}",
-                f.label,
-                files[0].label,
+                printable(&f.label),
+                printable(&files[0].label),
                 verdicts(
                     &runs(&files[..1], &title),
                     &runs(std::slice::from_ref(f), &title)
@@ -166,7 +167,7 @@ pub fn sides(a: &[Loaded], b: &[Loaded]) -> String {
     let mut s = String::new();
     for title in titles {
         let (ra, rb) = (runs(a, &title), runs(b, &title));
-        let _ = writeln!(s, "====== {title} ======");
+        let _ = writeln!(s, "====== {} ======", printable(&title));
         let _ = writeln!(
             s,
             "{:<4}  {:>4}  {:>14}  {:>10}  {:>10}",

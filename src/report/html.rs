@@ -9,8 +9,10 @@ use crate::report::plot::{self, KneePoint, Series};
 use crate::report::result_file::{ErrorCounts, RunFile, TestEntry};
 use std::fmt::Write;
 
-/// `s` with HTML's special characters escaped.
+/// `s` with HTML's special characters escaped, and its control characters (but line breaks) as
+/// `printable` writes them.
 fn esc(s: &str) -> String {
+    let s = crate::report::printable::printable_lines(s);
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -216,12 +218,10 @@ fn failures_paragraph(s: &mut String, e: &ErrorCounts) {
 
 /// The test's latency by percentile and its per-second rate and p99, as inline SVG.
 fn test_charts(s: &mut String, t: &TestEntry) {
+    let title = crate::report::printable::printable(&t.title);
     if let Ok(h) = t.histogram.decode() {
-        let series = [Series {
-            label: t.title.clone(),
-            hist: &h,
-        }];
-        if let Ok(svg) = plot::render(&format!("{}: latency by percentile", t.title), &series) {
+        let series = [Series::of(title.to_string(), &h)];
+        if let Ok(svg) = plot::render(&format!("{title}: latency by percentile"), &series) {
             let _ = writeln!(s, "<div class=\"chart\">{svg}</div>");
         }
     }
@@ -230,7 +230,7 @@ fn test_charts(s: &mut String, t: &TestEntry) {
         .iter()
         .map(|e| (e.second as f64, e.rps, e.p99_ms))
         .collect();
-    if let Ok(svg) = plot::render_seconds(&format!("{}: each second", t.title), &seconds) {
+    if let Ok(svg) = plot::render_seconds(&format!("{title}: each second"), &seconds) {
         let _ = writeln!(s, "<div class=\"chart\">{svg}</div>");
     }
 }
@@ -255,26 +255,21 @@ fn capacity_section(
             ""
         }
     );
-    // The knee: each counted step's percentiles against its offered rate.
-    let hists: Vec<_> = cap
-        .steps
-        .iter()
-        .zip(&file.tests)
-        .filter(|(step, _)| !step.repeated)
-        .filter_map(|(step, t)| Some((step, t.histogram.decode().ok()?)))
-        .collect();
-    let points: Vec<KneePoint<'_>> = hists
-        .iter()
-        .map(|(step, h)| KneePoint {
-            offered: step.offered_rps,
-            pass: step.pass,
-            hist: h,
-        })
-        .collect();
     let objectives: Vec<(f64, f64)> = cap
         .objectives
         .iter()
         .map(|o| (o.percentile, o.max_ms))
+        .collect();
+    // The knee: each counted step's percentiles against its offered rate, one histogram decoded at a time.
+    let points: Vec<KneePoint> = cap
+        .steps
+        .iter()
+        .zip(&file.tests)
+        .filter(|(step, _)| !step.repeated)
+        .filter_map(|(step, t)| {
+            let h = t.histogram.decode().ok()?;
+            Some(KneePoint::of(step.offered_rps, step.pass, &h, &objectives))
+        })
         .collect();
     if let Ok(svg) = plot::render_knee(
         "capacity: latency against offered load",
@@ -296,5 +291,6 @@ mod tests {
             esc("<a href=\"x\">&'"),
             "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
         );
+        assert_eq!(esc("a\u{1b}[2J\u{7}\r\nb"), "a\\u{1b}[2J\\u{7}\\r\nb");
     }
 }

@@ -6,9 +6,10 @@
 //! The server's view is not summed: every host watched the same server, so the merge keeps the view with
 //! the widest window (most commands processed) and recomputes CPU per request over the summed requests.
 
+use crate::report::encoded_histogram::{MAX_COUNT, add_checked};
 use crate::report::result_file::{
-    CommandEntry, ErrorCounts, HistogramError, LatencySummary, MergedSource, RunConfig, RunFile,
-    TestEntry, empty_histogram,
+    CommandEntry, ErrorCounts, GetCounts, HistogramError, LatencySummary, MergedSource, RunConfig,
+    RunFile, TestEntry, empty_histogram,
 };
 use crate::stats::server_view::ServerView;
 use hdrhistogram::Histogram;
@@ -26,6 +27,8 @@ pub enum MergeError {
     },
     #[error("{0} (--ignore-shards merges anyway)")]
     Shards(String),
+    #[error("cannot merge: the files' {0} add up past {MAX_COUNT} (2^53)")]
+    Count(String),
     #[error("{file}: test '{title}': {source}")]
     Histogram {
         file: String,
@@ -33,6 +36,34 @@ pub enum MergeError {
         #[source]
         source: HistogramError,
     },
+}
+
+/// The sum of `values` (each at most [`MAX_COUNT`]: checked when its file was loaded), refused past
+/// [`MAX_COUNT`] naming them (`what`): the sum of a file's count and another's is still one count.
+fn total(
+    what: impl FnOnce() -> String,
+    values: impl IntoIterator<Item = u64>,
+) -> Result<u64, MergeError> {
+    values
+        .into_iter()
+        .try_fold(0u64, |sum, v| {
+            sum.checked_add(v).filter(|s| *s <= MAX_COUNT)
+        })
+        .ok_or_else(|| MergeError::Count(what()))
+}
+
+/// GET hits and misses over every file, with `of` taking a file's (each client counted its own: they
+/// add up).
+fn merge_gets(
+    parts: &[(&String, &TestEntry)],
+    of: impl Fn(&TestEntry) -> Option<GetCounts>,
+    name: &dyn Fn(&str) -> String,
+) -> Result<Option<GetCounts>, MergeError> {
+    let gets: Vec<GetCounts> = parts.iter().filter_map(|(_, t)| of(t)).collect();
+    Ok(GetCounts::of(
+        total(|| name("GET hits"), gets.iter().map(|g| g.hits))?,
+        total(|| name("GET misses"), gets.iter().map(|g| g.misses))?,
+    ))
 }
 
 /// The mixed commands of one test over every file: summed by position when every file has the same
@@ -60,24 +91,26 @@ fn merge_commands(parts: &[(&String, &TestEntry)]) -> Result<Vec<CommandEntry>, 
     let mut out = Vec::with_capacity(first.commands.len());
     for (i, c0) in first.commands.iter().enumerate() {
         let mut hist = empty_histogram(c0.histogram.significant_figures);
-        let (mut requests, mut errors, mut hits, mut misses) = (0, 0, 0, 0);
         for (name, t) in parts {
             let c = &t.commands[i];
             c.histogram
                 .decode()
-                .and_then(|h| hist.add(&h).map_err(HistogramError::Add))
+                .and_then(|h| add_checked(&mut hist, &h))
                 .map_err(|source| MergeError::Histogram {
                     file: (*name).clone(),
                     title: format!("{} / {}", t.title, c.title),
                     source,
                 })?;
-            requests += c.requests;
-            errors += c.errors;
-            if let Some(g) = c.gets {
-                hits += g.hits;
-                misses += g.misses;
-            }
         }
+        let name = |what: &str| format!("{what} of test '{}' command '{}'", first.title, c0.title);
+        let requests = total(
+            || name("requests"),
+            parts.iter().map(|(_, t)| t.commands[i].requests),
+        )?;
+        let errors = total(
+            || name("error replies"),
+            parts.iter().map(|(_, t)| t.commands[i].errors),
+        )?;
         out.push(CommandEntry {
             title: c0.title.clone(),
             command: c0.command.clone(),
@@ -90,7 +123,7 @@ fn merge_commands(parts: &[(&String, &TestEntry)]) -> Result<Vec<CommandEntry>, 
             },
             latency_ms: LatencySummary::of(&hist),
             histogram: crate::report::result_file::EncodedHistogram::encode(&hist),
-            gets: crate::report::result_file::GetCounts::of(hits, misses),
+            gets: merge_gets(parts, |t| t.commands[i].gets, &name)?,
         });
     }
     Ok(out)
@@ -205,7 +238,7 @@ fn check_same(
 pub fn merge(files: &[(String, RunFile)]) -> Result<Merged, MergeError> {
     check_same_workload(files)?;
     let first = &files[0].1;
-    let config = merged_config(files);
+    let config = merged_config(files)?;
     let mut tests = Vec::new();
     let mut overlap = Vec::new();
     for (i, t0) in first.tests.iter().enumerate() {
@@ -265,14 +298,20 @@ fn check_same_workload(files: &[(String, RunFile)]) -> Result<(), MergeError> {
 
 /// The first file's configuration with the load figures (rate, clients, requests, threads) summed over
 /// every file, and no shard.
-fn merged_config(files: &[(String, RunFile)]) -> RunConfig {
+fn merged_config(files: &[(String, RunFile)]) -> Result<RunConfig, MergeError> {
     let mut config = files[0].1.config.clone();
+    let sum = |what: &str, of: fn(&RunConfig) -> u64| {
+        total(
+            || format!("config.{what}"),
+            files.iter().map(|(_, f)| of(&f.config)),
+        )
+    };
     config.shard = None;
     config.rps = files.iter().map(|(_, f)| f.config.rps).sum::<Option<f64>>();
-    config.clients = files.iter().map(|(_, f)| f.config.clients).sum();
-    config.requests = files.iter().map(|(_, f)| f.config.requests).sum();
-    config.threads = files.iter().map(|(_, f)| f.config.threads).sum();
-    config
+    config.clients = sum("clients", |c| c.clients)?;
+    config.requests = sum("requests", |c| c.requests)?;
+    config.threads = sum("threads", |c| c.threads)?;
+    Ok(config)
 }
 
 /// One test's latency over every file: the histograms added and the errors summed.
@@ -286,31 +325,51 @@ fn merge_latency(
             .max()
             .unwrap_or(3),
     );
-    let mut errors = ErrorCounts::default();
     for (name, t) in parts {
         t.histogram
             .decode()
-            .and_then(|h| hist.add(&h).map_err(HistogramError::Add))
+            .and_then(|h| add_checked(&mut hist, &h))
             .map_err(|source| MergeError::Histogram {
                 file: (*name).clone(),
                 title: t.title.clone(),
                 source,
             })?;
-        errors.replies += t.errors.replies;
-        errors.failed += t.errors.failed;
-        errors.timed_out += t.errors.timed_out;
-        errors.not_sent += t.errors.not_sent;
-        errors.in_flight += t.errors.in_flight;
-        errors.late_unsent += t.errors.late_unsent;
+    }
+    Ok((hist, merge_errors(parts)?))
+}
+
+/// One test's errors over every file: each count summed, each kind's too.
+fn merge_errors(parts: &[(&String, &TestEntry)]) -> Result<ErrorCounts, MergeError> {
+    let title = &parts[0].1.title;
+    let sum = |what: &str, of: fn(&ErrorCounts) -> u64| {
+        total(
+            || format!("{what} of test '{title}'"),
+            parts.iter().map(|(_, t)| of(&t.errors)),
+        )
+    };
+    let mut errors = ErrorCounts {
+        replies: sum("error replies", |e| e.replies)?,
+        failed: sum("failed requests", |e| e.failed)?,
+        timed_out: sum("timed out requests", |e| e.timed_out)?,
+        not_sent: sum("requests not sent", |e| e.not_sent)?,
+        in_flight: sum("requests in flight", |e| e.in_flight)?,
+        late_unsent: sum("late requests", |e| e.late_unsent)?,
+        ..ErrorCounts::default()
+    };
+    for (_, t) in parts {
         errors.timeout_ms = errors.timeout_ms.or(t.errors.timeout_ms);
         for (k, v) in &t.errors.by_kind {
-            *errors.by_kind.entry(k.clone()).or_default() += v;
+            let slot = errors.by_kind.entry(k.clone()).or_default();
+            *slot = total(
+                || format!("'{k}' error replies of test '{title}'"),
+                [*slot, *v],
+            )?;
         }
         if errors.first.is_none() {
             errors.first = t.errors.first.clone();
         }
     }
-    Ok((hist, errors))
+    Ok(errors)
 }
 
 /// One test merged over every file (`t0` is the first file's), with the share of its span that every
@@ -329,7 +388,9 @@ fn merge_test(
             title: format!("{} (per second)", t0.title),
             source,
         })?;
-    let requests: u64 = parts.iter().map(|(_, t)| t.requests).sum();
+    let name = |what: &str| format!("{what} of test '{}'", t0.title);
+    let requests = total(|| name("requests"), parts.iter().map(|(_, t)| t.requests))?;
+    let requested = total(|| name("requested"), parts.iter().map(|(_, t)| t.requested))?;
     let start = parts
         .iter()
         .map(|(_, t)| t.start_unix)
@@ -357,7 +418,7 @@ fn merge_test(
     let test = TestEntry {
         title: t0.title.clone(),
         command: t0.command.clone(),
-        requested: parts.iter().map(|(_, t)| t.requested).sum(),
+        requested,
         requests,
         errors,
         start_unix: start,
@@ -379,25 +440,31 @@ fn merge_test(
         cluster: None,
         // Each client machine's memory is its own.
         client_memory: None,
-        // Each client counted its own GETs: they add up.
-        gets: crate::report::result_file::GetCounts::of(
-            parts
-                .iter()
-                .filter_map(|(_, t)| t.gets)
-                .map(|g| g.hits)
-                .sum(),
-            parts
-                .iter()
-                .filter_map(|(_, t)| t.gets)
-                .map(|g| g.misses)
-                .sum(),
-        ),
-        // Each shard checked its own slice: the checks add up.
-        data_verify: crate::report::verify::merge_entries(
-            parts.iter().filter_map(|(_, t)| t.data_verify.as_ref()),
-        ),
+        gets: merge_gets(parts, |t| t.gets, &name)?,
+        data_verify: merge_verify(parts, &name)?,
         commands,
         per_second,
     };
     Ok((test, shared))
+}
+
+/// The read pass's figures over every file (each shard checked its own slice: the checks add up), their
+/// sums checked first.
+fn merge_verify(
+    parts: &[(&String, &TestEntry)],
+    name: &dyn Fn(&str) -> String,
+) -> Result<Option<crate::report::verify::VerifyEntry>, MergeError> {
+    use crate::report::verify::VerifyEntry;
+    let entries: Vec<&VerifyEntry> = parts
+        .iter()
+        .filter_map(|(_, t)| t.data_verify.as_ref())
+        .collect();
+    let sum = |what: &str, of: fn(&VerifyEntry) -> u64| {
+        total(|| name(what), entries.iter().map(|v| of(v)))
+    };
+    sum("keys checked", |v| v.checked)?;
+    sum("keys mismatched", |v| v.mismatched)?;
+    sum("keys missing", |v| v.missing)?;
+    sum("keys in error", |v| v.errors)?;
+    Ok(crate::report::verify::merge_entries(entries.into_iter()))
 }

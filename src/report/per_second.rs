@@ -2,7 +2,7 @@
 //! latency percentiles, from the same one-second interval histograms `--hdr-out` writes (every
 //! executor's, added up), each second's histogram kept too so `merge` adds shards' seconds exactly.
 
-use crate::report::encoded_histogram::{EncodedHistogram, HistogramError};
+use crate::report::encoded_histogram::{EncodedHistogram, HistogramError, add_checked};
 use crate::stats::intervals::{INTERVAL, IntervalError, merge_intervals};
 use crate::stats::{TestResult, ns_to_ms};
 use hdrhistogram::Histogram;
@@ -77,7 +77,7 @@ pub fn merge(series: &[&[SecondEntry]]) -> Result<Vec<SecondEntry>, HistogramErr
                 let h = e.histogram.decode()?;
                 seconds = seconds.max(e.seconds);
                 match sum.as_mut() {
-                    Some(total) => total.add(&h).map_err(HistogramError::Add)?,
+                    Some(total) => add_checked(total, &h)?,
                     None => sum = Some(h),
                 }
             }

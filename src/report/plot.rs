@@ -26,10 +26,19 @@ pub enum PlotError {
     Empty,
 }
 
-/// One line of the chart.
-pub struct Series<'a> {
+/// One line of the chart: its points, computed once from a histogram (which need not be kept: a file
+/// tool draws many without holding them).
+pub struct Series {
     pub label: String,
-    pub hist: &'a Histogram<u64>,
+    /// (axis position, latency in ms); none for an empty histogram, which is not drawn.
+    pub points: Vec<(f64, f64)>,
+}
+
+impl Series {
+    pub fn of(label: String, h: &Histogram<u64>) -> Series {
+        let points = if h.is_empty() { Vec::new() } else { points(h) };
+        Series { label, points }
+    }
 }
 
 /// The percentile label of a position on the axis (x = log10(1 / (1 - p))).
@@ -58,11 +67,11 @@ pub fn points(h: &Histogram<u64>) -> Vec<(f64, f64)> {
 
 type Lines = Vec<(String, Vec<(f64, f64)>)>;
 
-fn lines_of(series: &[Series<'_>]) -> Result<Lines, PlotError> {
+fn lines_of(series: &[Series]) -> Result<Lines, PlotError> {
     let lines: Lines = series
         .iter()
-        .filter(|s| !s.hist.is_empty())
-        .map(|s| (s.label.clone(), points(s.hist)))
+        .filter(|s| !s.points.is_empty())
+        .map(|s| (s.label.clone(), s.points.clone()))
         .collect();
     if lines.is_empty() {
         return Err(PlotError::Empty);
@@ -209,7 +218,7 @@ fn draw<DB: DrawingBackend>(root: Area<DB>, title: &str, lines: Lines) -> Result
 }
 
 /// Draws the chart as SVG text.
-pub fn render(title: &str, series: &[Series<'_>]) -> Result<String, PlotError> {
+pub fn render(title: &str, series: &[Series]) -> Result<String, PlotError> {
     let lines = lines_of(series)?;
     fonts::ensure();
     let mut svg = String::new();
@@ -343,7 +352,7 @@ fn is_png(path: &std::path::Path) -> bool {
 }
 
 /// Draws the chart into `path`: PNG for a `.png` name, SVG otherwise.
-pub fn write(path: &std::path::Path, title: &str, series: &[Series<'_>]) -> Result<(), PlotError> {
+pub fn write(path: &std::path::Path, title: &str, series: &[Series]) -> Result<(), PlotError> {
     if is_png(path) {
         let lines = lines_of(series)?;
         fonts::ensure();
@@ -535,12 +544,26 @@ mod glyphs {
     }
 }
 
-/// One step of a capacity search, for the knee chart.
-pub struct KneePoint<'a> {
+/// One step of a capacity search, for the knee chart: its latencies, computed once from its histogram.
+pub struct KneePoint {
     /// The step's offered rate (requests per second).
     pub offered: f64,
     pub pass: bool,
-    pub hist: &'a Histogram<u64>,
+    /// Latency (ms) at each of `knee_percentiles(objectives)`; none when the step recorded nothing.
+    pub ms: Vec<f64>,
+}
+
+impl KneePoint {
+    pub fn of(offered: f64, pass: bool, h: &Histogram<u64>, objectives: &[(f64, f64)]) -> Self {
+        let ms = match h.is_empty() {
+            true => Vec::new(),
+            false => knee_percentiles(objectives)
+                .iter()
+                .map(|p| h.value_at_quantile(p / 100.0) as f64 / 1e6)
+                .collect(),
+        };
+        KneePoint { offered, pass, ms }
+    }
 }
 
 /// The percentiles the knee chart draws: p50, p99, p99.9 and every objective's.
@@ -572,9 +595,9 @@ struct Knee {
 /// Per percentile: (offered, latency ms, passed) per step.
 type KneeLine = (f64, Vec<(f64, f64, bool)>);
 
-fn knee_of(steps: &[KneePoint<'_>], objectives: &[(f64, f64)]) -> Result<Knee, PlotError> {
+fn knee_of(steps: &[KneePoint], objectives: &[(f64, f64)]) -> Result<Knee, PlotError> {
     fonts::ensure();
-    let mut steps: Vec<&KneePoint<'_>> = steps.iter().filter(|s| !s.hist.is_empty()).collect();
+    let mut steps: Vec<&KneePoint> = steps.iter().filter(|s| !s.ms.is_empty()).collect();
     if steps.is_empty() {
         return Err(PlotError::Empty);
     }
@@ -582,13 +605,11 @@ fn knee_of(steps: &[KneePoint<'_>], objectives: &[(f64, f64)]) -> Result<Knee, P
     let ps = knee_percentiles(objectives);
     let lines: Vec<KneeLine> = ps
         .iter()
-        .map(|&p| {
+        .enumerate()
+        .map(|(i, &p)| {
             let pts = steps
                 .iter()
-                .map(|s| {
-                    let ms = s.hist.value_at_quantile(p / 100.0) as f64 / 1e6;
-                    (s.offered, ms.max(0.0001), s.pass)
-                })
+                .map(|s| (s.offered, s.ms[i].max(0.0001), s.pass))
                 .collect();
             (p, pts)
         })
@@ -617,7 +638,7 @@ fn knee_of(steps: &[KneePoint<'_>], objectives: &[(f64, f64)]) -> Result<Knee, P
 /// (`capacity`, requests per second) as a vertical line.
 pub fn render_knee(
     title: &str,
-    steps: &[KneePoint<'_>],
+    steps: &[KneePoint],
     objectives: &[(f64, f64)],
     capacity: Option<f64>,
 ) -> Result<String, PlotError> {
@@ -744,7 +765,7 @@ fn draw_knee<DB: DrawingBackend>(
 pub fn write_knee(
     path: &std::path::Path,
     title: &str,
-    steps: &[KneePoint<'_>],
+    steps: &[KneePoint],
     objectives: &[(f64, f64)],
     capacity: Option<f64>,
 ) -> Result<(), PlotError> {

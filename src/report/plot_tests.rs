@@ -95,14 +95,7 @@ fn every_decade_is_labelled_below_one_ms_too() {
     for v in 20_000..400_000u64 {
         h.record(v).unwrap(); // 0.02 ms to 0.4 ms
     }
-    let svg = render(
-        "t\nsub",
-        &[Series {
-            label: "x".into(),
-            hist: &h,
-        }],
-    )
-    .unwrap();
+    let svg = render("t\nsub", &[Series::of("x".into(), &h)]).unwrap();
     let t = texts(&svg);
     for label in ["0.01", "0.1", "1", "sub"] {
         assert!(t.iter().any(|x| x == label), "no {label} in {t:?}");
@@ -117,19 +110,12 @@ fn the_knee_marks_its_answer_beside_the_plot() {
     for v in 100_000..300_000u64 {
         h.record(v).unwrap();
     }
+    let objectives = [(99.0, 1.0)];
     let steps = [
-        KneePoint {
-            offered: 1000.0,
-            pass: true,
-            hist: &h,
-        },
-        KneePoint {
-            offered: 2000.0,
-            pass: false,
-            hist: &h,
-        },
+        KneePoint::of(1000.0, true, &h, &objectives),
+        KneePoint::of(2000.0, false, &h, &objectives),
     ];
-    let svg = render_knee("k", &steps, &[(99.0, 1.0)], Some(1000.0)).unwrap();
+    let svg = render_knee("k", &steps, &objectives, Some(1000.0)).unwrap();
     let t = texts(&svg);
     for label in [
         "capacity 1000 rps",
@@ -145,9 +131,6 @@ fn the_knee_marks_its_answer_beside_the_plot() {
 #[test]
 fn empty_runs_are_an_error() {
     let h = new_histogram(3);
-    let s = [Series {
-        label: "x".into(),
-        hist: &h,
-    }];
+    let s = [Series::of("x".into(), &h)];
     assert!(matches!(render("t", &s), Err(PlotError::Empty)));
 }

@@ -5,12 +5,11 @@
 //! so `merge` and `compare` work from exact data, not from rounded percentiles.
 
 use crate::config::Config;
-pub use crate::report::encoded_histogram::{EncodedHistogram, HistogramError};
+pub use crate::report::encoded_histogram::{EncodedHistogram, HELD_AT_ONCE, HistogramError};
 use crate::stats::server_view::ServerView;
 use crate::stats::{ShardStats, TestResult, new_histogram, ns_to_ms};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
-use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Value of the `format` field.
@@ -25,6 +24,9 @@ pub enum ResultFileError {
     Read { path: String, reason: String },
     #[error("{path}: not a ringbench result file: {reason}")]
     Parse { path: String, reason: String },
+    /// A result file holding what no run writes (a figure past a limit, a histogram that does not check).
+    #[error("{path}: {reason}")]
+    Refused { path: String, reason: String },
     #[error("could not write {path}: {reason}")]
     Write { path: String, reason: String },
 }
@@ -607,8 +609,26 @@ impl TestEntry {
         }
     }
 
-    /// A `TestResult` rebuilt from the entry (for the text report of a merge).
+    /// Bytes the test's histograms (its own and each mixed command's) take decoded together, refused past
+    /// [`HELD_AT_ONCE`].
+    pub fn check_held(&self) -> Result<u64, HistogramError> {
+        let mut held = self.histogram.decoded_bytes()?;
+        for c in &self.commands {
+            held += c.histogram.decoded_bytes()?;
+        }
+        if held > HELD_AT_ONCE {
+            return Err(HistogramError::Held {
+                mib: held >> 20,
+                commands: self.commands.len(),
+            });
+        }
+        Ok(held)
+    }
+
+    /// A `TestResult` rebuilt from the entry (for the text report of a merge), its histograms within
+    /// [`HELD_AT_ONCE`].
     pub fn to_result(&self) -> Result<TestResult, HistogramError> {
+        self.check_held()?;
         let hist = self.histogram.decode()?;
         let mut stats = ShardStats::new(hist.sigfig());
         stats.hist = hist;
@@ -681,75 +701,6 @@ impl RunFile {
         let mut s = serde_json::to_string_pretty(self).expect("a result file always serializes");
         s.push('\n');
         s
-    }
-
-    /// Reads a result file.
-    pub fn load(path: &Path) -> Result<RunFile, ResultFileError> {
-        let p = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ResultFileError::Read {
-            path: p.clone(),
-            reason: crate::os_error::describe(e),
-        })?;
-        let f: RunFile = serde_json::from_str(&text).map_err(|e| ResultFileError::Parse {
-            path: p.clone(),
-            reason: e.to_string(),
-        })?;
-        f.check_format(&p)?;
-        Ok(f)
-    }
-
-    fn check_format(&self, path: &str) -> Result<(), ResultFileError> {
-        if self.format != FORMAT || self.format_version != FORMAT_VERSION {
-            return Err(ResultFileError::Parse {
-                path: path.to_string(),
-                reason: format!(
-                    "format '{}' version {} (expected '{FORMAT}' version {FORMAT_VERSION})",
-                    self.format, self.format_version
-                ),
-            });
-        }
-        Ok(())
-    }
-
-    /// Reads result documents written one after the other (as `kubectl logs` of several pods prints them).
-    /// `source` names the input in errors; a line that is not part of a document is an error quoting it.
-    pub fn parse_stream(text: &str, source: &str) -> Result<Vec<RunFile>, ResultFileError> {
-        let mut docs = Vec::new();
-        let mut stream = serde_json::Deserializer::from_str(text).into_iter::<RunFile>();
-        loop {
-            let at = stream.byte_offset();
-            match stream.next() {
-                None => break,
-                Some(Ok(f)) => {
-                    let path = format!("{source}, document {}", docs.len() + 1);
-                    f.check_format(&path)?;
-                    docs.push(f);
-                }
-                Some(Err(e)) => {
-                    // Name the line where the bad document starts, and quote it.
-                    let start = at + text[at..].len() - text[at..].trim_start().len();
-                    let line = text[..start].matches('\n').count() + 1;
-                    let quote: String = text[start..]
-                        .lines()
-                        .next()
-                        .unwrap_or("")
-                        .chars()
-                        .take(80)
-                        .collect();
-                    return Err(ResultFileError::Parse {
-                        path: format!("{source}, line {line}"),
-                        reason: format!("{e} (the line reads '{quote}')"),
-                    });
-                }
-            }
-        }
-        if docs.is_empty() {
-            return Err(ResultFileError::Parse {
-                path: source.to_string(),
-                reason: "no result document in it".into(),
-            });
-        }
-        Ok(docs)
     }
 
     /// Writes the file to `dest` (`-` is `out`).

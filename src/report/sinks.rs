@@ -214,19 +214,16 @@ impl Sink for Plot {
         _stopped: bool,
         _out: &mut dyn Write,
     ) -> Result<(), SinkError> {
-        let series: Vec<crate::report::plot::Series<'_>> = results
+        use crate::report::plot::Series;
+        let series: Vec<Series> = results
             .iter()
             .flat_map(|r| {
-                std::iter::once(crate::report::plot::Series {
-                    label: r.title.clone(),
-                    hist: &r.stats.hist,
-                })
-                .chain(r.stats.parts.iter().map(|p| {
-                    crate::report::plot::Series {
-                        label: format!("{} / {}", r.title, p.title),
-                        hist: &p.hist,
-                    }
-                }))
+                std::iter::once(Series::of(r.title.clone(), &r.stats.hist)).chain(
+                    r.stats
+                        .parts
+                        .iter()
+                        .map(|p| Series::of(format!("{} / {}", r.title, p.title), &p.hist)),
+                )
             })
             .collect();
         crate::report::plot::write(&self.path, &self.title, &series)?;

@@ -8,7 +8,7 @@ pub(crate) mod live;
 pub(crate) mod server_view;
 
 use hdrhistogram::Histogram;
-pub use histogram::new_histogram;
+pub use histogram::{MAX_LATENCY_NS, new_histogram};
 use std::time::{Duration, Instant, SystemTime};
 
 /// Most distinct error-reply kinds kept per shard; later kinds are counted as `other`.

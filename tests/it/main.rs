@@ -17,6 +17,7 @@ mod dataset;
 mod faults;
 mod fleet;
 mod fuzz_cli;
+mod hostile_files;
 mod memtier;
 mod metrics;
 mod metrics_bounds;

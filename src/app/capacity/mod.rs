@@ -290,19 +290,18 @@ fn write_plot(
         .as_ref()
         .filter(|_| records.iter().any(|r| r.search == knee))
     {
-        let points: Vec<crate::report::plot::KneePoint> = records
-            .iter()
-            .filter(|rec| !rec.repeated && rec.search == knee)
-            .map(|rec| crate::report::plot::KneePoint {
-                offered: rec.offered,
-                pass: rec.verdict.pass,
-                hist: &rec.result.stats.hist,
-            })
-            .collect();
         let objectives: Vec<(f64, f64)> = args
             .objectives
             .iter()
             .map(|o| (o.percentile, o.max_ms))
+            .collect();
+        let points: Vec<crate::report::plot::KneePoint> = records
+            .iter()
+            .filter(|rec| !rec.repeated && rec.search == knee)
+            .map(|rec| {
+                let h = &rec.result.stats.hist;
+                crate::report::plot::KneePoint::of(rec.offered, rec.verdict.pass, h, &objectives)
+            })
             .collect();
         let title = format!(
             "ringbench capacity: {}\n{}",
