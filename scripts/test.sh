@@ -43,8 +43,9 @@ cargo clippy --all-targets -- -D warnings
 # The stages' layering and no import cycle between files (ARCHITECTURE.md, "Dependencies").
 bash scripts/deps.sh >/dev/null || { bash scripts/deps.sh; exit 1; }
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps
-# Eight test threads on two cores: most end-to-end tests wait on servers, clusters and timers, and the
-# ones that judge time run alone (tests/common/lock.rs). On a quiet 2-core machine tests/it took 199 s
-# at 8 threads and 225 s at 4. RUST_TEST_THREADS set by the caller wins.
-export RUST_TEST_THREADS="${RUST_TEST_THREADS:-8}"
+# Four test threads on two cores: most end-to-end tests wait on servers, clusters and timers, and the
+# ones that judge time run alone (tests/common/lock.rs). Eight took tests/it from 225 s to 199 s on a
+# quiet 2-core machine, but a cluster test comparing two 1.5 s windows of traffic failed under the
+# extra contention in a clean-clone run, so four it stays. RUST_TEST_THREADS set by the caller wins.
+export RUST_TEST_THREADS="${RUST_TEST_THREADS:-4}"
 exec cargo test --all-targets "$@"
