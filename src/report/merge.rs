@@ -11,6 +11,7 @@ use crate::report::result_file::{
     CommandEntry, ErrorCounts, GetCounts, HistogramError, LatencySummary, MergedSource, RunConfig,
     RunFile, TestEntry, empty_histogram,
 };
+use crate::report::result_load::FLAG_MAX;
 use crate::stats::server_view::ServerView;
 use hdrhistogram::Histogram;
 
@@ -27,8 +28,12 @@ pub enum MergeError {
     },
     #[error("{0} (--ignore-shards merges anyway)")]
     Shards(String),
-    #[error("cannot merge: the files' {0} add up past {MAX_COUNT} (2^53)")]
-    Count(String),
+    #[error("cannot merge: the files' {what} add up past {limit} ({named})")]
+    Count {
+        what: String,
+        limit: u64,
+        named: &'static str,
+    },
     #[error("{file}: test '{title}': {source}")]
     Histogram {
         file: String,
@@ -44,12 +49,32 @@ fn total(
     what: impl FnOnce() -> String,
     values: impl IntoIterator<Item = u64>,
 ) -> Result<u64, MergeError> {
+    total_within(MAX_COUNT, "2^53", what, values)
+}
+
+/// The sum of flags a run echoes (`-c`, `-n`, a test's `requested`), refused past [`FLAG_MAX`], the most
+/// a file may hold.
+fn total_flags(
+    what: impl FnOnce() -> String,
+    values: impl IntoIterator<Item = u64>,
+) -> Result<u64, MergeError> {
+    total_within(FLAG_MAX, "i64::MAX", what, values)
+}
+
+fn total_within(
+    limit: u64,
+    named: &'static str,
+    what: impl FnOnce() -> String,
+    values: impl IntoIterator<Item = u64>,
+) -> Result<u64, MergeError> {
     values
         .into_iter()
-        .try_fold(0u64, |sum, v| {
-            sum.checked_add(v).filter(|s| *s <= MAX_COUNT)
+        .try_fold(0u64, |sum, v| sum.checked_add(v).filter(|s| *s <= limit))
+        .ok_or_else(|| MergeError::Count {
+            what: what(),
+            limit,
+            named,
         })
-        .ok_or_else(|| MergeError::Count(what()))
 }
 
 /// GET hits and misses over every file, with `of` taking a file's (each client counted its own: they
@@ -301,7 +326,7 @@ fn check_same_workload(files: &[(String, RunFile)]) -> Result<(), MergeError> {
 fn merged_config(files: &[(String, RunFile)]) -> Result<RunConfig, MergeError> {
     let mut config = files[0].1.config.clone();
     let sum = |what: &str, of: fn(&RunConfig) -> u64| {
-        total(
+        total_flags(
             || format!("config.{what}"),
             files.iter().map(|(_, f)| of(&f.config)),
         )
@@ -390,7 +415,7 @@ fn merge_test(
         })?;
     let name = |what: &str| format!("{what} of test '{}'", t0.title);
     let requests = total(|| name("requests"), parts.iter().map(|(_, t)| t.requests))?;
-    let requested = total(|| name("requested"), parts.iter().map(|(_, t)| t.requested))?;
+    let requested = total_flags(|| name("requested"), parts.iter().map(|(_, t)| t.requested))?;
     let start = parts
         .iter()
         .map(|(_, t)| t.start_unix)

@@ -15,7 +15,7 @@ pub(crate) mod printable;
 pub(crate) mod rate_report;
 pub(crate) mod repeats;
 pub(crate) mod result_file;
-mod result_load;
+pub(crate) mod result_load;
 pub(crate) mod results;
 mod significance;
 pub(crate) mod sink;

@@ -1,6 +1,7 @@
 //! A result file read back (`merge`, `compare`, `report`): parsed, its format checked, and nothing in it
-//! taken on trust past what a run writes. Every number is at most [`MAX_COUNT`] (2^53; the run's seed
-//! aside), so no count read from a file, nor a sum of a few, overflows; every histogram passes
+//! taken on trust past what a run writes. Every count is at most [`MAX_COUNT`] (2^53; the flags the
+//! configuration echoes at most i64::MAX, the seed any u64), so no count read from a file, nor a sum of a
+//! few, overflows; every histogram passes
 //! `histogram_check` before anything decodes it (so each tool refuses a bad one, naming it, before it
 //! starts); the read pass's failed keys are no more than the keys it checked.
 
@@ -10,8 +11,27 @@ use serde_json::Value;
 use std::fmt::Write;
 use std::path::Path;
 
-/// The numbers a result file may hold past [`MAX_COUNT`]: the run's seed, any u64.
-const UNBOUNDED: [&str; 1] = ["config.seed"];
+/// The most a number that echoes a flag may be (the configuration's, a test's `requested`): the range of
+/// `-n` and `-r`, which take up to i64::MAX (a run of `-n 9223372036854775807` stopped by Ctrl+C writes
+/// it). Two of them add up within a u64; a merge checks its sums against this too.
+pub const FLAG_MAX: u64 = i64::MAX as u64;
+
+/// The most the number at `at` (`config.seed`, `tests[0].requests`) may be, and how the limit is named:
+/// the seed is any u64, flags are within [`FLAG_MAX`], and anything else a run counted (requests,
+/// errors, bytes, seconds, rates) is at most [`MAX_COUNT`].
+fn limit_of(at: &str) -> Option<(u64, &'static str)> {
+    let requested = at
+        .strip_prefix("tests[")
+        .and_then(|rest| rest.split_once("]."))
+        .is_some_and(|(i, field)| field == "requested" && i.bytes().all(|b| b.is_ascii_digit()));
+    if at == "config.seed" {
+        None
+    } else if at.starts_with("config.") || requested {
+        Some((FLAG_MAX, "i64::MAX, the range of the flags a run echoes"))
+    } else {
+        Some((MAX_COUNT, "2^53"))
+    }
+}
 
 impl RunFile {
     /// Reads a result file, checked.
@@ -94,19 +114,22 @@ fn check_document(f: &RunFile, text: &str, path: &str) -> Result<(), ResultFileE
     check_verify(f).map_err(refused)
 }
 
-/// Refuses a number past [`MAX_COUNT`] (negative ones by their size), naming where it is (`at`, as
-/// `tests[0].requests`): no run writes one, and sums of such counts would overflow.
+/// Refuses a number past its limit ([`limit_of`]; negative ones by their size), naming where it is (`at`,
+/// as `tests[0].requests`): no run writes one, and sums of such counts would overflow.
 fn check_numbers(v: &Value, at: &mut String) -> Result<(), String> {
     match v {
         Value::Number(n) => {
-            let past = match (n.as_u64(), n.as_i64(), n.as_f64()) {
-                (Some(u), _, _) => u > MAX_COUNT,
-                (None, Some(i), _) => i.unsigned_abs() > MAX_COUNT,
-                (None, None, f) => f.is_some_and(|f| f.abs() > MAX_COUNT as f64),
+            let Some((limit, named)) = limit_of(at) else {
+                return Ok(());
             };
-            if past && !UNBOUNDED.contains(&at.as_str()) {
+            let past = match (n.as_u64(), n.as_i64(), n.as_f64()) {
+                (Some(u), _, _) => u > limit,
+                (None, Some(i), _) => i.unsigned_abs() > limit,
+                (None, None, f) => f.is_some_and(|f| f.abs() > limit as f64),
+            };
+            if past {
                 return Err(format!(
-                    "{at} is {n}, past {MAX_COUNT} (2^53): no run writes such a figure"
+                    "{at} is {n}, past {limit} ({named}): no run writes such a figure"
                 ));
             }
         }

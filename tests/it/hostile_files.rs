@@ -281,6 +281,7 @@ fn set(mut doc: Value, at: &str, v: Value) -> Value {
 }
 
 const LIMIT: u64 = 1 << 53;
+const FLAG_MAX: u64 = i64::MAX as u64;
 
 #[test]
 fn a_figure_past_2_53_is_refused_naming_its_field() {
@@ -297,9 +298,9 @@ fn a_figure_past_2_53_is_refused_naming_its_field() {
             "tests[0].requests",
         ),
         (
-            "/tests/0/requested",
+            "/tests/0/errors/failed",
             Value::from(LIMIT + 1),
-            "tests[0].requested",
+            "tests[0].errors.failed",
         ),
         (
             "/tests/0/errors/by_kind/ERR",
@@ -311,7 +312,6 @@ fn a_figure_past_2_53_is_refused_naming_its_field() {
             Value::from(LIMIT + 1),
             "tests[0].executors[0].requests",
         ),
-        ("/config/clients", Value::from(u64::MAX), "config.clients"),
         // A float too: a duration of 1e300 s made `Duration::from_secs_f64` panic.
         (
             "/tests/0/duration_s",
@@ -329,7 +329,20 @@ fn a_figure_past_2_53_is_refused_naming_its_field() {
         let ended = tool(&dir, &["merge", "a.json", "b.json", "-q"]);
         ended.assert_refused(&["b.json", field, "past 9007199254740992 (2^53)"]);
     }
-    // The seed is any u64.
+    // The flags a run echoes take i64::MAX (-n and -r's range; a `-n` that large stopped by Ctrl+C
+    // writes it as the test's `requested`), no more; the seed is any u64.
+    for (at, field) in [
+        ("/config/requests", "config.requests"),
+        ("/config/keyspace", "config.keyspace"),
+        ("/tests/0/requested", "tests[0].requested"),
+    ] {
+        write(&dir, "b.json", &set(real(), at, FLAG_MAX.into()));
+        let ended = tool(&dir, &["compare", "a.json", "b.json"]);
+        assert_eq!(ended.code, Some(0), "{at}: {}", ended.stderr);
+        write(&dir, "b.json", &set(real(), at, u64::MAX.into()));
+        let ended = tool(&dir, &["compare", "a.json", "b.json"]);
+        ended.assert_refused(&["b.json", field, "past 9223372036854775807 (i64::MAX"]);
+    }
     write(
         &dir,
         "b.json",
@@ -344,12 +357,18 @@ fn sums_past_2_53_are_refused_not_wrapped_or_saturated() {
     let _turn = crate::common::lock::shared();
     let dir = Scratch::new("sums");
     // Each file's figure is within the limit; their sum is past it.
-    for (at, what) in [
-        ("/tests/0/requests", "requests of test 'SET'"),
-        ("/config/clients", "config.clients"),
-        ("/tests/0/errors/failed", "failed requests of test 'SET'"),
+    for (at, limit, what) in [
+        ("/tests/0/requests", LIMIT, "requests of test 'SET'"),
+        (
+            "/tests/0/errors/failed",
+            LIMIT,
+            "failed requests of test 'SET'",
+        ),
+        ("/config/requests", FLAG_MAX, "config.requests"),
+        ("/config/clients", FLAG_MAX, "config.clients"),
+        ("/tests/0/requested", FLAG_MAX, "requested of test 'SET'"),
     ] {
-        let doc = set(real(), at, LIMIT.into());
+        let doc = set(real(), at, limit.into());
         write(&dir, "a.json", &doc);
         write(&dir, "b.json", &doc);
         let ended = tool(&dir, &["merge", "a.json", "b.json", "-q"]);
@@ -387,7 +406,8 @@ fn the_read_pass_fails_no_more_keys_than_it_checked() {
     ]);
 }
 
-/// Every number of `v` (its histograms aside: their digits are a small type) set to 2^53.
+/// Every number of `v` (its histograms aside: their digits are a small type) set to 2^53, a count's
+/// limit.
 fn at_the_limit(v: &mut Value) {
     match v {
         Value::Number(n) => {
@@ -407,11 +427,15 @@ fn at_the_limit(v: &mut Value) {
 }
 
 #[test]
-fn every_figure_of_a_test_at_2_53_is_read_without_a_panic() {
+fn every_figure_at_its_limit_is_read_without_a_panic() {
     let _turn = crate::common::lock::shared();
     let dir = Scratch::new("limit");
     let mut doc = real();
     at_the_limit(&mut doc["tests"][0]);
+    for flag in ["clients", "requests", "data_size", "keyspace", "pipeline", "threads"] {
+        doc["config"][flag] = FLAG_MAX.into();
+    }
+    doc["tests"][0]["requested"] = FLAG_MAX.into();
     write(&dir, "a.json", &doc);
     write(&dir, "b.json", &doc);
     for args in [
