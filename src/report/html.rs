@@ -228,7 +228,9 @@ fn test_charts(s: &mut String, t: &TestEntry) {
     let seconds: Vec<(f64, f64, f64)> = t
         .per_second
         .iter()
-        .map(|e| (e.second as f64, e.rps, e.p99_ms))
+        // A file's figures are not trusted to be what a run writes: a negative one would overflow the
+        // chart's pixel arithmetic.
+        .map(|e| (e.second as f64, e.rps.max(0.0), e.p99_ms.max(0.0)))
         .collect();
     if let Ok(svg) = plot::render_seconds(&format!("{title}: each second"), &seconds) {
         let _ = writeln!(s, "<div class=\"chart\">{svg}</div>");
@@ -258,7 +260,7 @@ fn capacity_section(
     let objectives: Vec<(f64, f64)> = cap
         .objectives
         .iter()
-        .map(|o| (o.percentile, o.max_ms))
+        .map(|o| (o.percentile, o.max_ms.max(0.0001)))
         .collect();
     // The knee: each counted step's percentiles against its offered rate, one histogram decoded at a time.
     let points: Vec<KneePoint> = cap
@@ -268,14 +270,19 @@ fn capacity_section(
         .filter(|(step, _)| !step.repeated)
         .filter_map(|(step, t)| {
             let h = t.histogram.decode().ok()?;
-            Some(KneePoint::of(step.offered_rps, step.pass, &h, &objectives))
+            Some(KneePoint::of(
+                step.offered_rps.max(0.0),
+                step.pass,
+                &h,
+                &objectives,
+            ))
         })
         .collect();
     if let Ok(svg) = plot::render_knee(
         "capacity: latency against offered load",
         &points,
         &objectives,
-        cap.capacity_rps,
+        cap.capacity_rps.map(|r| r.max(0.0)),
     ) {
         let _ = writeln!(s, "<div class=\"chart\">{svg}</div>");
     }

@@ -432,7 +432,14 @@ fn every_figure_at_its_limit_is_read_without_a_panic() {
     let dir = Scratch::new("limit");
     let mut doc = real();
     at_the_limit(&mut doc["tests"][0]);
-    for flag in ["clients", "requests", "data_size", "keyspace", "pipeline", "threads"] {
+    for flag in [
+        "clients",
+        "requests",
+        "data_size",
+        "keyspace",
+        "pipeline",
+        "threads",
+    ] {
         doc["config"][flag] = FLAG_MAX.into();
     }
     doc["tests"][0]["requested"] = FLAG_MAX.into();
