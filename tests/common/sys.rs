@@ -1,5 +1,5 @@
 //! The tests' calls into the C library: ringbench's own safe wrappers (`ringbench::testkit`, in
-//! src/sys/ with every other `unsafe` line), so no test file writes `unsafe`.
+//! src/sys/ beside the rest of what the compiler cannot check), so no test file needs an unchecked block.
 
 // Each test binary that includes common/ uses some of them.
 #[allow(unused_imports)]
