@@ -20,6 +20,7 @@ pub(crate) mod results;
 mod significance;
 pub(crate) mod sink;
 pub(crate) mod sinks;
+pub(crate) mod utc;
 pub(crate) mod verify;
 
 use crate::stats::{TestResult, ns_to_ms};

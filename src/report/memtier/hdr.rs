@@ -85,27 +85,10 @@ fn log_text(h: &Histogram<u64>, header: &str, start_us: u64, end_us: u64) -> Str
 /// `strftime("%a %b %X %Z %Y")` of a UTC time as memtier writes it (`Mon Dec 02:43:48 GMT 2026`: no
 /// day of the month).
 pub(super) fn gmt_date(epoch_secs: u64) -> String {
-    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let days = epoch_secs / 86_400;
-    let t = epoch_secs % 86_400;
-    // Days to a civil date (Howard Hinnant's algorithm), in 400-year eras from 0000-03-01.
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    use crate::report::utc::{DAYS, MONTHS, Utc};
+    let u = Utc::of(epoch_secs);
     format!(
-        "{} {} {:02}:{:02}:{:02} GMT {year}",
-        DAYS[(days % 7) as usize],
-        MONTHS[(month - 1) as usize],
-        t / 3600,
-        t / 60 % 60,
-        t % 60
+        "{} {} {:02}:{:02}:{:02} GMT {}",
+        DAYS[u.weekday], MONTHS[u.month], u.hour, u.minute, u.second, u.year
     )
 }

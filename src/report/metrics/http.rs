@@ -528,31 +528,14 @@ fn drain(mut stream: TcpStream, buf: &mut [u8], stop: &AtomicBool) {
 
 /// `t` as an HTTP date (IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT`).
 fn http_date(t: SystemTime) -> String {
-    let secs = t
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    // The civil date of a day count (Howard Hinnant's days_from_civil, inverted).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
+    use crate::report::utc::{DAYS, MONTHS, Utc};
+    let u = Utc::of(
+        t.duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+    );
     format!(
-        "{}, {day:02} {} {year} {:02}:{:02}:{:02} GMT",
-        DAYS[(days % 7) as usize],
-        MONTHS[(month - 1) as usize],
-        rest / 3600,
-        rest / 60 % 60,
-        rest % 60
+        "{}, {:02} {} {} {:02}:{:02}:{:02} GMT",
+        DAYS[u.weekday], u.day, MONTHS[u.month], u.year, u.hour, u.minute, u.second
     )
 }
 
